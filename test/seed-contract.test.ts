@@ -1,0 +1,613 @@
+/**
+ * Seed contract test.
+ *
+ * The interface seed (/work/shared/seed/000_8e7a6f248624fe55.txt) is the
+ * contract that existing front ends and external providers (SMS, social
+ * networks, search) already rely on. This test holds spec/openapi.yaml to it:
+ * the same operations (method + exact path, trailing slashes included), the
+ * same authentication, the same query parameters with their exact names, and
+ * the conventions the seed declares for every operation (X-Request-Id,
+ * Idempotency-Key, the listed status codes, tags, version and servers).
+ *
+ * The seed's endpoint tables are copied below as data on purpose: the test must
+ * not depend on parsing prose at run time. Everything we add beyond the seed is
+ * listed separately, each item with the reason we added it.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadSpec, tryResolvePointer } from './helpers/spec.js';
+
+// ---------------------------------------------------------------------------
+// Contract data
+// ---------------------------------------------------------------------------
+
+type Method = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'PATCH' | 'HEAD' | 'OPTIONS' | 'TRACE';
+type Auth = 'none' | 'ApiKeyAuth';
+type QueryType = 'string' | 'integer';
+
+interface QueryParam {
+  name: string;
+  type: QueryType;
+  required: false;
+}
+
+interface ContractOperation {
+  method: Method;
+  path: string;
+  auth: Auth;
+  query: QueryParam[];
+}
+
+interface ExtraOperation extends ContractOperation {
+  reason: string;
+}
+
+interface ExtraQueryParams {
+  method: Method;
+  path: string;
+  query: QueryParam[];
+  reason: string;
+}
+
+/** Every query parameter in the seed is optional. */
+function optional(name: string, type: QueryType): QueryParam {
+  return { name, type, required: false };
+}
+
+/** The seed's "## Endpoints" tables, row by row, in the seed's order. */
+const SEED_OPERATIONS: ContractOperation[] = [
+  // --- Authentication and sessions ---
+  { method: 'POST', path: '/api/auth/login', auth: 'none', query: [] },
+  { method: 'POST', path: '/api/auth/logout', auth: 'ApiKeyAuth', query: [] },
+  { method: 'POST', path: '/api/tokens/remove_token/', auth: 'none', query: [] },
+  { method: 'POST', path: '/check/credential/', auth: 'ApiKeyAuth', query: [] },
+  {
+    method: 'GET',
+    path: '/api/auth/generate_new_pass',
+    auth: 'none',
+    query: [optional('token', 'string'), optional('email', 'string')],
+  },
+  { method: 'POST', path: '/api/auth/password_reset/validate_token', auth: 'none', query: [] },
+  { method: 'GET', path: '/api/check/email/', auth: 'none', query: [optional('email', 'string')] },
+  { method: 'GET', path: '/api/check/login_attempt/', auth: 'none', query: [] },
+
+  // --- Accounts, entities and operators ---
+  { method: 'GET', path: '/api/auth/account', auth: 'ApiKeyAuth', query: [] },
+  { method: 'GET', path: '/api/account/', auth: 'ApiKeyAuth', query: [optional('only_team', 'string')] },
+  { method: 'POST', path: '/api/account/', auth: 'ApiKeyAuth', query: [] },
+  { method: 'GET', path: '/api/usuario/{user_id}/', auth: 'ApiKeyAuth', query: [] },
+  { method: 'GET', path: '/api/usuario/get_user_social_logins/', auth: 'ApiKeyAuth', query: [] },
+  {
+    method: 'GET',
+    path: '/api/operators/get_operators/',
+    auth: 'ApiKeyAuth',
+    query: [optional('id', 'string'), optional('tp', 'string')],
+  },
+  {
+    method: 'GET',
+    path: '/api/operators/check_operator_email/',
+    auth: 'ApiKeyAuth',
+    query: [optional('email', 'string'), optional('entity_id', 'string')],
+  },
+  { method: 'GET', path: '/api/entidade/', auth: 'ApiKeyAuth', query: [] },
+  { method: 'GET', path: '/api/entidade/data/', auth: 'ApiKeyAuth', query: [optional('id', 'string')] },
+  { method: 'POST', path: '/api/entidade/add/', auth: 'ApiKeyAuth', query: [optional('tp', 'string')] },
+  { method: 'GET', path: '/api/entidade/tutela/', auth: 'ApiKeyAuth', query: [] },
+
+  // --- Monitors, strategy, research, news, control, assistants ---
+  {
+    method: 'GET',
+    path: '/api/monitor_social/data/',
+    auth: 'ApiKeyAuth',
+    query: [optional('id_monitor', 'string')],
+  },
+  { method: 'POST', path: '/api/strategy/approve_pending_scenario_requests/', auth: 'ApiKeyAuth', query: [] },
+  { method: 'GET', path: '/api/research/get_user_research_bookmarks/', auth: 'ApiKeyAuth', query: [] },
+  { method: 'GET', path: '/api/news/get_requested_fonts/', auth: 'none', query: [] },
+  { method: 'GET', path: '/api/controle/system_is_online/', auth: 'ApiKeyAuth', query: [] },
+  { method: 'GET', path: '/api/controle/basic_status/', auth: 'ApiKeyAuth', query: [] },
+  { method: 'GET', path: '/', auth: 'ApiKeyAuth', query: [] },
+
+  // --- Messaging, callbacks and webhooks ---
+  { method: 'POST', path: '/api/sms/list_credentials/', auth: 'ApiKeyAuth', query: [] },
+  { method: 'GET', path: '/api/sms/list_credentials/', auth: 'ApiKeyAuth', query: [] },
+  { method: 'POST', path: '/api/callback/provider_sms/', auth: 'none', query: [] },
+  { method: 'GET', path: '/api/webhook/provider_sms/', auth: 'none', query: [] },
+  {
+    method: 'GET',
+    path: '/api/webhook/socialnet/',
+    auth: 'none',
+    query: [
+      optional('hub.mode', 'string'),
+      optional('hub.challenge', 'string'),
+      optional('hub.verify_token', 'string'),
+    ],
+  },
+  { method: 'POST', path: '/api/callback/socialnet_removal/', auth: 'none', query: [] },
+  {
+    method: 'GET',
+    path: '/api/callback/socialnet_removal/',
+    auth: 'ApiKeyAuth',
+    query: [optional('id', 'string')],
+  },
+  { method: 'GET', path: '/api/callback/searchnet/', auth: 'none', query: [] },
+  { method: 'GET', path: '/api/social_callback/', auth: 'ApiKeyAuth', query: [] },
+
+  // --- Municipalities ---
+  // The seed leaves the authentication of this list open; our decision: public.
+  {
+    method: 'GET',
+    path: '/api/municipios/',
+    auth: 'none',
+    query: [optional('codigo_uf', 'integer'), optional('page', 'integer')],
+  },
+];
+
+/** Operations we add beyond the seed, on purpose. */
+const EXTRA_OPERATIONS: ExtraOperation[] = [
+  {
+    method: 'POST',
+    path: '/api/municipios/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: "The seed's Allow header for /api/municipios/ lists POST; an admin creates one municipality.",
+  },
+];
+
+/** Query parameters we add to seed operations, on purpose. All optional. */
+const EXTRA_QUERY_PARAMS: ExtraQueryParams[] = [
+  {
+    method: 'GET',
+    path: '/api/auth/account',
+    query: [optional('page', 'integer')],
+    reason: 'The user list is paginated.',
+  },
+  {
+    method: 'GET',
+    path: '/api/entidade/',
+    query: [optional('page', 'integer'), optional('tp', 'string')],
+    reason: 'Paginated list of entities, filtered by entity type.',
+  },
+  {
+    method: 'GET',
+    path: '/api/entidade/tutela/',
+    query: [optional('tutor', 'string'), optional('ward', 'string'), optional('action', 'string')],
+    reason: 'Adds or removes a guardianship link: who is the tutor, who is the ward, and which action.',
+  },
+  {
+    method: 'GET',
+    path: '/api/callback/searchnet/',
+    query: [
+      optional('code', 'string'),
+      optional('state', 'string'),
+      optional('error', 'string'),
+      optional('error_description', 'string'),
+    ],
+    reason: 'OAuth 2.0 authorization-code redirect parameters.',
+  },
+  {
+    method: 'GET',
+    path: '/api/social_callback/',
+    query: [
+      optional('code', 'string'),
+      optional('state', 'string'),
+      optional('error', 'string'),
+      optional('error_description', 'string'),
+    ],
+    reason: 'OAuth 2.0 authorization-code redirect parameters.',
+  },
+  {
+    method: 'GET',
+    path: '/api/webhook/provider_sms/',
+    query: [
+      optional('MessageSid', 'string'),
+      optional('AccountSid', 'string'),
+      optional('From', 'string'),
+      optional('To', 'string'),
+      optional('Body', 'string'),
+    ],
+    reason: "The SMS provider's inbound-message webhook fields.",
+  },
+];
+
+/** The 33 tag names listed in the seed, spelled exactly as there. */
+const SEED_TAGS: string[] = [
+  'Accounts',
+  'Candidato',
+  'Company',
+  'Elections',
+  'Evaluation',
+  'push notifications',
+  'Frontend Indicators',
+  'General',
+  'Location',
+  'Login/Register',
+  'NoAuthorizationFromEcom',
+  'Partidos',
+  'SMS',
+  'Social Networks',
+  'callbacks',
+  'chat',
+  'chatMessenger',
+  'concorrentes',
+  'controle',
+  'docs',
+  'entidades',
+  'equipe/operadores',
+  'ia',
+  'monitor_social',
+  'news',
+  'notifications',
+  'old painel elections',
+  'reports',
+  'research',
+  'testes',
+  'tools',
+  'trends',
+  'webhooks',
+];
+
+/** Status codes the seed lists on every operation; POST operations also list 201. */
+const REQUIRED_STATUSES = ['200', '400', '401', '403', '404', '409', '422', '429', '500'];
+const REQUIRED_POST_STATUSES = [...REQUIRED_STATUSES, '201'];
+
+/** The two GET operations the seed declares with a request body. */
+const GET_OPERATIONS_WITH_BODY: { method: Method; path: string; mediaType: string }[] = [
+  { method: 'GET', path: '/api/usuario/{user_id}/', mediaType: 'text/plain' },
+  { method: 'GET', path: '/api/sms/list_credentials/', mediaType: 'application/json' },
+];
+
+const LOCAL_SERVER_URL = 'http://localhost:8000';
+
+// ---------------------------------------------------------------------------
+// Expected contract = seed + our additions
+// ---------------------------------------------------------------------------
+
+function operationKey(method: string, path: string): string {
+  return `${method.toUpperCase()} ${path}`;
+}
+
+const EXPECTED_OPERATIONS: ContractOperation[] = [...SEED_OPERATIONS, ...EXTRA_OPERATIONS];
+
+function expectedQueryFor(operation: ContractOperation): QueryParam[] {
+  const key = operationKey(operation.method, operation.path);
+  const extras = EXTRA_QUERY_PARAMS.filter((extra) => operationKey(extra.method, extra.path) === key);
+  return [...operation.query, ...extras.flatMap((extra) => extra.query)];
+}
+
+// ---------------------------------------------------------------------------
+// Loading the spec and walking it
+// ---------------------------------------------------------------------------
+
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function asObject(value: unknown): JsonObject {
+  return isObject(value) ? value : {};
+}
+
+function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function nonEmptyString(value: unknown): boolean {
+  return typeof value === 'string' && value.trim() !== '';
+}
+
+const spec: JsonObject = loadSpec();
+
+/** Follows one local JSON pointer; undefined when broken (the "$ref" test lists every broken reference). */
+function resolvePointer(ref: string): unknown {
+  return tryResolvePointer(spec, ref);
+}
+
+/** Replaces a { $ref } node by its target, following chains of refs (undefined if broken or circular). */
+function deref(node: unknown): unknown {
+  let current = node;
+  const seen = new Set<string>();
+  while (isObject(current) && typeof current.$ref === 'string') {
+    if (seen.has(current.$ref)) return undefined;
+    seen.add(current.$ref);
+    current = resolvePointer(current.$ref);
+  }
+  return current;
+}
+
+/** Every "$ref" string anywhere in the document. */
+function allRefs(node: unknown): string[] {
+  if (Array.isArray(node)) return node.flatMap(allRefs);
+  if (!isObject(node)) return [];
+  const own = typeof node.$ref === 'string' ? [node.$ref] : [];
+  return [...own, ...Object.values(node).flatMap(allRefs)];
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+
+interface SpecOperation {
+  key: string;
+  method: string;
+  path: string;
+  operation: JsonObject;
+  /** Path-item parameters merged with operation parameters (operation wins), refs resolved. */
+  parameters: JsonObject[];
+}
+
+function mergedParameters(pathItem: JsonObject, operation: JsonObject): JsonObject[] {
+  const byLocation = new Map<string, JsonObject>();
+  for (const raw of [...asArray(pathItem.parameters), ...asArray(operation.parameters)]) {
+    const parameter = deref(raw);
+    if (!isObject(parameter)) continue; // broken $ref: reported by the $ref test
+    byLocation.set(`${String(parameter.in)}:${String(parameter.name)}`, parameter);
+  }
+  return [...byLocation.values()];
+}
+
+function listOperations(): SpecOperation[] {
+  const operations: SpecOperation[] = [];
+  for (const [path, rawPathItem] of Object.entries(asObject(spec.paths))) {
+    const pathItem = asObject(deref(rawPathItem));
+    for (const method of HTTP_METHODS) {
+      if (!isObject(pathItem[method])) continue;
+      const operation = pathItem[method];
+      operations.push({
+        key: operationKey(method, path),
+        method: method.toUpperCase(),
+        path,
+        operation,
+        parameters: mergedParameters(pathItem, operation),
+      });
+    }
+  }
+  return operations;
+}
+
+const specOperations = listOperations();
+
+function findOperation(method: string, path: string): SpecOperation | undefined {
+  const key = operationKey(method, path);
+  return specOperations.find((operation) => operation.key === key);
+}
+
+function findParameter(operation: SpecOperation, location: string, name: string): JsonObject | undefined {
+  return operation.parameters.find((parameter) => parameter.in === location && parameter.name === name);
+}
+
+function schemaTypeOf(parameter: JsonObject): string {
+  const type = asObject(deref(parameter.schema)).type;
+  return typeof type === 'string' ? type : `schema.type=${JSON.stringify(type ?? null)}`;
+}
+
+function describeQueryParam(key: string, name: string, type: string, required: boolean): string {
+  return `${key} ?${name}: ${type}${required ? ' (REQUIRED)' : ''}`;
+}
+
+function describeSecurity(security: unknown): string {
+  if (security === undefined) return 'no operation-level security';
+  if (Array.isArray(security) && security.length === 0) return 'none';
+  const json = JSON.stringify(security);
+  if (json === JSON.stringify([{ ApiKeyAuth: [] }])) return 'ApiKeyAuth';
+  return `unexpected security ${json}`;
+}
+
+function sorted(values: string[]): string[] {
+  return [...values].sort();
+}
+
+// ---------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------
+
+describe('spec/openapi.yaml honours the interface seed', () => {
+  it('contract data is self-consistent (36 seed operations; additions target seed operations)', () => {
+    expect(SEED_OPERATIONS).toHaveLength(36);
+    expect(SEED_TAGS).toHaveLength(33);
+
+    const keys = EXPECTED_OPERATIONS.map((operation) => operationKey(operation.method, operation.path));
+    expect(new Set(keys).size, 'duplicate operation in the contract data').toBe(keys.length);
+
+    const problems: string[] = [];
+    for (const extra of [...EXTRA_OPERATIONS, ...EXTRA_QUERY_PARAMS]) {
+      if (!nonEmptyString(extra.reason)) problems.push(`${operationKey(extra.method, extra.path)}: no reason`);
+    }
+    for (const extra of EXTRA_QUERY_PARAMS) {
+      const key = operationKey(extra.method, extra.path);
+      const target = EXPECTED_OPERATIONS.find((operation) => operationKey(operation.method, operation.path) === key);
+      if (!target) {
+        problems.push(`${key}: extra query parameters for an operation not in the contract`);
+        continue;
+      }
+      for (const param of extra.query) {
+        if (target.query.some((existing) => existing.name === param.name)) {
+          problems.push(`${key}: extra query parameter "${param.name}" is already in the seed`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('uses only local $refs that resolve (parameters, bodies, schemas, responses)', () => {
+    const broken = [...new Set(allRefs(spec))].filter((ref) => deref({ $ref: ref }) === undefined);
+    expect(sorted(broken)).toEqual([]);
+  });
+
+  it('declares exactly the seed operations plus our extra ones (no operation missing, none extra)', () => {
+    const actual = sorted(specOperations.map((operation) => operation.key));
+    const expected = sorted(EXPECTED_OPERATIONS.map((operation) => operationKey(operation.method, operation.path)));
+    expect(actual).toEqual(expected);
+  });
+
+  // The remaining per-operation checks skip operations absent from the spec;
+  // those are reported by the test above.
+
+  it('declares operation-level security matching the seed: [] for none, [{ ApiKeyAuth: [] }] for ApiKeyAuth', () => {
+    const actual: string[] = [];
+    const expected: string[] = [];
+    for (const contract of EXPECTED_OPERATIONS) {
+      const found = findOperation(contract.method, contract.path);
+      if (!found) continue;
+      actual.push(`${found.key}: ${describeSecurity(found.operation.security)}`);
+      expected.push(`${found.key}: ${contract.auth}`);
+    }
+    expect(sorted(actual)).toEqual(sorted(expected));
+  });
+
+  it('declares exactly the seed query parameters plus our extra ones, with matching type, none required', () => {
+    const actual: string[] = [];
+    const expected: string[] = [];
+    for (const contract of EXPECTED_OPERATIONS) {
+      const found = findOperation(contract.method, contract.path);
+      if (!found) continue;
+      for (const parameter of found.parameters.filter((p) => p.in === 'query')) {
+        actual.push(
+          describeQueryParam(found.key, String(parameter.name), schemaTypeOf(parameter), parameter.required === true),
+        );
+      }
+      for (const param of expectedQueryFor(contract)) {
+        expected.push(describeQueryParam(found.key, param.name, param.type, param.required));
+      }
+    }
+    expect(sorted(actual)).toEqual(sorted(expected));
+  });
+
+  it('keeps the dotted hub.* query parameter names on GET /api/webhook/socialnet/', () => {
+    const found = findOperation('GET', '/api/webhook/socialnet/');
+    expect(found, 'GET /api/webhook/socialnet/ is missing').toBeDefined();
+    const queryNames = (found?.parameters ?? []).filter((p) => p.in === 'query').map((p) => String(p.name));
+    expect(sorted(queryNames)).toEqual(expect.arrayContaining(['hub.challenge', 'hub.mode', 'hub.verify_token']));
+  });
+
+  it('declares the optional header parameter X-Request-Id on every operation', () => {
+    const problems: string[] = [];
+    for (const found of specOperations) {
+      const header = findParameter(found, 'header', 'X-Request-Id');
+      if (!header) problems.push(`${found.key}: no X-Request-Id header parameter`);
+      else if (header.required === true) problems.push(`${found.key}: X-Request-Id must not be required`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('declares the optional header parameter Idempotency-Key, with a maxLength, on every POST operation', () => {
+    const problems: string[] = [];
+    for (const found of specOperations.filter((operation) => operation.method === 'POST')) {
+      const header = findParameter(found, 'header', 'Idempotency-Key');
+      if (!header) {
+        problems.push(`${found.key}: no Idempotency-Key header parameter`);
+        continue;
+      }
+      if (header.required === true) problems.push(`${found.key}: Idempotency-Key must not be required`);
+      if (typeof asObject(deref(header.schema)).maxLength !== 'number') {
+        problems.push(`${found.key}: Idempotency-Key schema has no maxLength`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('gives every operation a unique camelCase operationId', () => {
+    const problems: string[] = [];
+    const seenIds = new Map<string, string>();
+    for (const found of specOperations) {
+      const id = found.operation.operationId;
+      if (typeof id !== 'string') {
+        problems.push(`${found.key}: no operationId`);
+        continue;
+      }
+      if (!/^[a-z][a-zA-Z0-9]*$/.test(id)) problems.push(`${found.key}: operationId "${id}" is not camelCase`);
+      const previous = seenIds.get(id);
+      if (previous) problems.push(`${found.key}: operationId "${id}" is also used by ${previous}`);
+      seenIds.set(id, found.key);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('gives every operation at least one tag declared in the top-level tags', () => {
+    const declaredTags = new Set(asArray(spec.tags).map((tag) => asObject(tag).name));
+    const problems: string[] = [];
+    for (const found of specOperations) {
+      const tags = asArray(found.operation.tags);
+      if (!tags.some((tag) => typeof tag === 'string' && declaredTags.has(tag))) {
+        problems.push(`${found.key}: no tag among the top-level tags (has ${JSON.stringify(tags)})`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('gives every operation a summary and a description', () => {
+    const problems: string[] = [];
+    for (const found of specOperations) {
+      if (!nonEmptyString(found.operation.summary)) problems.push(`${found.key}: no summary`);
+      if (!nonEmptyString(found.operation.description)) problems.push(`${found.key}: no description`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('declares exactly the 33 seed tags at top level, each with a description', () => {
+    const tags = asArray(spec.tags).map(asObject);
+    expect.soft(sorted(tags.map((tag) => String(tag.name)))).toEqual(sorted(SEED_TAGS));
+    const withoutDescription = tags.filter((tag) => !nonEmptyString(tag.description)).map((tag) => String(tag.name));
+    expect(withoutDescription).toEqual([]);
+  });
+
+  it('lists the seed status responses on every operation (and 201 on POST operations)', () => {
+    const problems: string[] = [];
+    for (const found of specOperations) {
+      const declared = Object.keys(asObject(found.operation.responses));
+      const required = found.method === 'POST' ? REQUIRED_POST_STATUSES : REQUIRED_STATUSES;
+      const missing = required.filter((status) => !declared.includes(status));
+      if (missing.length > 0) problems.push(`${found.key}: missing ${missing.join(', ')}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('carries info.version 1.0.0', () => {
+    expect(asObject(spec.info).version).toBe('1.0.0');
+  });
+
+  it('lists the local server and a non-local /v1 server with a defaulted variable', () => {
+    const servers = asArray(spec.servers).map(asObject);
+    const urls = servers.map((server) => String(server.url));
+    expect(urls, 'local development server').toContain(LOCAL_SERVER_URL);
+
+    const isLocal = (url: string): boolean => /^https?:\/\/(localhost|127\.0\.0\.1)(:|\/|$)/.test(url);
+    const nonLocal = servers.filter((server) => !isLocal(String(server.url)));
+    const notVersioned = nonLocal.map((server) => String(server.url)).filter((url) => !url.endsWith('/v1'));
+    expect(notVersioned, 'non-local server urls must end with /v1').toEqual([]);
+
+    const templated = nonLocal.filter((server) => String(server.url).includes('{'));
+    expect(templated.length, `no non-local server url with a {variable}; servers: ${JSON.stringify(urls)}`).toBeGreaterThan(0);
+
+    const problems: string[] = [];
+    for (const server of templated) {
+      const url = String(server.url);
+      const variables = asObject(server.variables);
+      for (const match of url.matchAll(/\{([^}]+)\}/g)) {
+        const name = match[1] ?? '';
+        if (!nonEmptyString(asObject(variables[name]).default)) {
+          problems.push(`${url}: variable "${name}" has no non-empty default`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('declares the request bodies the seed gives two GET operations, as not required', () => {
+    const problems: string[] = [];
+    for (const { method, path, mediaType } of GET_OPERATIONS_WITH_BODY) {
+      const key = operationKey(method, path);
+      const found = findOperation(method, path);
+      if (!found) {
+        problems.push(`${key}: operation missing`);
+        continue;
+      }
+      const body = deref(found.operation.requestBody);
+      if (!isObject(body)) {
+        problems.push(`${key}: no requestBody`);
+        continue;
+      }
+      if (body.required === true) problems.push(`${key}: requestBody must not be required`);
+      if (!(mediaType in asObject(body.content))) problems.push(`${key}: requestBody has no ${mediaType} content`);
+    }
+    expect(problems).toEqual([]);
+  });
+});
