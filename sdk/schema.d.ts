@@ -1014,10 +1014,17 @@ export interface paths {
          *     4. The resource also answers HEAD (the GET headers without a body) and OPTIONS (200 with
          *        `Allow: GET, POST, HEAD, OPTIONS`). Names keep accents and apostrophes byte for byte.
          *
+         *     The list is served from memory and changes only when municipalities are imported or
+         *     created, so every page carries an `ETag` and `Cache-Control: public, max-age=60`; send the
+         *     ETag back in `If-None-Match` to get 304 with no body while the page is unchanged.
+         *
          *     - **200**: the page.
+         *     - **304**: the page is unchanged since the ETag sent in `If-None-Match`.
          *     - **400** `bad_request`: `page` is not an integer of at least 1, or `codigo_uf` is not an
          *       integer from 11 to 53.
          *     - **404** `not_found`: `page` is past the last page.
+         *     - **503** `reference_data_unavailable`: the municipality data has not been loaded yet (the
+         *       server could not reach its data source at start); it answers normally once it is.
          *     - 401, 403, 409 and 422 are not returned.
          */
         get: operations["listMunicipalities"];
@@ -1727,8 +1734,12 @@ export interface components {
             codigo_ibge: number;
             /** @description Name; may contain accents and apostrophes. */
             nome: string;
-            /** @description Decimal degrees; negative south of the equator (a few municipalities lie north of it). */
+            /**
+             * @description Decimal degrees; negative south of the equator (a few municipalities lie north of it).
+             *     Bounded by Brazil's extremes, which also catches swapped coordinates.
+             */
             latitude: number;
+            /** @description Decimal degrees, west of Greenwich; bounded by Brazil's extremes. */
             longitude: number;
             /** @description True for a state capital or the federal capital. */
             capital: boolean;
@@ -1947,6 +1958,37 @@ export interface components {
             };
         };
         /**
+         * @description 503: something the operation needs is not available yet: the municipality data is not loaded
+         *     (`reference_data_unavailable`), or a dependency is down (`service_unavailable`). Retry after
+         *     `Retry-After` seconds.
+         */
+        ServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description Any other error, in the error model: 405 `method_not_allowed` (the path exists without this
+         *     method; `Allow` lists the methods it has), 413 `payload_too_large` (the body exceeds the
+         *     server's limit, 1 MiB by default), 415 `unsupported_media_type` (a body in a content type the
+         *     operation does not take), 501 `not_implemented` (an operation of the contract that this
+         *     server does not implement yet), 503 `service_unavailable`.
+         */
+        Error: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
          * @description 500 `internal_error`: an unexpected failure. The body never carries a stack trace or SQL; the
          *     server logs the details under `request_id`, so quote it when reporting the problem.
          */
@@ -2008,6 +2050,16 @@ export interface components {
          * @example Token realm="palanque"
          */
         WWWAuthenticate: string;
+        /**
+         * @description Identifies this version of the page; send it back in `If-None-Match`.
+         * @example "9c1e5b2a7f3d4e60"
+         */
+        ETag: string;
+        /**
+         * @description How long a client or shared cache may reuse the page without asking.
+         * @example public, max-age=60
+         */
+        CacheControl: string;
         /**
          * @description Seconds to wait before trying again.
          * @example 30
@@ -2088,6 +2140,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     logout: {
@@ -2146,6 +2199,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     removeToken: {
@@ -2208,6 +2262,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     checkCredential: {
@@ -2270,6 +2325,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     generateNewPassword: {
@@ -2312,6 +2368,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     validatePasswordResetToken: {
@@ -2374,6 +2431,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     checkEmail: {
@@ -2414,6 +2472,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     checkLoginAttempt: {
@@ -2451,6 +2510,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     listUsers: {
@@ -2491,6 +2551,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     listChatContacts: {
@@ -2531,6 +2592,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     syncElectionsPanel: {
@@ -2593,6 +2655,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     getUser: {
@@ -2638,6 +2701,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     listUserSocialLogins: {
@@ -2675,6 +2739,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     listOperators: {
@@ -2717,6 +2782,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     checkOperatorEmail: {
@@ -2759,6 +2825,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     listEntities: {
@@ -2801,6 +2868,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     getEntity: {
@@ -2841,6 +2909,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     addEntity: {
@@ -2906,6 +2975,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     manageGuardianship: {
@@ -2950,6 +3020,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     getSocialMonitorData: {
@@ -2990,6 +3061,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     approvePendingScenarioRequests: {
@@ -3052,6 +3124,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     listResearchBookmarks: {
@@ -3089,6 +3162,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     listRequestedNewsSources: {
@@ -3126,6 +3200,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     systemIsOnline: {
@@ -3163,6 +3238,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     basicStatus: {
@@ -3200,6 +3276,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     getApiRoot: {
@@ -3237,6 +3314,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     listSmsCredentials: {
@@ -3279,6 +3357,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     sendSmsCampaign: {
@@ -3341,6 +3420,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     receiveSmsDeliveryReceipt: {
@@ -3409,6 +3489,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     receiveSmsWebhook: {
@@ -3463,6 +3544,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     verifySocialnetSubscription: {
@@ -3507,6 +3589,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     getSocialnetRemovalStatus: {
@@ -3547,6 +3630,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     receiveSocialnetRemoval: {
@@ -3609,6 +3693,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     searchnetOAuthCallback: {
@@ -3655,6 +3740,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     socialVideoOAuthCallback: {
@@ -3701,6 +3787,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
     listMunicipalities: {
@@ -3719,6 +3806,8 @@ export interface operations {
                  * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description The `ETag` of a page the client has; 304 when it is still current. */
+                "If-None-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3729,11 +3818,23 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["MunicipalityPage"];
                 };
+            };
+            /** @description Not modified; the page's `ETag` matches `If-None-Match`. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3743,6 +3844,8 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
         };
     };
     createMunicipality: {
@@ -3805,6 +3908,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
         };
     };
 }
