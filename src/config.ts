@@ -1,0 +1,129 @@
+/**
+ * Configuration comes from the environment only (plus an optional `.env` file, loaded by the entry
+ * points). It is validated once at start: a bad value stops the process with a message naming the
+ * variable, instead of failing later in a request.
+ */
+import proxyAddr from 'proxy-addr';
+import { z } from 'zod';
+
+/** The pinned upstream copy of the municipality list (see ../shared/data/README.md). */
+export const DEFAULT_MUNICIPIOS_SOURCE =
+  'https://raw.githubusercontent.com/kelvins/municipios-brasileiros/194cfcc3062dfc8a8f55bfdc9a630b3aee1f59f4/csv/municipios.csv';
+export const DEFAULT_MUNICIPIOS_SHA256 = '4c7cd386e86e152080b01f439da1407e6e5ee7f41372587f2edae0f69dd8b938';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const booleanString = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+  .transform((value) => ['true', '1', 'yes'].includes(value));
+
+/** `1mb`, `512kb`, `100b` or a number of bytes. */
+const byteSize = z.string().transform((value, ctx) => {
+  const match = /^(\d+)\s*(b|kb|mb)?$/i.exec(value.trim());
+  if (!match) {
+    ctx.addIssue({ code: 'custom', message: 'must be a size such as 1mb, 512kb or a number of bytes' });
+    return z.NEVER;
+  }
+  const units = { b: 1, kb: 1024, mb: 1024 * 1024 } as const;
+  return Number(match[1]) * units[(match[2]?.toLowerCase() ?? 'b') as keyof typeof units];
+});
+
+/** Express's `trust proxy` setting: false, true, a hop count, or addresses/subnets (checked now, not at start). */
+const trustProxy = z.string().transform((value, ctx): boolean | number | string => {
+  const trimmed = value.trim();
+  if (['', 'false', '0', 'no'].includes(trimmed.toLowerCase())) return false;
+  if (['true', 'yes'].includes(trimmed.toLowerCase())) return true;
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  try {
+    proxyAddr.compile(trimmed.split(/\s*,\s*/));
+    return trimmed;
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be true, false, a hop count, or addresses/subnets such as loopback, 10.0.0.0/8' });
+    return z.NEVER;
+  }
+});
+
+const environmentSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, 'must be a port number')
+    .transform(Number)
+    .pipe(z.number().max(65535, 'must be a port number up to 65535'))
+    .optional(),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  BASE_PATH: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or a path such as /v1, with no trailing slash')
+    .default(''),
+  PUBLIC_URL: z
+    .string()
+    .url('must be an absolute URL such as https://api.palanque.app')
+    .regex(/^https?:\/\/[^?#]*[^/?#]$/, 'must be http(s), without a trailing slash, query or fragment')
+    .optional(),
+  TRUST_PROXY: trustProxy.optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(sqlite:|postgres:\/\/|postgresql:\/\/)/, 'must start with sqlite: or postgres://')
+    .default('sqlite:data/palanque.sqlite'),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  VALIDATE_RESPONSES: booleanString.optional(),
+  BODY_LIMIT: byteSize.optional(),
+  MUNICIPIOS_SOURCE: z.string().min(1).default(DEFAULT_MUNICIPIOS_SOURCE),
+  MUNICIPIOS_SHA256: z
+    .string()
+    .regex(/^([0-9a-f]{64})?$/i, 'must be a sha256 in hex, or empty to skip the check')
+    .default(DEFAULT_MUNICIPIOS_SHA256),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+});
+
+export interface Config {
+  env: string;
+  port: number;
+  host: string;
+  basePath: string;
+  publicUrl: string | undefined;
+  trustProxy: boolean | number | string;
+  databaseUrl: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  validateResponses: boolean;
+  bodyLimit: number;
+  municipiosSource: string;
+  municipiosSha256: string | undefined;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads and validates the configuration; throws a ConfigError naming every bad variable. */
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
+  // An empty variable means "not set", except MUNICIPIOS_SHA256 where empty deliberately skips the check.
+  const present = Object.fromEntries(
+    Object.entries(environment).filter(([name, value]) => value !== '' || name === 'MUNICIPIOS_SHA256'),
+  );
+  const parsed = environmentSchema.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const env = parsed.data;
+  return {
+    env: env.NODE_ENV,
+    port: env.PORT ?? 8000,
+    host: env.HOST,
+    basePath: env.BASE_PATH,
+    publicUrl: env.PUBLIC_URL,
+    trustProxy: env.TRUST_PROXY ?? false,
+    databaseUrl: env.DATABASE_URL,
+    logLevel: env.LOG_LEVEL,
+    // Validate responses everywhere but production unless told otherwise: it catches contract drift in
+    // development and tests, and costs CPU where it matters least.
+    validateResponses: env.VALIDATE_RESPONSES ?? env.NODE_ENV !== 'production',
+    bodyLimit: env.BODY_LIMIT ?? 1024 * 1024,
+    municipiosSource: env.MUNICIPIOS_SOURCE,
+    municipiosSha256: env.MUNICIPIOS_SHA256 === '' ? undefined : env.MUNICIPIOS_SHA256.toLowerCase(),
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * Schema changes are migrations, applied in order and recorded in the `migrations` table by umzug; the
+ * server never calls sync(). Migrations are listed here (not globbed) so they work from src/ and dist/.
+ */
+import { Umzug, SequelizeStorage } from 'umzug';
+import type { Sequelize } from 'sequelize';
+import type { Logger } from '../logger.js';
+import * as municipalities from './migrations/0001-municipalities.js';
+
+const migrations = [municipalities];
+
+export function createMigrator(sequelize: Sequelize, logger: Logger) {
+  return new Umzug({
+    migrations: migrations.map(({ name, up, down }) => ({ name, up, down })),
+    context: sequelize.getQueryInterface(),
+    storage: new SequelizeStorage({ sequelize, tableName: 'migrations' }),
+    logger: {
+      info: (event) => logger.info(event, 'migration'),
+      warn: (event) => logger.warn(event, 'migration'),
+      error: (event) => logger.error(event, 'migration'),
+      debug: (event) => logger.debug(event, 'migration'),
+    },
+  });
+}
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrate(sequelize: Sequelize, logger: Logger): Promise<string[]> {
+  const applied = await createMigrator(sequelize, logger).up();
+  return applied.map((migration) => migration.name);
+}

@@ -1,0 +1,43 @@
+/**
+ * The contract (spec/openapi.yaml) as the server uses it: the parsed document, and a route table that
+ * says which methods each path has, for 404, 405, HEAD and OPTIONS, which the validator does not cover.
+ */
+import { readFileSync } from 'node:fs';
+import { match, type MatchFunction } from 'path-to-regexp';
+import { parse } from 'yaml';
+import { specFile } from '../project-root.js';
+
+export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+
+export function loadContract(): OpenApiDocument {
+  return parse(readFileSync(specFile, 'utf8')) as OpenApiDocument;
+}
+
+export interface Route {
+  /** The path as the spec writes it, e.g. `/api/usuario/{user_id}/`. */
+  template: string;
+  /** Methods the spec declares, upper-case, in the spec's order. */
+  methods: string[];
+  /** The `Allow` header: the spec's methods, then HEAD (wherever GET is) and OPTIONS. */
+  allow: string;
+  matches: MatchFunction<Partial<Record<string, string>>>;
+}
+
+/** The spec's paths under a base path (`''` locally, `/v1` elsewhere). */
+export function buildRoutes(document: OpenApiDocument, basePath: string): Route[] {
+  return Object.entries(document.paths).map(([template, pathItem]) => {
+    const methods = Object.keys(pathItem)
+      .filter((key) => HTTP_METHODS.includes(key))
+      .map((method) => method.toUpperCase());
+    const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+    // Same matching rules as express-openapi-validator (path-to-regexp, case-insensitive), so both agree.
+    const expressPath = (basePath + template).replace(/\{([^}]+)\}/g, ':$1');
+    return { template, methods, allow, matches: match(expressPath, { decode: decodeURIComponent }) };
+  });
+}
+
+export function findRoute(routes: Route[], path: string): Route | undefined {
+  return routes.find((route) => route.matches(path) !== false);
+}

@@ -1,0 +1,36 @@
+/**
+ * Binds each operation of the contract to its handler by operationId. The types come from the SDK's
+ * generated schema, so a handler sees the query its operation declares and builds the bodies it declares:
+ * server and SDK cannot disagree.
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import type { operations } from '../../sdk/schema.js';
+import { notImplemented } from './errors.js';
+
+export type OperationId = keyof operations;
+
+type Parameters<Id extends OperationId> = operations[Id]['parameters'];
+type Responses<Id extends OperationId> = operations[Id]['responses'];
+
+/** The query of an operation, after the validator has checked it and coerced its types. */
+export type QueryOf<Id extends OperationId> = Parameters<Id> extends { query?: infer Query } ? NonNullable<Query> : never;
+
+/** The JSON body an operation answers with a given status. */
+export type ResponseBody<Id extends OperationId, Status extends keyof Responses<Id>> =
+  Responses<Id>[Status] extends { content: { 'application/json': infer Body } } ? Body : never;
+
+export type OperationRequest<Id extends OperationId> = Omit<Request, 'query'> & { query: QueryOf<Id> };
+
+export type OperationHandler<Id extends OperationId> = (req: OperationRequest<Id>, res: Response) => void | Promise<void>;
+
+export type OperationHandlers = { [Id in OperationId]?: OperationHandler<Id> };
+
+/** Runs the handler of the operation the validator matched; an operation without one answers 501. */
+export function dispatch(handlers: OperationHandlers): RequestHandler {
+  return async (req, res) => {
+    const operationId = (req as { openapi?: { schema?: { operationId?: OperationId } } }).openapi?.schema?.operationId;
+    const handler = operationId && (handlers[operationId] as OperationHandler<OperationId> | undefined);
+    if (!handler) throw notImplemented(operationId ?? `${req.method} ${req.path}`);
+    await handler(req as unknown as OperationRequest<OperationId>, res);
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * Request and response validation against the contract (express-openapi-validator), and the translation
+ * of its errors into the error model: a bad parameter is 400, a body that breaks its schema is 422 (the
+ * contract's rule), with one detail per offending field.
+ */
+import * as OpenApiValidator from 'express-openapi-validator';
+import type { Request, RequestHandler } from 'express';
+import { ApiError, unauthorized, type ErrorDetail, type ErrorTranslator } from './errors.js';
+import type { OpenApiDocument } from './contract.js';
+
+export function contractValidator(document: OpenApiDocument, basePath: string, validateResponses: boolean): RequestHandler[] {
+  // The validator matches requests under the document's servers; ours is the configured base path only.
+  const apiSpec = { ...structuredClone(document), servers: [{ url: basePath || '/' }] };
+  return OpenApiValidator.middleware({
+    apiSpec: apiSpec as never,
+    validateApiSpec: false, // the spec is linted and tested; validating it again only slows start-up
+    validateRequests: { allowUnknownQueryParameters: false, allErrors: true },
+    validateResponses: validateResponses ? { removeAdditional: false } : false,
+    validateSecurity: true, // presence of the credentials; their value is checked by the auth layer
+  }) as RequestHandler[];
+}
+
+const validatorErrorClasses = Object.values(OpenApiValidator.error);
+
+interface ValidatorError {
+  status: number;
+  message: string;
+  errors?: Array<{ path?: string; message?: string; errorCode?: string }>;
+}
+
+export const translateValidatorError: ErrorTranslator = (error, req) => {
+  if (!validatorErrorClasses.some((errorClass) => error instanceof errorClass)) return undefined;
+  const { status, message, errors = [] } = error as ValidatorError;
+  const details = errors.map((problem) => withValue(toDetail(problem), req));
+  switch (status) {
+    case 400: {
+      const onlyBody = details.length > 0 && details.every((detail) => detail.location === 'body');
+      return onlyBody
+        ? new ApiError(422, 'validation_failed', 'The request body is invalid.', details)
+        : new ApiError(400, 'bad_request', `The request is malformed: ${summarise(details, message)}`, details);
+    }
+    case 401:
+      return unauthorized();
+    case 413:
+      return new ApiError(413, 'payload_too_large', message, details);
+    case 415:
+      return unsupportedMediaType(req);
+    case 500:
+      // A response that breaks the contract is our bug, not the client's: log it and answer 500.
+      return new ApiError(500, 'internal_error', 'The server produced a response that breaks the API contract.');
+    default:
+      return new ApiError(status, status === 404 ? 'not_found' : 'bad_request', message, details);
+  }
+};
+
+function unsupportedMediaType(req: Request): ApiError {
+  const sent = req.get('Content-Type') ?? 'none';
+  const content = (req as { openapi?: { schema?: { requestBody?: { content?: object } } } }).openapi?.schema?.requestBody?.content;
+  const accepted = Object.keys(content ?? {}).join(' or ') || 'no body';
+  return new ApiError(415, 'unsupported_media_type', `Unsupported Content-Type ${sent}; this operation takes ${accepted}.`, [
+    { location: 'header', field: 'Content-Type', rule: 'media_type', message: `must be ${accepted}`, value: sent },
+  ]);
+}
+
+/** Field names whose values are never echoed back (they may be credentials). */
+const SECRET_FIELD = /pass|token|secret|signed_request|authorization/i;
+const MAX_ECHOED_LENGTH = 200;
+
+/** Adds the offending value to a detail when it is safe and short enough to echo. */
+function withValue(detail: ErrorDetail, req: Request): ErrorDetail {
+  if (!detail.location || detail.rule === 'required' || SECRET_FIELD.test(detail.field)) return detail;
+  const value = valueAt(req, detail.location, detail.field);
+  if (value === undefined || (typeof value === 'string' && value.length > MAX_ECHOED_LENGTH)) return detail;
+  if (typeof value === 'object' && value !== null) return detail;
+  return { ...detail, value };
+}
+
+function valueAt(req: Request, location: NonNullable<ErrorDetail['location']>, field: string): unknown {
+  switch (location) {
+    case 'query':
+      return (req.query as Record<string, unknown>)[field];
+    case 'path':
+      return req.params[field];
+    case 'header':
+      return req.get(field);
+    case 'body':
+      return field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), req.body);
+  }
+}
+
+function summarise(details: ErrorDetail[], fallback: string): string {
+  return details.length > 0 ? details.map((d) => `${d.field}: ${d.message}`).join('; ') : fallback;
+}
+
+const LOCATIONS: Record<string, ErrorDetail['location']> = {
+  body: 'body',
+  query: 'query',
+  params: 'path',
+  path: 'path',
+  headers: 'header',
+  header: 'header',
+};
+
+/** `/body/mensagem/mensagem` -> { location: body, field: mensagem.mensagem }. */
+function toDetail({ path = '', message = 'is invalid', errorCode = '' }: NonNullable<ValidatorError['errors']>[number]): ErrorDetail {
+  const [first = '', ...rest] = path.replace(/^[./]/, '').split(/[./]/);
+  const location = LOCATIONS[first];
+  const rule = errorCode.replace(/\.openapi\.(validation|requestValidation)$/, '') || (message.startsWith('Unknown query parameter') ? 'unknown_parameter' : 'invalid');
+  return location
+    ? { location, field: rest.join('.'), rule, message }
+    : { field: path, rule, message };
+}

@@ -1,0 +1,24 @@
+/** Structured JSON logs (pino). Request-scoped lines carry the request id (see http/request-logging.ts). */
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * The server's logger. Lines go to stdout asynchronously (lines written while a write is pending are
+ * sent together), which matters on the hot read path; pino flushes what is pending on exit.
+ */
+export function createLogger(level: string): Logger {
+  return pino(loggerOptions(level), pino.destination({ dest: 1, sync: false }));
+}
+
+export function loggerOptions(level: string) {
+  return {
+    level,
+    base: { service: 'palanque' },
+    // Credentials must never reach the logs, whatever logs a request or an error.
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token', '*.token_key', '*.secret'],
+      censor: '[redacted]',
+    },
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * The municipality list in memory. It is the front end's hottest read and only changes with an import
+ * or a create, so it is loaded once, paginated from arrays, and reloaded on demand. While nothing is
+ * loaded it retries the database now and then, so data imported by another process shows up by itself.
+ */
+import type { Municipality } from './model.js';
+
+export const PAGE_SIZE = 30;
+const RETRY_EMPTY_AFTER_MS = 5_000;
+
+export interface MunicipalityPage {
+  count: number;
+  totalPages: number;
+  page: number;
+  results: Municipality[];
+}
+
+export class MunicipalityCatalog {
+  private all: Municipality[] = [];
+  private byState = new Map<number, Municipality[]>();
+  private lastAttempt = 0;
+  /** Increases with every change of the list, so caches of rendered pages know when to drop them. */
+  version = 0;
+
+  constructor(private readonly fetchAll: () => Promise<Municipality[]>) {}
+
+  get size(): number {
+    return this.all.length;
+  }
+
+  /** Replaces the list with the database's current contents. */
+  async reload(): Promise<void> {
+    this.lastAttempt = Date.now();
+    this.replace(await this.fetchAll());
+  }
+
+  /** Reloads only if the list is empty and the last attempt is old enough (cheap on the hot path). */
+  async reloadIfEmpty(): Promise<void> {
+    if (this.all.length === 0 && Date.now() - this.lastAttempt >= RETRY_EMPTY_AFTER_MS) await this.reload();
+  }
+
+  replace(municipalities: Municipality[]): void {
+    this.version += 1;
+    this.all = [...municipalities].sort((a, b) => a.codigo_ibge - b.codigo_ibge);
+    this.byState = new Map();
+    for (const municipality of this.all) {
+      const state = this.byState.get(municipality.codigo_uf) ?? [];
+      state.push(municipality);
+      this.byState.set(municipality.codigo_uf, state);
+    }
+  }
+
+  /** One page, 1-based; undefined when the page is past the last one. An empty match has one empty page. */
+  page(codigoUf: number | undefined, page: number): MunicipalityPage | undefined {
+    const matching = codigoUf === undefined ? this.all : (this.byState.get(codigoUf) ?? []);
+    const totalPages = Math.max(1, Math.ceil(matching.length / PAGE_SIZE));
+    if (page > totalPages) return undefined;
+    const start = (page - 1) * PAGE_SIZE;
+    return { count: matching.length, totalPages, page, results: matching.slice(start, start + PAGE_SIZE) };
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * Loads the municipality list from its source (a file path, a file: URL or an http(s) URL) into the
+ * database. Used by `npm start` on an empty table, by `npm run municipios:import` and by the admin CLI.
+ *
+ * The source is streamed once through a sha256 hash and a CSV parser. Nothing is written unless the
+ * digest matches the expected one and every row is valid; then all rows are written in one transaction
+ * that inserts new codes, updates changed ones and keeps the rest, so a re-run changes nothing.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { resolve } from 'node:path';
+import { Readable, Transform, pipeline } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse';
+import type { Sequelize } from 'sequelize';
+import { defineMunicipalityModel, normalise, type Municipality } from './model.js';
+import { asStateCode, checkMunicipality } from './rules.js';
+
+const REQUIRED_COLUMNS = ['codigo_ibge', 'nome', 'latitude', 'longitude', 'capital', 'codigo_uf'] as const;
+const MAX_SOURCE_BYTES = 20 * 1024 * 1024;
+const DOWNLOAD_TIMEOUT_MS = 30_000;
+const MAX_REPORTED_PROBLEMS = 50;
+
+export interface ImportOptions {
+  source: string;
+  /** Expected sha256 of the source, hex; undefined skips the check. */
+  sha256: string | undefined;
+}
+
+export interface ImportReport {
+  source: string;
+  sha256: string;
+  rows: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+}
+
+export class ImportError extends Error {
+  override name = 'ImportError';
+  constructor(
+    message: string,
+    readonly problems: string[] = [],
+  ) {
+    super(problems.length > 0 ? `${message}\n  ${problems.join('\n  ')}` : message);
+  }
+}
+
+export async function importMunicipalities(sequelize: Sequelize, options: ImportOptions): Promise<ImportReport> {
+  const { rows, problems, sha256 } = await readSource(options.source);
+  // The digest first: a wrong file is best reported as the wrong file, not as its bad rows.
+  const expected = options.sha256?.toLowerCase();
+  if (expected && sha256 !== expected) {
+    throw new ImportError(
+      `The source's sha256 is ${sha256}, not the expected ${expected}; nothing was written. ` +
+        'Set MUNICIPIOS_SHA256 to the digest of the file you trust (or empty to skip the check).',
+    );
+  }
+  if (problems.length > 0) {
+    const shown = problems.slice(0, MAX_REPORTED_PROBLEMS);
+    if (problems.length > shown.length) shown.push(`... and ${problems.length - shown.length} more`);
+    throw new ImportError(`${problems.length} bad row(s) in ${options.source}; nothing was written:`, shown);
+  }
+  if (rows.length === 0) throw new ImportError(`${options.source} holds no municipalities; nothing was written.`);
+  try {
+    const counts = await writeRows(sequelize, rows);
+    return { source: options.source, sha256, rows: rows.length, ...counts };
+  } catch (error) {
+    const cause = (error as { original?: Error }).original ?? (error as Error);
+    throw new ImportError(`Writing the municipalities failed, so nothing was written: ${cause.message}`);
+  }
+}
+
+async function readSource(source: string): Promise<{ rows: Municipality[]; problems: string[]; sha256: string }> {
+  const input = await openSource(source);
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const hashing = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      bytes += chunk.length;
+      if (bytes > MAX_SOURCE_BYTES) return callback(new ImportError(`The source is larger than ${MAX_SOURCE_BYTES} bytes.`));
+      hash.update(chunk);
+      callback(null, chunk);
+    },
+  });
+  const parser = parse({ columns: checkHeader, bom: true, trim: true, skip_empty_lines: true, info: true });
+  const records = pipeline(input, hashing, parser, () => {}) as unknown as AsyncIterable<ParsedRecord>;
+
+  const rows: Municipality[] = [];
+  const problems: string[] = [];
+  const lineOfCode = new Map<number, number>();
+  try {
+    for await (const { record, info } of records) {
+      const line = info.lines;
+      const { row, rowProblems } = toMunicipality(record);
+      if (row) {
+        const firstLine = lineOfCode.get(row.codigo_ibge);
+        if (firstLine !== undefined) rowProblems.push(`codigo_ibge ${row.codigo_ibge} repeats line ${firstLine}`);
+        else lineOfCode.set(row.codigo_ibge, line);
+      }
+      if (rowProblems.length > 0) problems.push(`line ${line}: ${rowProblems.join('; ')}`);
+      else if (row) rows.push(row);
+    }
+  } catch (error) {
+    if (error instanceof ImportError) throw error;
+    throw new ImportError(`Cannot read the municipality source ${source}: ${(error as Error).message}`);
+  }
+  return { rows, problems, sha256: hash.digest('hex') };
+}
+
+interface ParsedRecord {
+  record: Record<string, string>;
+  info: { lines: number };
+}
+
+async function openSource(source: string): Promise<Readable> {
+  if (/^https?:\/\//i.test(source)) {
+    let response: Response;
+    try {
+      response = await fetch(source, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
+    } catch (error) {
+      throw new ImportError(`Cannot download ${source}: ${(error as Error).message}`);
+    }
+    if (!response.ok || !response.body) {
+      await response.body?.cancel(); // release the connection now rather than at garbage collection
+      throw new ImportError(`Cannot download ${source}: HTTP ${response.status}`);
+    }
+    return Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
+  }
+  const path = source.startsWith('file:') ? fileURLToPath(source) : resolve(source);
+  const stream = createReadStream(path);
+  await new Promise<void>((ready, fail) => {
+    stream.once('open', () => ready());
+    stream.once('error', (error) => fail(new ImportError(`Cannot open ${path}: ${error.message}`)));
+  });
+  return stream;
+}
+
+function checkHeader(header: string[]): string[] {
+  const missing = REQUIRED_COLUMNS.filter((column) => !header.includes(column));
+  if (missing.length > 0) {
+    throw new ImportError(`The header lacks the column(s) ${missing.join(', ')}; found: ${header.join(', ')}`);
+  }
+  return header;
+}
+
+const INTEGER = /^-?\d+$/;
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/** Turns one CSV record into a municipality, or says what is wrong with it. */
+function toMunicipality(record: Record<string, string>): { row?: Municipality; rowProblems: string[] } {
+  const rowProblems: string[] = [];
+  const text = (column: (typeof REQUIRED_COLUMNS)[number]) => record[column] ?? '';
+  const number = (column: (typeof REQUIRED_COLUMNS)[number], pattern: RegExp) => {
+    const value = text(column);
+    if (!pattern.test(value)) rowProblems.push(`${column} "${value}" is not ${pattern === INTEGER ? 'an integer' : 'a decimal number'}`);
+    return Number(value);
+  };
+  const codigo_ibge = number('codigo_ibge', INTEGER);
+  const codigo_uf = number('codigo_uf', INTEGER);
+  const latitude = number('latitude', DECIMAL);
+  const longitude = number('longitude', DECIMAL);
+  const capital = text('capital');
+  if (capital !== '0' && capital !== '1') rowProblems.push(`capital "${capital}" must be 0 or 1`);
+  if (rowProblems.length > 0) return { rowProblems };
+
+  const row: Municipality = { codigo_ibge, nome: text('nome'), latitude, longitude, capital: capital === '1', codigo_uf: asStateCode(codigo_uf) };
+  for (const problem of checkMunicipality(row)) rowProblems.push(`${problem.field} ${problem.message}`);
+  return { row, rowProblems };
+}
+
+async function writeRows(sequelize: Sequelize, rows: Municipality[]): Promise<Pick<ImportReport, 'inserted' | 'updated' | 'unchanged'>> {
+  const model = defineMunicipalityModel(sequelize);
+  return sequelize.transaction(async (transaction) => {
+    const existing = new Map(
+      ((await model.findAll({ raw: true, transaction })) as unknown as Municipality[]).map((row) => [Number(row.codigo_ibge), normalise(row)]),
+    );
+    const toInsert = rows.filter((row) => !existing.has(row.codigo_ibge));
+    const toUpdate = rows.filter((row) => {
+      const current = existing.get(row.codigo_ibge);
+      return current !== undefined && !sameMunicipality(current, row);
+    });
+    for (let start = 0; start < toInsert.length; start += 500) {
+      await model.bulkCreate(toInsert.slice(start, start + 500), { transaction });
+    }
+    for (const row of toUpdate) {
+      await model.update(row, { where: { codigo_ibge: row.codigo_ibge }, transaction });
+    }
+    return { inserted: toInsert.length, updated: toUpdate.length, unchanged: rows.length - toInsert.length - toUpdate.length };
+  });
+}
+
+export function sameMunicipality(a: Municipality, b: Municipality): boolean {
+  return (
+    a.codigo_ibge === b.codigo_ibge &&
+    a.nome === b.nome &&
+    a.latitude === b.latitude &&
+    a.longitude === b.longitude &&
+    a.capital === b.capital &&
+    a.codigo_uf === b.codigo_uf
+  );
+}

@@ -1,0 +1,45 @@
+/** The `municipalities` table (created by migration 0001). */
+import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+import type { components } from '../../sdk/schema.js';
+import { asStateCode } from './rules.js';
+
+export type Municipality = components['schemas']['Municipality'];
+
+export type MunicipalityModel = ModelStatic<Model<Municipality, Municipality>>;
+
+export function defineMunicipalityModel(sequelize: Sequelize): MunicipalityModel {
+  return sequelize.define<Model<Municipality, Municipality>>(
+    'Municipality',
+    {
+      codigo_ibge: { type: DataTypes.INTEGER, primaryKey: true },
+      nome: { type: DataTypes.STRING(100), allowNull: false },
+      latitude: { type: DataTypes.DOUBLE, allowNull: false },
+      longitude: { type: DataTypes.DOUBLE, allowNull: false },
+      capital: { type: DataTypes.BOOLEAN, allowNull: false },
+      codigo_uf: { type: DataTypes.SMALLINT, allowNull: false },
+    },
+    { tableName: 'municipalities', underscored: true, createdAt: 'created_at', updatedAt: 'updated_at' },
+  );
+}
+
+/** Every municipality, ordered by code, as plain records. */
+export async function loadAllMunicipalities(model: MunicipalityModel): Promise<Municipality[]> {
+  const rows = await model.findAll({
+    attributes: ['codigo_ibge', 'nome', 'latitude', 'longitude', 'capital', 'codigo_uf'],
+    order: [['codigo_ibge', 'ASC']],
+    raw: true,
+  });
+  return (rows as unknown as Municipality[]).map(normalise);
+}
+
+/** SQLite hands booleans back as 0/1 and PostgreSQL may hand numbers back as strings: make both exact. */
+export function normalise(row: Municipality): Municipality {
+  return {
+    codigo_ibge: Number(row.codigo_ibge),
+    nome: row.nome,
+    latitude: Number(row.latitude),
+    longitude: Number(row.longitude),
+    capital: Boolean(row.capital),
+    codigo_uf: asStateCode(Number(row.codigo_uf)),
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * `npm start`: reads the configuration, opens and migrates the database, loads the municipality list
+ * (importing it on first start), and serves the API until SIGTERM or SIGINT.
+ */
+import 'dotenv/config';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrate } from './db/migrator.js';
+import { createShutdown } from './lifecycle.js';
+import { createLogger, type Logger } from './logger.js';
+import { MunicipalityCatalog } from './municipalities/catalog.js';
+import { importMunicipalities } from './municipalities/import.js';
+import { defineMunicipalityModel, loadAllMunicipalities } from './municipalities/model.js';
+import type { Sequelize } from 'sequelize';
+
+async function main(): Promise<void> {
+  const config = readConfigOrExit();
+  const logger = createLogger(config.logLevel);
+  const sequelize = await openDatabase(config.databaseUrl, logger);
+  await migrate(sequelize, logger);
+
+  const model = defineMunicipalityModel(sequelize);
+  const municipalities = new MunicipalityCatalog(() => loadAllMunicipalities(model));
+  await municipalities.reload();
+  if (municipalities.size === 0) await importOnFirstStart(sequelize, config, logger, municipalities);
+
+  const app = createApp({ config, logger, municipalities });
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  const { address, port } = server.address() as AddressInfo;
+  logger.info({ address, port, base_path: config.basePath, database: sequelize.getDialect() }, `listening on http://${address}:${port}${config.basePath}`);
+
+  const shutdown = createShutdown(server, {
+    timeoutMs: config.shutdownTimeoutMs,
+    logger,
+    release: () => sequelize.close(),
+  });
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => void shutdown(signal).then(() => process.exit(0)));
+  }
+}
+
+function readConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+/** An empty list is imported from MUNICIPIOS_SOURCE; if that fails the server still starts, answering 503. */
+async function importOnFirstStart(sequelize: Sequelize, config: Config, logger: Logger, catalog: MunicipalityCatalog): Promise<void> {
+  try {
+    const report = await importMunicipalities(sequelize, { source: config.municipiosSource, sha256: config.municipiosSha256 });
+    logger.info(report, 'municipality list imported');
+    await catalog.reload();
+  } catch (error) {
+    logger.warn(
+      { source: config.municipiosSource, reason: (error as Error).message },
+      'The municipality list is not loaded, so GET /api/municipios/ answers 503. Load it with ' +
+        '`npm run municipios:import -- --source <file or URL>`, or set MUNICIPIOS_SOURCE and restart.',
+    );
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
