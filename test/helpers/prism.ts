@@ -1,7 +1,7 @@
 /** Starts the real Prism mock (`prism mock spec/openapi.yaml`) on a free port for a test file. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort, stopProcess } from './process.js';
 import { specPath } from './spec.js';
 
 const prismBin = fileURLToPath(new URL('../../node_modules/.bin/prism', import.meta.url));
@@ -9,18 +9,6 @@ const prismBin = fileURLToPath(new URL('../../node_modules/.bin/prism', import.m
 export interface RunningMock {
   baseUrl: string;
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startPrismMock(): Promise<RunningMock> {
@@ -31,7 +19,7 @@ export async function startPrismMock(): Promise<RunningMock> {
   await waitForListening(child);
   return {
     baseUrl: `http://127.0.0.1:${port}`,
-    stop: () => stop(child),
+    stop: () => stopProcess(child),
   };
 }
 
@@ -45,13 +33,5 @@ function waitForListening(child: ChildProcess): Promise<void> {
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     child.once('exit', (code) => reject(new Error(`Prism exited with code ${code} before listening:\n${output}`)));
-  });
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
   });
 }

@@ -1,0 +1,191 @@
+/**
+ * The server's configuration comes from the environment and is validated once, at start, so that a bad
+ * value stops the process with a message naming the variable instead of failing later in a request.
+ * These tests call loadConfig() with explicit environment objects (process.env is never touched) and
+ * prove the defaults, the conversions (sizes, booleans, the proxy setting, the sha256) and that every
+ * invalid value is reported under its variable's name, all of them at once.
+ */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEFAULT_MUNICIPIOS_SHA256, DEFAULT_MUNICIPIOS_SOURCE, loadConfig } from '../src/config.js';
+
+/** The ConfigError thrown for an environment, failing the test when loadConfig accepts it. */
+function configErrorFor(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig defaults', () => {
+  it('serves on 127.0.0.1:8000 with the embedded SQLite database and the pinned municipality list', () => {
+    expect(loadConfig({})).toEqual({
+      env: 'development',
+      port: 8000,
+      host: '127.0.0.1',
+      basePath: '',
+      publicUrl: undefined,
+      trustProxy: false,
+      databaseUrl: 'sqlite:data/palanque.sqlite',
+      logLevel: 'info',
+      validateResponses: true,
+      bodyLimit: 1024 * 1024,
+      municipiosSource: DEFAULT_MUNICIPIOS_SOURCE,
+      municipiosSha256: DEFAULT_MUNICIPIOS_SHA256,
+      shutdownTimeoutMs: 10_000,
+    });
+  });
+
+  it('treats an empty variable as not set', () => {
+    const config = loadConfig({ PORT: '', HOST: '', BASE_PATH: '', DATABASE_URL: '', LOG_LEVEL: '', BODY_LIMIT: '', MUNICIPIOS_SOURCE: '' });
+    expect(config).toMatchObject({
+      port: 8000,
+      host: '127.0.0.1',
+      basePath: '',
+      databaseUrl: 'sqlite:data/palanque.sqlite',
+      logLevel: 'info',
+      bodyLimit: 1024 * 1024,
+      municipiosSource: DEFAULT_MUNICIPIOS_SOURCE,
+    });
+  });
+
+  it('ignores variables it does not know', () => {
+    expect(loadConfig({ PATH: '/usr/bin', HOME: '/root' })).toEqual(loadConfig({}));
+  });
+});
+
+describe('loadConfig values', () => {
+  it('reads every variable it knows', () => {
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      PORT: '3000',
+      HOST: '0.0.0.0',
+      BASE_PATH: '/v1',
+      PUBLIC_URL: 'https://api.palanque.app',
+      TRUST_PROXY: '1',
+      DATABASE_URL: 'postgres://app@db.internal:5432/palanque',
+      LOG_LEVEL: 'debug',
+      VALIDATE_RESPONSES: 'true',
+      BODY_LIMIT: '2mb',
+      MUNICIPIOS_SOURCE: '/srv/data/municipios.csv',
+      MUNICIPIOS_SHA256: 'a'.repeat(64),
+      SHUTDOWN_TIMEOUT_MS: '2500',
+    });
+    expect(config).toEqual({
+      env: 'production',
+      port: 3000,
+      host: '0.0.0.0',
+      basePath: '/v1',
+      publicUrl: 'https://api.palanque.app',
+      trustProxy: 1,
+      databaseUrl: 'postgres://app@db.internal:5432/palanque',
+      logLevel: 'debug',
+      validateResponses: true,
+      bodyLimit: 2 * 1024 * 1024,
+      municipiosSource: '/srv/data/municipios.csv',
+      municipiosSha256: 'a'.repeat(64),
+      shutdownTimeoutMs: 2500,
+    });
+  });
+
+  it('accepts both database families', () => {
+    expect(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).databaseUrl).toBe('sqlite::memory:');
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' }).databaseUrl).toBe('postgresql://u@h/db');
+  });
+
+  it.each([
+    [{}, true],
+    [{ NODE_ENV: 'test' }, true],
+    [{ NODE_ENV: 'production' }, false],
+    [{ NODE_ENV: 'production', VALIDATE_RESPONSES: 'true' }, true],
+    [{ NODE_ENV: 'development', VALIDATE_RESPONSES: 'false' }, false],
+    [{ VALIDATE_RESPONSES: 'false' }, false],
+    [{ NODE_ENV: 'production', VALIDATE_RESPONSES: '1' }, true],
+    [{ VALIDATE_RESPONSES: 'no' }, false],
+  ] satisfies Array<[NodeJS.ProcessEnv, boolean]>)('validates responses for %j: %s', (env, expected) => {
+    expect(loadConfig(env).validateResponses).toBe(expected);
+  });
+
+  it.each([
+    ['512kb', 524_288],
+    ['2mb', 2_097_152],
+    ['2MB', 2_097_152],
+    ['100', 100],
+    ['100b', 100],
+  ])('reads BODY_LIMIT %s as %d bytes', (value, bytes) => {
+    expect(loadConfig({ BODY_LIMIT: value }).bodyLimit).toBe(bytes);
+  });
+
+  it.each([
+    ['true', true],
+    ['false', false],
+    ['FALSE', false],
+    ['True', true],
+    ['2', 2],
+    ['loopback, 10.0.0.0/8', 'loopback, 10.0.0.0/8'],
+  ] satisfies Array<[string, boolean | number | string]>)('reads TRUST_PROXY %s as %j', (value, expected) => {
+    expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toBe(expected);
+  });
+
+  it('skips the municipality checksum when MUNICIPIOS_SHA256 is set but empty', () => {
+    expect(loadConfig({ MUNICIPIOS_SHA256: '' }).municipiosSha256).toBeUndefined();
+  });
+
+  it('normalises MUNICIPIOS_SHA256 to lower case', () => {
+    expect(loadConfig({ MUNICIPIOS_SHA256: DEFAULT_MUNICIPIOS_SHA256.toUpperCase() }).municipiosSha256).toBe(DEFAULT_MUNICIPIOS_SHA256);
+  });
+});
+
+describe('loadConfig errors', () => {
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['PORT', ' '],
+    ['PORT', '1e3'],
+    ['PORT', '0x10'],
+    ['TRUST_PROXY', 'yes please'],
+    ['TRUST_PROXY', '10.0.0.0/99'],
+    ['BASE_PATH', 'v1'],
+    ['BASE_PATH', '/v1/'],
+    ['BASE_PATH', '/'],
+    ['PUBLIC_URL', 'not a url'],
+    ['PUBLIC_URL', 'https://x.example/'],
+    ['PUBLIC_URL', 'https://x.example/api?x=1'],
+    ['PUBLIC_URL', 'ftp://x.example'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['LOG_LEVEL', 'loud'],
+    ['VALIDATE_RESPONSES', 'maybe'],
+    ['BODY_LIMIT', 'lots'],
+    ['BODY_LIMIT', '1gb'],
+    ['MUNICIPIOS_SHA256', 'xyz'],
+    ['MUNICIPIOS_SHA256', 'a'.repeat(63)],
+    ['SHUTDOWN_TIMEOUT_MS', 'soon'],
+    ['SHUTDOWN_TIMEOUT_MS', '-5'],
+  ])('rejects %s=%j with a ConfigError naming the variable', (name, value) => {
+    const error = configErrorFor({ [name]: value });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.name).toBe('ConfigError');
+    expect(error.message).toMatch(/^Invalid configuration:/);
+    expect(error.message).toContain(`${name}: `);
+  });
+
+  it('names every bad variable in one message', () => {
+    const error = configErrorFor({
+      PORT: 'abc',
+      BASE_PATH: 'v1',
+      LOG_LEVEL: 'loud',
+      DATABASE_URL: 'mysql://x',
+      VALIDATE_RESPONSES: 'maybe',
+      HOST: '0.0.0.0', // valid: must not be named
+    });
+    const named = error.message
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim().split(':')[0]);
+    expect(new Set(named)).toEqual(new Set(['PORT', 'BASE_PATH', 'LOG_LEVEL', 'DATABASE_URL', 'VALIDATE_RESPONSES']));
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * The real application on a test database, listening on a free loopback port: migrated, optionally loaded
+ * with the shared municipality file, with its logs captured so tests can read them.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import type { Sequelize } from 'sequelize';
+import { createApp, type AppConfig } from '../../src/app.js';
+import { openDatabase } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrator.js';
+import { MunicipalityCatalog } from '../../src/municipalities/catalog.js';
+import { importMunicipalities } from '../../src/municipalities/import.js';
+import { defineMunicipalityModel, loadAllMunicipalities, type Municipality } from '../../src/municipalities/model.js';
+import { DEFAULT_MUNICIPIOS_SHA256 } from '../../src/config.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+
+/** Tests and CI read the municipality list from the shared folder, never from the network. */
+export const SHARED_MUNICIPIOS = process.env.MUNICIPIOS_TEST_SOURCE ?? fileURLToPath(new URL('../../../shared/data/municipios.csv', import.meta.url));
+export const SHARED_MUNICIPIOS_SHA256 = DEFAULT_MUNICIPIOS_SHA256;
+
+export const defaultAppConfig: AppConfig = {
+  basePath: '',
+  publicUrl: undefined,
+  trustProxy: false,
+  bodyLimit: 1024 * 1024,
+  validateResponses: true,
+};
+
+export interface TestApp {
+  baseUrl: string;
+  sequelize: Sequelize;
+  catalog: MunicipalityCatalog;
+  logs: Array<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  config?: Partial<AppConfig>;
+  /** Import the shared municipality file before serving. */
+  withMunicipalities?: boolean;
+  /** Replace how the catalog reads the database (to simulate failures or bad data). */
+  fetchMunicipalities?: () => Promise<Municipality[]>;
+  /** Leave the catalog unloaded, so the first request reads the database itself. */
+  skipInitialLoad?: boolean;
+  /** Send every request through the full contract pipeline (no fast paths). */
+  withoutFastPaths?: boolean;
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const logs: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'debug' }, new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line));
+      done();
+    },
+  }));
+  const database: TestDatabase = await createTestDatabase();
+  const sequelize = await openDatabase(database.url, logger);
+  await migrate(sequelize, logger);
+  if (options.withMunicipalities) {
+    await importMunicipalities(sequelize, { source: SHARED_MUNICIPIOS, sha256: SHARED_MUNICIPIOS_SHA256 });
+  }
+  const model = defineMunicipalityModel(sequelize);
+  const catalog = new MunicipalityCatalog(options.fetchMunicipalities ?? (() => loadAllMunicipalities(model)));
+  if (!options.skipInitialLoad) await catalog.reload();
+
+  const app = createApp({
+    config: { ...defaultAppConfig, ...options.config },
+    logger,
+    municipalities: catalog,
+    fastPaths: !options.withoutFastPaths,
+  });
+  const server: Server = await new Promise((resolve) => {
+    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    sequelize,
+    catalog,
+    logs,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await sequelize.close();
+      await database.drop();
+    },
+  };
+}
