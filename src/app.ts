@@ -9,6 +9,10 @@ import type { Logger } from './logger.js';
 import { buildRoutes, loadContract } from './http/contract.js';
 import { ContractSchemas } from './http/contract-schemas.js';
 import { errorHandler, translateApiError, translateBodyParserError } from './http/errors.js';
+import { corsFor, securityHeaders } from './http/hygiene.js';
+import { metricsEndpoint, recordRequests, type Metrics } from './http/metrics.js';
+import { rateLimits } from './http/rate-limits.js';
+import type { Redis } from 'ioredis';
 import { methodGuard } from './http/method-guard.js';
 import { dispatch, type OperationHandlers } from './http/operations.js';
 import { rejectInvalidRequestId, requestId } from './http/request-id.js';
@@ -18,7 +22,10 @@ import type { MunicipalityCatalog } from './municipalities/catalog.js';
 import { municipalityListFastPath } from './municipalities/fast-path.js';
 import { listMunicipalities } from './municipalities/handlers.js';
 
-export type AppConfig = Pick<Config, 'basePath' | 'publicUrl' | 'trustProxy' | 'bodyLimit' | 'validateResponses'>;
+export type AppConfig = Pick<
+  Config,
+  'basePath' | 'publicUrl' | 'trustProxy' | 'bodyLimit' | 'validateResponses' | 'corsOrigins' | 'metricsToken' | 'rateLimits'
+>;
 
 export interface AppDependencies {
   config: AppConfig;
@@ -26,9 +33,14 @@ export interface AppDependencies {
   municipalities: MunicipalityCatalog;
   /** Serve the municipality list's valid requests from pre-rendered pages (default); off sends all through the validator. */
   fastPaths?: boolean;
+  metrics: Metrics;
+  /** Shares rate-limit budgets across instances (REDIS_URL). */
+  redis?: Redis;
+  /** Namespace of rate-limit keys in Redis. */
+  rateLimitPrefix?: string;
 }
 
-export function createApp({ config, logger, municipalities, fastPaths = true }: AppDependencies): Express {
+export function createApp({ config, logger, municipalities, metrics, redis, rateLimitPrefix, fastPaths = true }: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
@@ -39,7 +51,14 @@ export function createApp({ config, logger, municipalities, fastPaths = true }: 
     listMunicipalities: listMunicipalities(municipalities, config),
   };
 
+  app.use(recordRequests(metrics));
   app.use(requestId);
+  app.use(securityHeaders());
+  const crossOrigin = corsFor(config.corsOrigins);
+  if (crossOrigin) app.use(crossOrigin);
+  app.use(metricsEndpoint(metrics, config.metricsToken));
+  const routes = buildRoutes(contract, config.basePath);
+  app.use(rateLimits({ budgets: config.rateLimits, routes, redis, keyPrefix: rateLimitPrefix }));
   if (fastPaths) {
     app.use(
       municipalityListFastPath({
@@ -53,7 +72,7 @@ export function createApp({ config, logger, municipalities, fastPaths = true }: 
   }
   app.use(requestLogging(logger));
   app.use(rejectInvalidRequestId);
-  app.use(methodGuard(buildRoutes(contract, config.basePath)));
+  app.use(methodGuard(routes));
   app.use(express.json({ limit: config.bodyLimit }));
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimit }));
   app.use(express.text({ limit: config.bodyLimit }));

@@ -5,6 +5,7 @@
  */
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
+import { DEFAULT_BUDGETS, type Budget, type RateLimitBudgets } from './http/rate-limits.js';
 
 /** The pinned upstream copy of the municipality list (see ../shared/data/README.md). */
 export const DEFAULT_MUNICIPIOS_SOURCE =
@@ -43,6 +44,17 @@ const trustProxy = z.string().transform((value, ctx): boolean | number | string 
   }
 });
 
+/** A rate-limit budget: `<requests>/<seconds>` (e.g. `20/60`), or `off`. */
+const budget = z
+  .string()
+  .regex(/^(off|[1-9]\d{0,6}\/[1-9]\d{0,5})$/i, 'must be <requests>/<seconds> such as 20/60, or off')
+  .transform((value): Budget | null => {
+    if (value.toLowerCase() === 'off') return null;
+    const [points, seconds] = value.split('/').map(Number) as [number, number];
+    return { points, seconds };
+  })
+  .optional();
+
 const environmentSchema = z.object({
   NODE_ENV: z.string().default('development'),
   PORT: z
@@ -75,6 +87,20 @@ const environmentSchema = z.object({
     .regex(/^([0-9a-f]{64})?$/i, 'must be a sha256 in hex, or empty to skip the check')
     .default(DEFAULT_MUNICIPIOS_SHA256),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  CORS_ORIGINS: z
+    .string()
+    .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^https?:\/\/[^/?#\s]+$/, 'must be a comma-separated list of origins such as https://app.palanque.app')))
+    .optional(),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters (it guards /metrics)').optional(),
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
+  KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(65_000),
+  MAX_HEADER_BYTES: z.coerce.number().int().min(1_024).max(1_048_576).default(16_384),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  RATE_LIMIT_AUTH: budget,
+  RATE_LIMIT_READ: budget,
+  RATE_LIMIT_WRITE: budget,
+  RATE_LIMIT_CALLBACK: budget,
 });
 
 export interface Config {
@@ -91,6 +117,16 @@ export interface Config {
   municipiosSource: string;
   municipiosSha256: string | undefined;
   shutdownTimeoutMs: number;
+  /** Front-end origins allowed by CORS; empty allows none. */
+  corsOrigins: string[];
+  /** Bearer token for GET /metrics; unset disables the endpoint. */
+  metricsToken: string | undefined;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxHeaderBytes: number;
+  /** Shared store for rate limits across instances; memory per instance when unset. */
+  redisUrl: string | undefined;
+  rateLimits: RateLimitBudgets;
 }
 
 export class ConfigError extends Error {
@@ -105,7 +141,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   );
   const parsed = environmentSchema.safeParse(present);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    const problems = parsed.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const env = parsed.data;
@@ -125,5 +161,22 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     municipiosSource: env.MUNICIPIOS_SOURCE,
     municipiosSha256: env.MUNICIPIOS_SHA256 === '' ? undefined : env.MUNICIPIOS_SHA256.toLowerCase(),
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    corsOrigins: env.CORS_ORIGINS ?? [],
+    metricsToken: env.METRICS_TOKEN,
+    requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
+    maxHeaderBytes: env.MAX_HEADER_BYTES,
+    redisUrl: env.REDIS_URL,
+    rateLimits: {
+      auth: pick(env.RATE_LIMIT_AUTH, DEFAULT_BUDGETS.auth),
+      read: pick(env.RATE_LIMIT_READ, DEFAULT_BUDGETS.read),
+      write: pick(env.RATE_LIMIT_WRITE, DEFAULT_BUDGETS.write),
+      callback: pick(env.RATE_LIMIT_CALLBACK, DEFAULT_BUDGETS.callback),
+    },
   };
+}
+
+/** A configured budget (null = off) or the default when the variable is unset. */
+function pick(configured: Budget | null | undefined, fallback: Budget | undefined): Budget | undefined {
+  return configured === undefined ? fallback : (configured ?? undefined);
 }

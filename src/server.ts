@@ -6,7 +6,9 @@ import 'dotenv/config';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { openDatabase } from './db/database.js';
+import { openDatabase, poolStatsOf } from './db/database.js';
+import { createHttpServer } from './http/listen.js';
+import { Metrics } from './http/metrics.js';
 import { migrate } from './db/migrator.js';
 import { createShutdown } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
@@ -14,6 +16,7 @@ import { MunicipalityCatalog } from './municipalities/catalog.js';
 import { importMunicipalities } from './municipalities/import.js';
 import { defineMunicipalityModel, loadAllMunicipalities } from './municipalities/model.js';
 import type { Sequelize } from 'sequelize';
+import { Redis } from 'ioredis';
 
 async function main(): Promise<void> {
   const config = readConfigOrExit();
@@ -26,8 +29,10 @@ async function main(): Promise<void> {
   await municipalities.reload();
   if (municipalities.size === 0) await importOnFirstStart(sequelize, config, logger, municipalities);
 
-  const app = createApp({ config, logger, municipalities });
-  const server = app.listen(config.port, config.host);
+  const metrics = new Metrics(() => poolStatsOf(sequelize));
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
+  const app = createApp({ config, logger, municipalities, metrics, redis });
+  const server = createHttpServer(app, config).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const { address, port } = server.address() as AddressInfo;
   logger.info({ address, port, base_path: config.basePath, database: sequelize.getDialect() }, `listening on http://${address}:${port}${config.basePath}`);
@@ -35,11 +40,25 @@ async function main(): Promise<void> {
   const shutdown = createShutdown(server, {
     timeoutMs: config.shutdownTimeoutMs,
     logger,
-    release: () => sequelize.close(),
+    release: async () => {
+      await redis?.quit();
+      await sequelize.close();
+    },
   });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => void shutdown(signal).then(() => process.exit(0)));
+    // Exit only once the asynchronous log destination has written everything, in order.
+    process.once(signal, () => void shutdown(signal).then(() => logger.flush(() => process.exit(0))));
   }
+}
+
+/**
+ * Redis for the shared rate limits. Commands fail fast while it is down (no offline queue) and the
+ * limiter falls back to memory, so an outage degrades the limits instead of the API.
+ */
+function connectRedis(url: string, logger: Logger): Redis {
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  redis.on('error', (error: Error) => logger.warn({ reason: error.message }, 'redis unavailable; rate limits fall back to this instance'));
+  return redis;
 }
 
 function readConfigOrExit(): Config {

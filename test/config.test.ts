@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_MUNICIPIOS_SHA256, DEFAULT_MUNICIPIOS_SOURCE, loadConfig } from '../src/config.js';
+import { DEFAULT_BUDGETS } from '../src/http/rate-limits.js';
 
 /** The ConfigError thrown for an environment, failing the test when loadConfig accepts it. */
 function configErrorFor(env: NodeJS.ProcessEnv): ConfigError {
@@ -35,6 +36,13 @@ describe('loadConfig defaults', () => {
       municipiosSource: DEFAULT_MUNICIPIOS_SOURCE,
       municipiosSha256: DEFAULT_MUNICIPIOS_SHA256,
       shutdownTimeoutMs: 10_000,
+      corsOrigins: [],
+      metricsToken: undefined,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 65_000,
+      maxHeaderBytes: 16_384,
+      redisUrl: undefined,
+      rateLimits: DEFAULT_BUDGETS,
     });
   });
 
@@ -72,6 +80,16 @@ describe('loadConfig values', () => {
       MUNICIPIOS_SOURCE: '/srv/data/municipios.csv',
       MUNICIPIOS_SHA256: 'a'.repeat(64),
       SHUTDOWN_TIMEOUT_MS: '2500',
+      CORS_ORIGINS: 'https://app.palanque.app, http://localhost:5173',
+      METRICS_TOKEN: 'scrape-me-0123456789abcdef',
+      REQUEST_TIMEOUT_MS: '15000',
+      KEEP_ALIVE_TIMEOUT_MS: '75000',
+      MAX_HEADER_BYTES: '32768',
+      REDIS_URL: 'redis://cache.internal:6379/2',
+      RATE_LIMIT_AUTH: '5/10',
+      RATE_LIMIT_READ: 'off',
+      RATE_LIMIT_WRITE: '100/60',
+      RATE_LIMIT_CALLBACK: 'OFF',
     });
     expect(config).toEqual({
       env: 'production',
@@ -87,6 +105,13 @@ describe('loadConfig values', () => {
       municipiosSource: '/srv/data/municipios.csv',
       municipiosSha256: 'a'.repeat(64),
       shutdownTimeoutMs: 2500,
+      corsOrigins: ['https://app.palanque.app', 'http://localhost:5173'],
+      metricsToken: 'scrape-me-0123456789abcdef',
+      requestTimeoutMs: 15_000,
+      keepAliveTimeoutMs: 75_000,
+      maxHeaderBytes: 32_768,
+      redisUrl: 'redis://cache.internal:6379/2',
+      rateLimits: { auth: { points: 5, seconds: 10 }, read: undefined, write: { points: 100, seconds: 60 }, callback: undefined },
     });
   });
 
@@ -148,6 +173,15 @@ describe('loadConfig errors', () => {
     ['PORT', '1e3'],
     ['PORT', '0x10'],
     ['TRUST_PROXY', 'yes please'],
+    ['CORS_ORIGINS', 'app.palanque.app'],
+    ['CORS_ORIGINS', 'https://app.palanque.app/'],
+    ['METRICS_TOKEN', 'short'],
+    ['REDIS_URL', 'localhost:6379'],
+    ['RATE_LIMIT_AUTH', '20'],
+    ['RATE_LIMIT_READ', '0/60'],
+    ['RATE_LIMIT_WRITE', 'lots'],
+    ['REQUEST_TIMEOUT_MS', '10'],
+    ['MAX_HEADER_BYTES', '10'],
     ['TRUST_PROXY', '10.0.0.0/99'],
     ['BASE_PATH', 'v1'],
     ['BASE_PATH', '/v1/'],

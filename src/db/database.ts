@@ -5,6 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { Sequelize } from 'sequelize';
+import type { PoolStats } from '../http/metrics.js';
 import type { Logger } from '../logger.js';
 import { projectRoot } from '../project-root.js';
 
@@ -37,4 +38,11 @@ function sqliteStorage(databaseUrl: string): string {
   const file = isAbsolute(location) ? location : resolve(projectRoot, location);
   mkdirSync(dirname(file), { recursive: true });
   return file;
+}
+
+/** Connection-pool figures for the metrics (PostgreSQL; SQLite keeps one connection and no pool). */
+export function poolStatsOf(sequelize: Sequelize): PoolStats | undefined {
+  const pool = (sequelize.connectionManager as unknown as { pool?: Partial<PoolStats> }).pool;
+  if (sequelize.getDialect() === 'sqlite' || !pool) return undefined;
+  return { size: pool.size ?? 0, available: pool.available ?? 0, using: pool.using ?? 0, waiting: pool.waiting ?? 0 };
 }

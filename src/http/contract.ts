@@ -22,6 +22,8 @@ export interface Route {
   methods: string[];
   /** The `Allow` header: the spec's methods, then HEAD (wherever GET is) and OPTIONS. */
   allow: string;
+  /** operationId of each method (upper-case). */
+  operationIds: Record<string, string>;
   matches: MatchFunction<Partial<Record<string, string>>>;
 }
 
@@ -31,10 +33,13 @@ export function buildRoutes(document: OpenApiDocument, basePath: string): Route[
     const methods = Object.keys(pathItem)
       .filter((key) => HTTP_METHODS.includes(key))
       .map((method) => method.toUpperCase());
+    const operationIds = Object.fromEntries(
+      methods.map((method) => [method, String((pathItem[method.toLowerCase()] as { operationId?: string }).operationId)]),
+    );
     const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
     // Same matching rules as express-openapi-validator (path-to-regexp, case-insensitive), so both agree.
     const expressPath = (basePath + template).replace(/\{([^}]+)\}/g, ':$1');
-    return { template, methods, allow, matches: match(expressPath, { decode: decodeURIComponent }) };
+    return { template, methods, allow, operationIds, matches: match(expressPath, { decode: decodeURIComponent }) };
   });
 }
 

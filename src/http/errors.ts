@@ -54,7 +54,8 @@ export function errorHandler(translators: ErrorTranslator[]): ErrorRequestHandle
   return (error, req, res, next) => {
     if (res.headersSent) return next(error);
     const apiError = translators.reduce<ApiError | undefined>((found, translate) => found ?? translate(error, req), undefined);
-    if (apiError && apiError.status < 500) {
+    // Errors we raised on purpose (4xx, 501, 503) are answers, not failures: no stack in the logs.
+    if (apiError && (apiError.status < 500 || error instanceof ApiError)) {
       sendError(res, apiError);
       return;
     }

@@ -9,6 +9,7 @@ export function requestLogging(logger: Logger): RequestHandler {
     genReqId: (_req, res) => String((res as unknown as { locals: { requestId?: string } }).locals.requestId ?? ''),
     customAttributeKeys: { reqId: 'request_id' },
     quietReqLogger: true, // req.log lines carry just the request id, not the whole request
-    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+    // 500 is a failure; 501 (not implemented yet) and 503 (data not loaded) are expected states.
+    customLogLevel: (_req, res) => (res.statusCode === 500 ? 'error' : res.statusCode > 500 ? 'warn' : 'info'),
   }) as unknown as RequestHandler;
 }

@@ -66,6 +66,7 @@ export function municipalityListFastPath({ catalog, schemas, urls, validateRespo
       cache.set(key, rendered);
     }
 
+    res.locals.operationId = 'listMunicipalities';
     res.setHeader('Cache-Control', CACHE_CONTROL);
     res.setHeader('ETag', rendered.etag);
     if (ifNoneMatchHits(ifNoneMatch, rendered.etag)) {

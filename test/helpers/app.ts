@@ -7,9 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
+import type { Redis } from 'ioredis';
 import type { Sequelize } from 'sequelize';
 import { createApp, type AppConfig } from '../../src/app.js';
-import { openDatabase } from '../../src/db/database.js';
+import { openDatabase, poolStatsOf } from '../../src/db/database.js';
+import { Metrics } from '../../src/http/metrics.js';
 import { migrate } from '../../src/db/migrator.js';
 import { MunicipalityCatalog } from '../../src/municipalities/catalog.js';
 import { importMunicipalities } from '../../src/municipalities/import.js';
@@ -27,6 +29,10 @@ export const defaultAppConfig: AppConfig = {
   trustProxy: false,
   bodyLimit: 1024 * 1024,
   validateResponses: true,
+  corsOrigins: [],
+  metricsToken: undefined,
+  // Off unless a test sets them: tests send many requests from one address.
+  rateLimits: { auth: undefined, read: undefined, write: undefined, callback: undefined },
 };
 
 export interface TestApp {
@@ -47,6 +53,9 @@ export interface TestAppOptions {
   skipInitialLoad?: boolean;
   /** Send every request through the full contract pipeline (no fast paths). */
   withoutFastPaths?: boolean;
+  /** Share rate-limit budgets through this Redis, under this key prefix. */
+  redis?: Redis;
+  rateLimitPrefix?: string;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -72,6 +81,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     logger,
     municipalities: catalog,
     fastPaths: !options.withoutFastPaths,
+    metrics: new Metrics(() => poolStatsOf(sequelize)),
+    redis: options.redis,
+    rateLimitPrefix: options.rateLimitPrefix,
   });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
