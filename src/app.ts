@@ -3,6 +3,7 @@
  * path/method guard, the body parsers and the contract validator before reaching its operation's handler;
  * every error leaves through one handler in the error model.
  */
+import type { IncomingMessage } from 'node:http';
 import express, { type Express } from 'express';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
@@ -11,6 +12,7 @@ import { ContractSchemas } from './http/contract-schemas.js';
 import { errorHandler, translateApiError, translateBodyParserError } from './http/errors.js';
 import { corsFor, securityHeaders } from './http/hygiene.js';
 import { metricsEndpoint, recordRequests, type Metrics } from './http/metrics.js';
+import { idempotency, type IdempotencyStore } from './http/idempotency.js';
 import { rateLimits } from './http/rate-limits.js';
 import type { Redis } from 'ioredis';
 import { methodGuard } from './http/method-guard.js';
@@ -38,9 +40,13 @@ export interface AppDependencies {
   redis?: Redis;
   /** Namespace of rate-limit keys in Redis. */
   rateLimitPrefix?: string;
+  idempotencyKeys: IdempotencyStore;
+  /** Handlers to use instead of (or beyond) the built-in ones, by operationId. */
+  handlers?: OperationHandlers;
 }
 
-export function createApp({ config, logger, municipalities, metrics, redis, rateLimitPrefix, fastPaths = true }: AppDependencies): Express {
+export function createApp(dependencies: AppDependencies): Express {
+  const { config, logger, municipalities, metrics, redis, rateLimitPrefix, idempotencyKeys, fastPaths = true } = dependencies;
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
@@ -49,6 +55,7 @@ export function createApp({ config, logger, municipalities, metrics, redis, rate
   const contract = loadContract();
   const handlers: OperationHandlers = {
     listMunicipalities: listMunicipalities(municipalities, config),
+    ...dependencies.handlers,
   };
 
   app.use(recordRequests(metrics));
@@ -73,10 +80,15 @@ export function createApp({ config, logger, municipalities, metrics, redis, rate
   app.use(requestLogging(logger));
   app.use(rejectInvalidRequestId);
   app.use(methodGuard(routes));
-  app.use(express.json({ limit: config.bodyLimit }));
-  app.use(express.urlencoded({ extended: false, limit: config.bodyLimit }));
-  app.use(express.text({ limit: config.bodyLimit }));
+  // The raw bytes are kept for the idempotency fingerprint ("the same body" means the same bytes).
+  const keepRawBody = (req: IncomingMessage, _res: unknown, raw: Buffer) => {
+    (req as IncomingMessage & { rawBody?: Buffer }).rawBody = raw;
+  };
+  app.use(express.json({ limit: config.bodyLimit, verify: keepRawBody }));
+  app.use(express.urlencoded({ extended: false, limit: config.bodyLimit, verify: keepRawBody }));
+  app.use(express.text({ limit: config.bodyLimit, verify: keepRawBody }));
   app.use(contractValidator(contract, config.basePath, config.validateResponses));
+  app.use(idempotency(idempotencyKeys, logger));
   app.use(dispatch(handlers));
   app.use(errorHandler([translateApiError, translateBodyParserError, translateValidatorError]));
   return app;

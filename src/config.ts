@@ -96,6 +96,7 @@ const environmentSchema = z.object({
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(65_000),
   MAX_HEADER_BYTES: z.coerce.number().int().min(1_024).max(1_048_576).default(16_384),
+  IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(24 * 3600),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
   RATE_LIMIT_AUTH: budget,
   RATE_LIMIT_READ: budget,
@@ -127,6 +128,8 @@ export interface Config {
   /** Shared store for rate limits across instances; memory per instance when unset. */
   redisUrl: string | undefined;
   rateLimits: RateLimitBudgets;
+  /** How long an Idempotency-Key and its stored answer are kept. */
+  idempotencyTtlMs: number;
 }
 
 export class ConfigError extends Error {
@@ -167,6 +170,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
     maxHeaderBytes: env.MAX_HEADER_BYTES,
     redisUrl: env.REDIS_URL,
+    idempotencyTtlMs: env.IDEMPOTENCY_TTL_SECONDS * 1000,
     rateLimits: {
       auth: pick(env.RATE_LIMIT_AUTH, DEFAULT_BUDGETS.auth),
       read: pick(env.RATE_LIMIT_READ, DEFAULT_BUDGETS.read),

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, poolStatsOf } from './db/database.js';
+import { IdempotencyStore } from './http/idempotency.js';
 import { createHttpServer } from './http/listen.js';
 import { Metrics } from './http/metrics.js';
 import { migrate } from './db/migrator.js';
@@ -31,7 +32,13 @@ async function main(): Promise<void> {
 
   const metrics = new Metrics(() => poolStatsOf(sequelize));
   const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
-  const app = createApp({ config, logger, municipalities, metrics, redis });
+  const idempotencyKeys = new IdempotencyStore(sequelize, {
+    ttlMs: config.idempotencyTtlMs,
+    abandonAfterMs: Math.max(60_000, 2 * config.requestTimeoutMs),
+  });
+  const purge = setInterval(() => void purgeExpiredKeys(idempotencyKeys, logger), PURGE_INTERVAL_MS);
+  purge.unref();
+  const app = createApp({ config, logger, municipalities, metrics, redis, idempotencyKeys });
   const server = createHttpServer(app, config).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const { address, port } = server.address() as AddressInfo;
@@ -41,6 +48,7 @@ async function main(): Promise<void> {
     timeoutMs: config.shutdownTimeoutMs,
     logger,
     release: async () => {
+      clearInterval(purge);
       await redis?.quit();
       await sequelize.close();
     },
@@ -59,6 +67,17 @@ function connectRedis(url: string, logger: Logger): Redis {
   const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   redis.on('error', (error: Error) => logger.warn({ reason: error.message }, 'redis unavailable; rate limits fall back to this instance'));
   return redis;
+}
+
+const PURGE_INTERVAL_MS = 10 * 60_000;
+
+async function purgeExpiredKeys(store: IdempotencyStore, logger: Logger): Promise<void> {
+  try {
+    const purged = await store.purgeExpired();
+    if (purged > 0) logger.info({ purged }, 'expired idempotency keys purged');
+  } catch (error) {
+    logger.warn({ err: error }, 'could not purge expired idempotency keys');
+  }
 }
 
 function readConfigOrExit(): Config {

@@ -43,6 +43,7 @@ describe('loadConfig defaults', () => {
       maxHeaderBytes: 16_384,
       redisUrl: undefined,
       rateLimits: DEFAULT_BUDGETS,
+      idempotencyTtlMs: 86_400_000,
     });
   });
 
@@ -90,6 +91,7 @@ describe('loadConfig values', () => {
       RATE_LIMIT_READ: 'off',
       RATE_LIMIT_WRITE: '100/60',
       RATE_LIMIT_CALLBACK: 'OFF',
+      IDEMPOTENCY_TTL_SECONDS: '3600',
     });
     expect(config).toEqual({
       env: 'production',
@@ -112,6 +114,7 @@ describe('loadConfig values', () => {
       maxHeaderBytes: 32_768,
       redisUrl: 'redis://cache.internal:6379/2',
       rateLimits: { auth: { points: 5, seconds: 10 }, read: undefined, write: { points: 100, seconds: 60 }, callback: undefined },
+      idempotencyTtlMs: 3_600_000,
     });
   });
 
@@ -177,6 +180,7 @@ describe('loadConfig errors', () => {
     ['CORS_ORIGINS', 'https://app.palanque.app/'],
     ['METRICS_TOKEN', 'short'],
     ['REDIS_URL', 'localhost:6379'],
+    ['IDEMPOTENCY_TTL_SECONDS', '5'],
     ['RATE_LIMIT_AUTH', '20'],
     ['RATE_LIMIT_READ', '0/60'],
     ['RATE_LIMIT_WRITE', 'lots'],

@@ -6,8 +6,9 @@ import { Umzug, SequelizeStorage } from 'umzug';
 import type { Sequelize } from 'sequelize';
 import type { Logger } from '../logger.js';
 import * as municipalities from './migrations/0001-municipalities.js';
+import * as idempotencyKeys from './migrations/0002-idempotency-keys.js';
 
-const migrations = [municipalities];
+const migrations = [municipalities, idempotencyKeys];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

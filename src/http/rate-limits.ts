@@ -10,11 +10,11 @@
  * Every answer carries `RateLimit-Policy: <limit>;w=<window>` and `RateLimit: limit=, remaining=, reset=`;
  * a request over budget gets 429 `rate_limited` with `Retry-After`.
  */
-import { createHash } from 'node:crypto';
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiError } from './errors.js';
+import { clientKey } from './client.js';
 import { findRoute, type Route } from './contract.js';
 
 export type RateLimitGroup = 'auth' | 'read' | 'write' | 'callback';
@@ -101,13 +101,6 @@ export function rateLimits({ budgets, routes, redis, keyPrefix = 'palanque:rl' }
 
 function describe(budget: Budget, state: RateLimiterRes): string {
   return `limit=${budget.points}, remaining=${Math.max(0, state.remainingPoints)}, reset=${Math.ceil(state.msBeforeNext / 1000)}`;
-}
-
-/** The caller: a hash of its API key when it sends one, else its address (X-Forwarded-For when trusted). */
-function clientKey(req: Request): string {
-  const credentials = /^(?:Token|Bearer) (.+)$/i.exec(req.get('Authorization') ?? '')?.[1];
-  if (credentials) return `key:${createHash('sha256').update(credentials).digest('base64url')}`;
-  return `ip:${req.ip ?? 'unknown'}`;
 }
 
 /** operationId of a method and path, remembering exact paths so the hot path skips the regexes. */

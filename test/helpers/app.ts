@@ -12,6 +12,8 @@ import type { Sequelize } from 'sequelize';
 import { createApp, type AppConfig } from '../../src/app.js';
 import { openDatabase, poolStatsOf } from '../../src/db/database.js';
 import { Metrics } from '../../src/http/metrics.js';
+import { IdempotencyStore, type IdempotencySettings } from '../../src/http/idempotency.js';
+import type { OperationHandlers } from '../../src/http/operations.js';
 import { migrate } from '../../src/db/migrator.js';
 import { MunicipalityCatalog } from '../../src/municipalities/catalog.js';
 import { importMunicipalities } from '../../src/municipalities/import.js';
@@ -39,6 +41,8 @@ export interface TestApp {
   baseUrl: string;
   sequelize: Sequelize;
   catalog: MunicipalityCatalog;
+  idempotencyKeys: IdempotencyStore;
+  database: TestDatabase;
   logs: Array<Record<string, unknown>>;
   close(): Promise<void>;
 }
@@ -56,6 +60,10 @@ export interface TestAppOptions {
   /** Share rate-limit budgets through this Redis, under this key prefix. */
   redis?: Redis;
   rateLimitPrefix?: string;
+  /** Use this database (shared with another app) instead of a fresh one; the caller drops it. */
+  database?: TestDatabase;
+  idempotency?: Partial<IdempotencySettings>;
+  handlers?: OperationHandlers;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -66,7 +74,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       done();
     },
   }));
-  const database: TestDatabase = await createTestDatabase();
+  const database: TestDatabase = options.database ?? (await createTestDatabase());
   const sequelize = await openDatabase(database.url, logger);
   await migrate(sequelize, logger);
   if (options.withMunicipalities) {
@@ -76,6 +84,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const catalog = new MunicipalityCatalog(options.fetchMunicipalities ?? (() => loadAllMunicipalities(model)));
   if (!options.skipInitialLoad) await catalog.reload();
 
+  const idempotencyKeys = new IdempotencyStore(sequelize, { ttlMs: 24 * 3600_000, abandonAfterMs: 60_000, ...options.idempotency });
   const app = createApp({
     config: { ...defaultAppConfig, ...options.config },
     logger,
@@ -84,6 +93,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     metrics: new Metrics(() => poolStatsOf(sequelize)),
     redis: options.redis,
     rateLimitPrefix: options.rateLimitPrefix,
+    idempotencyKeys,
+    handlers: options.handlers,
   });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
@@ -93,12 +104,14 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     baseUrl: `http://127.0.0.1:${port}`,
     sequelize,
     catalog,
+    idempotencyKeys,
+    database,
     logs,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await sequelize.close();
-      await database.drop();
+      if (!options.database) await database.drop();
     },
   };
 }

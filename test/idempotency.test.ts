@@ -1,0 +1,208 @@
+/**
+ * Idempotency-Key on POST: a retried POST never acts twice. The contract's POSTs are not implemented
+ * yet (501), so these tests give POST /api/account/ (syncElectionsPanel) a stand-in handler that
+ * counts its runs and answers what the contract says it answers (201 with a job).
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { OperationHandler } from '../src/http/operations.js';
+import { ApiError } from '../src/http/errors.js';
+import { startTestApp, type TestApp, type TestAppOptions } from './helpers/app.js';
+import { createTestDatabase } from './helpers/database.js';
+
+interface StandIn {
+  runs: number;
+  delayMs: number;
+  failNext: boolean;
+  /** An error in the error model to answer with instead of the job. */
+  failWith?: ApiError;
+  handler: OperationHandler<'syncElectionsPanel'>;
+}
+
+function standIn(): StandIn {
+  const state: StandIn = {
+    runs: 0,
+    delayMs: 0,
+    failNext: false,
+    handler: async (_req, res) => {
+      state.runs += 1;
+      if (state.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
+      if (state.failWith) throw state.failWith;
+      if (state.failNext) {
+        state.failNext = false;
+        throw new Error('the elections panel is down');
+      }
+      const now = new Date().toISOString();
+      res.status(201).json({
+        success: true,
+        data: { id: randomUUID(), kind: 'elections_panel_sync', state: 'queued', attempts: 0, created_at: now, updated_at: now, error: null },
+        message: `The sync was queued (run ${state.runs}).`,
+        request_id: String(res.locals.requestId),
+      });
+    },
+  };
+  return state;
+}
+
+const apps: TestApp[] = [];
+const cleanups: Array<() => Promise<void>> = [];
+async function start(options: TestAppOptions = {}): Promise<{ app: TestApp; stand: StandIn }> {
+  const stand = standIn();
+  const app = await startTestApp({ ...options, handlers: { syncElectionsPanel: stand.handler } });
+  apps.push(app);
+  return { app, stand };
+}
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((app) => app.close()));
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+const body = (token = 'pnl_live_3kR9sT2vX8yZ1aB4') => JSON.stringify({ sync_sm: { elections_token: token } });
+
+function sync(app: TestApp, key: string | undefined, payload = body(), authorization = 'Token ana-key') {
+  return fetch(`${app.baseUrl}/api/account/`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: authorization, ...(key ? { 'Idempotency-Key': key } : {}) },
+    body: payload,
+  });
+}
+
+describe('replay', () => {
+  it('replays the first answer byte for byte, saying so, without running the operation again', async () => {
+    const { app, stand } = await start();
+    const first = await sync(app, 'key-1');
+    const firstBody = await first.text();
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+
+    const again = await sync(app, 'key-1');
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.headers.get('content-type')).toBe(first.headers.get('content-type'));
+    expect(await again.text()).toBe(firstBody);
+    expect(stand.runs).toBe(1);
+  });
+
+  it('treats the quoted form of the draft as the same key', async () => {
+    const { app, stand } = await start();
+    await sync(app, 'key-2');
+    const quoted = await sync(app, '"key-2"');
+    expect(quoted.headers.get('idempotent-replayed')).toBe('true');
+    expect(stand.runs).toBe(1);
+  });
+
+  it('stores 4xx answers too: they are complete answers', async () => {
+    const { app, stand } = await start();
+    stand.failWith = new ApiError(403, 'forbidden', 'Not allowed.');
+    const first = await sync(app, 'key-3');
+    const again = await sync(app, 'key-3');
+    expect([first.status, again.status]).toEqual([403, 403]);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(stand.runs).toBe(1);
+  });
+
+  it('runs every POST without a key', async () => {
+    const { app, stand } = await start();
+    await sync(app, undefined);
+    await sync(app, undefined);
+    expect(stand.runs).toBe(2);
+  });
+
+  it('keeps keys per caller: the same key from another caller is another request', async () => {
+    const { app, stand } = await start();
+    await sync(app, 'shared-key', body(), 'Token ana-key');
+    const other = await sync(app, 'shared-key', body(), 'Token carlos-key');
+    expect(other.headers.get('idempotent-replayed')).toBeNull();
+    expect(stand.runs).toBe(2);
+  });
+});
+
+describe('refusals', () => {
+  it('answers 422 idempotency_key_reused to the same key with another body', async () => {
+    const { app, stand } = await start();
+    await sync(app, 'key-4', body('token-a'));
+    const other = await sync(app, 'key-4', body('token-b'));
+    expect(other.status).toBe(422);
+    expect(await other.json()).toMatchObject({ success: false, error: { code: 'idempotency_key_reused', details: [{ field: 'Idempotency-Key' }] } });
+    expect(stand.runs).toBe(1);
+  });
+
+  it('answers 409 idempotency_key_in_flight while the first request still runs', async () => {
+    const { app, stand } = await start();
+    stand.delayMs = 400;
+    const first = sync(app, 'key-5');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const during = await sync(app, 'key-5');
+    expect(during.status).toBe(409);
+    expect(during.headers.get('retry-after')).toBe('1');
+    expect(await during.json()).toMatchObject({ error: { code: 'idempotency_key_in_flight' } });
+    expect((await first).status).toBe(201);
+    expect((await sync(app, 'key-5')).headers.get('idempotent-replayed')).toBe('true');
+    expect(stand.runs).toBe(1);
+  });
+
+  it('does not pin a key on a 5xx: the retry runs', async () => {
+    const { app, stand } = await start();
+    stand.failNext = true;
+    expect((await sync(app, 'key-6')).status).toBe(500);
+    const retry = await sync(app, 'key-6');
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(stand.runs).toBe(2);
+  });
+});
+
+describe('expiry', () => {
+  it('forgets a key after its time to live, and purges it', async () => {
+    const { app, stand } = await start({ idempotency: { ttlMs: 200 } });
+    await sync(app, 'key-7');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const later = await sync(app, 'key-7');
+    expect(later.headers.get('idempotent-replayed')).toBeNull();
+    expect(stand.runs).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await app.idempotencyKeys.purgeExpired()).toBe(1);
+    expect(await app.idempotencyKeys.purgeExpired()).toBe(0);
+  });
+
+  it('stops a claim left by a crashed request from blocking its key', async () => {
+    const { app, stand } = await start({ idempotency: { abandonAfterMs: 200 } });
+    // A claim whose request never answered, as a crash would leave it.
+    const crashed = await app.idempotencyKeys.claim({ key: 'key-8', caller: 'key:x', method: 'POST', path: '/api/account/' }, 'f');
+    expect(crashed.kind).toBe('claimed');
+    const orphan = await app.idempotencyKeys.claim({ key: 'key-8', caller: 'key:x', method: 'POST', path: '/api/account/' }, 'f');
+    expect(orphan.kind).toBe('in_flight');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const after = await app.idempotencyKeys.claim({ key: 'key-8', caller: 'key:x', method: 'POST', path: '/api/account/' }, 'f');
+    expect(after.kind).toBe('claimed');
+    expect(stand.runs).toBe(0);
+  });
+});
+
+describe('races', () => {
+  async function race(targets: TestApp[], stand: StandIn[]): Promise<number[]> {
+    const attempts = Array.from({ length: 12 }, (_, i) => sync(targets[i % targets.length]!, 'racing-key'));
+    const statuses = (await Promise.all(attempts)).map((response) => response.status);
+    expect(stand.reduce((total, s) => total + s.runs, 0)).toBe(1);
+    return statuses;
+  }
+
+  it('runs the operation once when requests with one key race on one instance', async () => {
+    const { app, stand } = await start();
+    stand.delayMs = 150;
+    const statuses = await race([app], [stand]);
+    expect(statuses.filter((status) => status === 201).length).toBeGreaterThanOrEqual(1);
+    expect(statuses.every((status) => status === 201 || status === 409)).toBe(true);
+  });
+
+  it('runs the operation once when they race on two instances sharing a database', async () => {
+    const database = await createTestDatabase();
+    cleanups.push(() => database.drop());
+    const one = await start({ database });
+    const two = await start({ database });
+    one.stand.delayMs = 150;
+    two.stand.delayMs = 150;
+    const statuses = await race([one.app, two.app], [one.stand, two.stand]);
+    expect(statuses.every((status) => status === 201 || status === 409)).toBe(true);
+  });
+});
