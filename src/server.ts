@@ -8,6 +8,7 @@ import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, poolStatsOf } from './db/database.js';
 import { IdempotencyStore } from './http/idempotency.js';
+import { createJobQueue } from './jobs/index.js';
 import { createHttpServer } from './http/listen.js';
 import { Metrics } from './http/metrics.js';
 import { migrate } from './db/migrator.js';
@@ -30,7 +31,9 @@ async function main(): Promise<void> {
   await municipalities.reload();
   if (municipalities.size === 0) await importOnFirstStart(sequelize, config, logger, municipalities);
 
-  const metrics = new Metrics(() => poolStatsOf(sequelize));
+  const jobs = createJobQueue(config.databaseUrl, sequelize, logger);
+  await jobs.start();
+  const metrics = new Metrics({ poolStats: () => poolStatsOf(sequelize), jobStats: () => jobs.stats() });
   const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
   const idempotencyKeys = new IdempotencyStore(sequelize, {
     ttlMs: config.idempotencyTtlMs,
@@ -49,6 +52,7 @@ async function main(): Promise<void> {
     logger,
     release: async () => {
       clearInterval(purge);
+      await jobs.stop();
       await redis?.quit();
       await sequelize.close();
     },

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer } from '../src/http/listen.js';
+import { Metrics } from '../src/http/metrics.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 
 const FRONT_END = 'https://app.palanque.test';
@@ -118,6 +119,16 @@ describe('metrics', () => {
     } finally {
       await plain.close();
     }
+  });
+});
+
+describe('job metrics', () => {
+  it('reports the job queue by state', async () => {
+    const metrics = new Metrics({ jobStats: async () => ({ queued: 4, running: 1, failed: 2 }) });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('palanque_jobs{state="queued"} 4');
+    expect(text).toContain('palanque_jobs{state="running"} 1');
+    expect(text).toContain('palanque_jobs{state="failed"} 2');
   });
 });
 

@@ -7,8 +7,9 @@ import type { Sequelize } from 'sequelize';
 import type { Logger } from '../logger.js';
 import * as municipalities from './migrations/0001-municipalities.js';
 import * as idempotencyKeys from './migrations/0002-idempotency-keys.js';
+import * as jobs from './migrations/0003-jobs.js';
 
-const migrations = [municipalities, idempotencyKeys];
+const migrations = [municipalities, idempotencyKeys, jobs];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

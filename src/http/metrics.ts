@@ -1,12 +1,13 @@
 /**
  * Prometheus metrics (prom-client): requests and their latency by operationId, method and status, the
- * database pool, and Node's process metrics. Served at GET /metrics to a caller holding METRICS_TOKEN
+ * database pool, the job queue, and Node's process metrics. Served at GET /metrics to a caller holding METRICS_TOKEN
  * (Authorization: Bearer <token>), and not at all when no token is configured: metrics reveal traffic
  * and must not be public.
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { JobStats } from '../jobs/queue.js';
 
 export interface PoolStats {
   size: number;
@@ -31,8 +32,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(poolStats?: () => PoolStats | undefined) {
+  constructor({ poolStats, jobStats }: { poolStats?: () => PoolStats | undefined; jobStats?: () => Promise<JobStats> } = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: 'palanque_' });
+    if (jobStats) {
+      new Gauge({
+        name: 'palanque_jobs',
+        help: 'Background jobs by state (failed counts failed and dead jobs).',
+        labelNames: ['state'] as const,
+        registers: [this.registry],
+        async collect() {
+          const stats = await jobStats();
+          for (const state of ['queued', 'running', 'failed'] as const) this.set({ state }, stats[state]);
+        },
+      });
+    }
     if (poolStats) {
       new Gauge({
         name: 'palanque_db_pool_connections',

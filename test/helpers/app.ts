@@ -90,7 +90,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     logger,
     municipalities: catalog,
     fastPaths: !options.withoutFastPaths,
-    metrics: new Metrics(() => poolStatsOf(sequelize)),
+    metrics: new Metrics({ poolStats: () => poolStatsOf(sequelize) }),
     redis: options.redis,
     rateLimitPrefix: options.rateLimitPrefix,
     idempotencyKeys,
