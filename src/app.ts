@@ -1,7 +1,9 @@
 /**
- * The Express application, built on the contract: every request passes the request id, the log, the
- * path/method guard, the body parsers and the contract validator before reaching its operation's handler;
- * every error leaves through one handler in the error model.
+ * The Express application, built on the contract. Every request passes, in order: metrics, the request
+ * id, security headers and CORS, the rate limiter, the municipality list's fast path (which answers the
+ * valid requests it can prove valid), the request log, the path/method guard, the body parsers, the
+ * contract validator and the idempotency keys, before reaching its operation's handler; every error
+ * leaves through one handler in the error model.
  */
 import type { IncomingMessage } from 'node:http';
 import express, { type Express } from 'express';
