@@ -2333,7 +2333,7 @@ export interface operations {
             query?: {
                 /** @description The reset token received by e-mail (step 2 only). */
                 token?: string;
-                /** @description E-mail address of the account to reset. */
+                /** @description E-mail address of the account to reset. Its `@` may be sent as is or encoded (`%40`). */
                 email?: string;
             };
             header?: {
@@ -2437,7 +2437,7 @@ export interface operations {
     checkEmail: {
         parameters: {
             query?: {
-                /** @description The address to check (required in practice; missing gives 400). */
+                /** @description The address to check (required in practice; missing gives 400). Its `@` may be sent as is or encoded. */
                 email?: string;
             };
             header?: {
@@ -2788,7 +2788,7 @@ export interface operations {
     checkOperatorEmail: {
         parameters: {
             query?: {
-                /** @description E-mail to check (required in practice; missing gives 400). */
+                /** @description E-mail to check (required in practice; missing gives 400). Its `@` may be sent as is or encoded. */
                 email?: string;
                 /** @description Id of the entity whose team is checked (required in practice). */
                 entity_id?: components["schemas"]["IdString"];

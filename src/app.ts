@@ -2,7 +2,8 @@
  * The Express application, built on the contract. Every request passes, in order: metrics, the request
  * id, security headers and CORS, the rate limiter, the municipality list's fast path (which answers the
  * valid requests it can prove valid), the request log, the path/method guard, the body parsers, the
- * contract validator and the idempotency keys, before reaching its operation's handler; every error
+ * contract validator (which also authenticates the API key, see http/auth.ts) and the idempotency keys,
+ * before reaching its operation's handler; every error
  * leaves through one handler in the error model.
  */
 import type { IncomingMessage } from 'node:http';
@@ -24,7 +25,10 @@ import { requestLogging } from './http/request-logging.js';
 import { contractValidator, translateValidatorError } from './http/validation.js';
 import type { MunicipalityCatalog } from './municipalities/catalog.js';
 import { municipalityListFastPath } from './municipalities/fast-path.js';
-import { listMunicipalities } from './municipalities/handlers.js';
+import { createMunicipality, listMunicipalities } from './municipalities/handlers.js';
+import type { MunicipalityModel } from './municipalities/model.js';
+import type { Accounts } from './accounts/index.js';
+import { accountHandlers } from './accounts/handlers.js';
 
 export type AppConfig = Pick<
   Config,
@@ -35,6 +39,10 @@ export interface AppDependencies {
   config: AppConfig;
   logger: Logger;
   municipalities: MunicipalityCatalog;
+  /** The municipality table, for the admin create. */
+  municipalityModel: MunicipalityModel;
+  /** Users, keys and sessions: they authenticate every ApiKeyAuth operation. */
+  accounts: Accounts;
   /** Serve the municipality list's valid requests from pre-rendered pages (default); off sends all through the validator. */
   fastPaths?: boolean;
   metrics: Metrics;
@@ -48,7 +56,8 @@ export interface AppDependencies {
 }
 
 export function createApp(dependencies: AppDependencies): Express {
-  const { config, logger, municipalities, metrics, redis, rateLimitPrefix, idempotencyKeys, fastPaths = true } = dependencies;
+  const { config, logger, municipalities, municipalityModel, accounts, metrics, redis, rateLimitPrefix, idempotencyKeys, fastPaths = true } =
+    dependencies;
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
@@ -57,6 +66,8 @@ export function createApp(dependencies: AppDependencies): Express {
   const contract = loadContract();
   const handlers: OperationHandlers = {
     listMunicipalities: listMunicipalities(municipalities, config),
+    createMunicipality: createMunicipality(municipalityModel, municipalities),
+    ...accountHandlers(accounts, config),
     ...dependencies.handlers,
   };
 
@@ -89,7 +100,7 @@ export function createApp(dependencies: AppDependencies): Express {
   app.use(express.json({ limit: config.bodyLimit, verify: keepRawBody }));
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimit, verify: keepRawBody }));
   app.use(express.text({ limit: config.bodyLimit, verify: keepRawBody }));
-  app.use(contractValidator(contract, config.basePath, config.validateResponses));
+  app.use(contractValidator(contract, config.basePath, config.validateResponses, (key) => accounts.tokens.authenticate(key)));
   app.use(idempotency(idempotencyKeys, logger));
   app.use(dispatch(handlers));
   app.use(errorHandler([translateApiError, translateBodyParserError, translateValidatorError]));

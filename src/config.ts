@@ -5,6 +5,8 @@
  */
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
+import type { AccountSettings } from './accounts/settings.js';
+import type { MailSettings } from './mail/mailer.js';
 import { DEFAULT_BUDGETS, type Budget, type RateLimitBudgets } from './http/rate-limits.js';
 
 /** The pinned upstream copy of the municipality list (see ../shared/data/README.md). */
@@ -55,6 +57,9 @@ const budget = z
   })
   .optional();
 
+/** Usernames: no `@`, so that a login name is either a username or an e-mail address, never both. */
+export const USERNAME_PATTERN = /^[A-Za-z0-9._+-]{1,150}$/;
+
 const environmentSchema = z.object({
   NODE_ENV: z.string().default('development'),
   PORT: z
@@ -102,6 +107,18 @@ const environmentSchema = z.object({
   RATE_LIMIT_READ: budget,
   RATE_LIMIT_WRITE: budget,
   RATE_LIMIT_CALLBACK: budget,
+  TOKEN_LIFETIME_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(24 * 7),
+  LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
+  LOGIN_LOCK_WINDOW_SECONDS: z.coerce.number().int().min(1).max(24 * 3600).default(15 * 60),
+  PASSWORD_RESET_LIFETIME_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
+  // log2 of scrypt's N. 17 (128 MiB, OWASP's minimum) in production; tests lower it to stay fast.
+  PASSWORD_HASH_COST: z.coerce.number().int().min(10).max(20).default(17),
+  ADMIN_USERNAME: z.string().regex(USERNAME_PATTERN, 'must be 1-150 letters, digits or . _ + - (no @)').optional(),
+  ADMIN_EMAIL: z.string().email('must be an e-mail address').optional(),
+  ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').max(256).optional(),
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  MAIL_FROM: z.string().min(3).default('Palanque <no-reply@palanque.app>'),
+  MAIL_DIR: z.string().min(1).default('data/mail'),
 });
 
 export interface Config {
@@ -130,6 +147,10 @@ export interface Config {
   rateLimits: RateLimitBudgets;
   /** How long an Idempotency-Key and its stored answer are kept. */
   idempotencyTtlMs: number;
+  accounts: AccountSettings;
+  /** The first admin, created on an empty database (a password is generated when unset). */
+  firstAdmin: { username: string; email: string; password: string | undefined };
+  mail: MailSettings;
 }
 
 export class ConfigError extends Error {
@@ -177,6 +198,18 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       write: pick(env.RATE_LIMIT_WRITE, DEFAULT_BUDGETS.write),
       callback: pick(env.RATE_LIMIT_CALLBACK, DEFAULT_BUDGETS.callback),
     },
+    accounts: {
+      tokenLifetimeMs: env.TOKEN_LIFETIME_HOURS * 3600_000,
+      loginLock: { maxFailures: env.LOGIN_MAX_FAILURES, windowMs: env.LOGIN_LOCK_WINDOW_SECONDS * 1000 },
+      passwordResetLifetimeMs: env.PASSWORD_RESET_LIFETIME_MINUTES * 60_000,
+      passwordHashCost: env.PASSWORD_HASH_COST,
+    },
+    firstAdmin: {
+      username: env.ADMIN_USERNAME ?? 'admin',
+      email: env.ADMIN_EMAIL ?? 'admin@palanque.app',
+      password: env.ADMIN_PASSWORD,
+    },
+    mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM, directory: env.MAIL_DIR },
   };
 }
 

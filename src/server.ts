@@ -19,6 +19,9 @@ import { importMunicipalities } from './municipalities/import.js';
 import { defineMunicipalityModel, loadAllMunicipalities } from './municipalities/model.js';
 import type { Sequelize } from 'sequelize';
 import { Redis } from 'ioredis';
+import { createAccounts, type Accounts } from './accounts/index.js';
+import { ensureFirstAdmin } from './accounts/first-admin.js';
+import { createMailer } from './mail/mailer.js';
 
 async function main(): Promise<void> {
   const config = readConfigOrExit();
@@ -31,6 +34,9 @@ async function main(): Promise<void> {
   await municipalities.reload();
   if (municipalities.size === 0) await importOnFirstStart(sequelize, config, logger, municipalities);
 
+  const accounts = createAccounts(sequelize, config.accounts, createMailer(config.mail, logger), logger);
+  await ensureFirstAdmin(accounts.users, config.firstAdmin, logger);
+
   const jobs = createJobQueue(config.databaseUrl, sequelize, logger);
   await jobs.start();
   const metrics = new Metrics({ poolStats: () => poolStatsOf(sequelize), jobStats: () => jobs.stats() });
@@ -39,9 +45,9 @@ async function main(): Promise<void> {
     ttlMs: config.idempotencyTtlMs,
     abandonAfterMs: Math.max(60_000, 2 * config.requestTimeoutMs),
   });
-  const purge = setInterval(() => void purgeExpiredKeys(idempotencyKeys, logger), PURGE_INTERVAL_MS);
+  const purge = setInterval(() => void purgeExpiredRows(idempotencyKeys, accounts, logger), PURGE_INTERVAL_MS);
   purge.unref();
-  const app = createApp({ config, logger, municipalities, metrics, redis, idempotencyKeys });
+  const app = createApp({ config, logger, municipalities, municipalityModel: model, accounts, metrics, redis, idempotencyKeys });
   const server = createHttpServer(app, config).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const { address, port } = server.address() as AddressInfo;
@@ -75,12 +81,13 @@ function connectRedis(url: string, logger: Logger): Redis {
 
 const PURGE_INTERVAL_MS = 10 * 60_000;
 
-async function purgeExpiredKeys(store: IdempotencyStore, logger: Logger): Promise<void> {
+/** Housekeeping: idempotency keys, login failures and reset tokens that no longer count. */
+async function purgeExpiredRows(store: IdempotencyStore, accounts: Accounts, logger: Logger): Promise<void> {
   try {
-    const purged = await store.purgeExpired();
-    if (purged > 0) logger.info({ purged }, 'expired idempotency keys purged');
+    const purged = (await store.purgeExpired()) + (await accounts.purgeExpired());
+    if (purged > 0) logger.info({ purged }, 'expired rows purged');
   } catch (error) {
-    logger.warn({ err: error }, 'could not purge expired idempotency keys');
+    logger.warn({ err: error }, 'could not purge expired rows');
   }
 }
 

@@ -9,6 +9,7 @@ import type { OperationHandler } from '../src/http/operations.js';
 import { ApiError } from '../src/http/errors.js';
 import { startTestApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { createTestDatabase } from './helpers/database.js';
+import { createUser } from './helpers/accounts.js';
 
 interface StandIn {
   runs: number;
@@ -44,12 +45,18 @@ function standIn(): StandIn {
   return state;
 }
 
+/** Two users per database (instances sharing a database share them): the callers of the tests. */
+const callers = new Map<string, { ana: string; carlos: string }>();
+
 const apps: TestApp[] = [];
 const cleanups: Array<() => Promise<void>> = [];
 async function start(options: TestAppOptions = {}): Promise<{ app: TestApp; stand: StandIn }> {
   const stand = standIn();
   const app = await startTestApp({ ...options, handlers: { syncElectionsPanel: stand.handler } });
   apps.push(app);
+  if (!callers.has(app.database.url)) {
+    callers.set(app.database.url, { ana: (await createUser(app)).headers.Authorization!, carlos: (await createUser(app)).headers.Authorization! });
+  }
   return { app, stand };
 }
 afterEach(async () => {
@@ -59,10 +66,10 @@ afterEach(async () => {
 
 const body = (token = 'pnl_live_3kR9sT2vX8yZ1aB4') => JSON.stringify({ sync_sm: { elections_token: token } });
 
-function sync(app: TestApp, key: string | undefined, payload = body(), authorization = 'Token ana-key') {
+function sync(app: TestApp, key: string | undefined, payload = body(), caller: 'ana' | 'carlos' = 'ana') {
   return fetch(`${app.baseUrl}/api/account/`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Authorization: authorization, ...(key ? { 'Idempotency-Key': key } : {}) },
+    headers: { 'Content-Type': 'application/json', Authorization: callers.get(app.database.url)![caller], ...(key ? { 'Idempotency-Key': key } : {}) },
     body: payload,
   });
 }
@@ -110,8 +117,8 @@ describe('replay', () => {
 
   it('keeps keys per caller: the same key from another caller is another request', async () => {
     const { app, stand } = await start();
-    await sync(app, 'shared-key', body(), 'Token ana-key');
-    const other = await sync(app, 'shared-key', body(), 'Token carlos-key');
+    await sync(app, 'shared-key', body(), 'ana');
+    const other = await sync(app, 'shared-key', body(), 'carlos');
     expect(other.headers.get('idempotent-replayed')).toBeNull();
     expect(stand.runs).toBe(2);
   });

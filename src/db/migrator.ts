@@ -8,8 +8,9 @@ import type { Logger } from '../logger.js';
 import * as municipalities from './migrations/0001-municipalities.js';
 import * as idempotencyKeys from './migrations/0002-idempotency-keys.js';
 import * as jobs from './migrations/0003-jobs.js';
+import * as accounts from './migrations/0004-accounts.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

@@ -25,7 +25,7 @@ export class ApiError extends Error {
 
 export const badRequest = (message: string, details: ErrorDetail[] = []) =>
   new ApiError(400, 'bad_request', message, details);
-export const unauthorized = (message = 'Authentication credentials were not provided or are invalid.') =>
+export const unauthorized = (message = 'Authentication is required: send your API key as "Authorization: Token <key>".') =>
   new ApiError(401, 'unauthorized', message, [], { 'WWW-Authenticate': 'Token realm="palanque"' });
 export const notFound = (message: string, details: ErrorDetail[] = []) =>
   new ApiError(404, 'not_found', message, details);

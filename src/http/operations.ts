@@ -15,11 +15,25 @@ type Responses<Id extends OperationId> = operations[Id]['responses'];
 /** The query of an operation, after the validator has checked it and coerced its types. */
 export type QueryOf<Id extends OperationId> = Parameters<Id> extends { query?: infer Query } ? NonNullable<Query> : never;
 
+/** The JSON body an operation takes, after the validator has checked it. */
+export type BodyOf<Id extends OperationId> = operations[Id] extends { requestBody: { content: { 'application/json': infer Body } } }
+  ? Body
+  : operations[Id] extends { requestBody?: { content: { 'application/json': infer Body } } }
+    ? Body | undefined
+    : unknown;
+
+/** The path parameters of an operation, after the validator has coerced their types. */
+export type PathOf<Id extends OperationId> = Parameters<Id> extends { path: infer Path } ? Path : Record<string, never>;
+
 /** The JSON body an operation answers with a given status. */
 export type ResponseBody<Id extends OperationId, Status extends keyof Responses<Id>> =
   Responses<Id>[Status] extends { content: { 'application/json': infer Body } } ? Body : never;
 
-export type OperationRequest<Id extends OperationId> = Omit<Request, 'query'> & { query: QueryOf<Id> };
+export type OperationRequest<Id extends OperationId> = Omit<Request, 'query' | 'body' | 'params'> & {
+  query: QueryOf<Id>;
+  body: BodyOf<Id>;
+  params: PathOf<Id>;
+};
 
 export type OperationHandler<Id extends OperationId> = (req: OperationRequest<Id>, res: Response) => void | Promise<void>;
 
@@ -28,9 +42,12 @@ export type OperationHandlers = { [Id in OperationId]?: OperationHandler<Id> };
 /** Runs the handler of the operation the validator matched; an operation without one answers 501. */
 export function dispatch(handlers: OperationHandlers): RequestHandler {
   return async (req, res) => {
-    const operationId = (req as { openapi?: { schema?: { operationId?: OperationId } } }).openapi?.schema?.operationId;
+    const openapi = (req as { openapi?: { schema?: { operationId?: OperationId }; pathParams?: Record<string, string> } }).openapi;
+    const operationId = openapi?.schema?.operationId;
     const handler = operationId && (handlers[operationId] as OperationHandler<OperationId> | undefined);
     if (!handler) throw notImplemented(operationId ?? `${req.method} ${req.path}`);
+    // Handlers are not mounted on their own paths, so the path parameters come from the contract's match.
+    req.params = { ...openapi?.pathParams };
     await handler(req as unknown as OperationRequest<OperationId>, res);
   };
 }

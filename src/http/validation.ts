@@ -7,8 +7,14 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { Request, RequestHandler } from 'express';
 import { ApiError, unauthorized, type ErrorDetail, type ErrorTranslator } from './errors.js';
 import type { OpenApiDocument } from './contract.js';
+import { apiKeySecurityHandler, type KeyAuthenticator } from './auth.js';
 
-export function contractValidator(document: OpenApiDocument, basePath: string, validateResponses: boolean): RequestHandler[] {
+export function contractValidator(
+  document: OpenApiDocument,
+  basePath: string,
+  validateResponses: boolean,
+  authenticate: KeyAuthenticator,
+): RequestHandler[] {
   // The validator matches requests under the document's servers; ours is the configured base path only.
   const apiSpec = { ...structuredClone(document), servers: [{ url: basePath || '/' }] };
   return OpenApiValidator.middleware({
@@ -16,7 +22,7 @@ export function contractValidator(document: OpenApiDocument, basePath: string, v
     validateApiSpec: false, // the spec is linted and tested; validating it again only slows start-up
     validateRequests: { allowUnknownQueryParameters: false, allErrors: true },
     validateResponses: validateResponses ? { removeAdditional: false } : false,
-    validateSecurity: true, // presence of the credentials; their value is checked by the auth layer
+    validateSecurity: { handlers: { ApiKeyAuth: apiKeySecurityHandler(authenticate) } },
   }) as RequestHandler[];
 }
 
@@ -40,7 +46,8 @@ export const translateValidatorError: ErrorTranslator = (error, req) => {
         : new ApiError(400, 'bad_request', `The request is malformed: ${summarise(details, message)}`, details);
     }
     case 401:
-      return unauthorized();
+      // The validator's own message covers a missing header; ours (from auth.ts) say what was wrong.
+      return /header required/i.test(message) ? unauthorized() : unauthorized(message);
     case 413:
       return new ApiError(413, 'payload_too_large', message, details);
     case 415:

@@ -20,6 +20,19 @@ import { importMunicipalities } from '../../src/municipalities/import.js';
 import { defineMunicipalityModel, loadAllMunicipalities, type Municipality } from '../../src/municipalities/model.js';
 import { DEFAULT_MUNICIPIOS_SHA256 } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createAccounts, type Accounts, type AccountSettings } from '../../src/accounts/index.js';
+import { createMailer, type Mailer } from '../../src/mail/mailer.js';
+
+/** Accounts as configured by default, except a cheap password hash: tests log in hundreds of times. */
+export const testAccountSettings: AccountSettings = {
+  tokenLifetimeMs: 7 * 24 * 3600_000,
+  loginLock: { maxFailures: 5, windowMs: 15 * 60_000 },
+  passwordResetLifetimeMs: 30 * 60_000,
+  passwordHashCost: 12,
+};
 
 /** Tests and CI read the municipality list from the shared folder, never from the network. */
 export const SHARED_MUNICIPIOS = process.env.MUNICIPIOS_TEST_SOURCE ?? fileURLToPath(new URL('../../../shared/data/municipios.csv', import.meta.url));
@@ -43,6 +56,9 @@ export interface TestApp {
   catalog: MunicipalityCatalog;
   idempotencyKeys: IdempotencyStore;
   database: TestDatabase;
+  accounts: Accounts;
+  /** Where the app writes its mail (.eml files), unless a test passed its own mailer. */
+  mailDir: string;
   logs: Array<Record<string, unknown>>;
   close(): Promise<void>;
 }
@@ -64,6 +80,9 @@ export interface TestAppOptions {
   database?: TestDatabase;
   idempotency?: Partial<IdempotencySettings>;
   handlers?: OperationHandlers;
+  accounts?: Partial<AccountSettings>;
+  /** Send mail through this instead of .eml files in a temporary folder. */
+  mailer?: Mailer;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -84,11 +103,16 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const catalog = new MunicipalityCatalog(options.fetchMunicipalities ?? (() => loadAllMunicipalities(model)));
   if (!options.skipInitialLoad) await catalog.reload();
 
+  const mailDir = await mkdtemp(path.join(tmpdir(), 'palanque-mail-'));
+  const mailer = options.mailer ?? createMailer({ smtpUrl: undefined, from: 'Palanque <no-reply@palanque.app>', directory: mailDir }, logger);
+  const accounts = createAccounts(sequelize, { ...testAccountSettings, ...options.accounts }, mailer, logger);
   const idempotencyKeys = new IdempotencyStore(sequelize, { ttlMs: 24 * 3600_000, abandonAfterMs: 60_000, ...options.idempotency });
   const app = createApp({
     config: { ...defaultAppConfig, ...options.config },
     logger,
     municipalities: catalog,
+    municipalityModel: model,
+    accounts,
     fastPaths: !options.withoutFastPaths,
     metrics: new Metrics({ poolStats: () => poolStatsOf(sequelize) }),
     redis: options.redis,
@@ -106,12 +130,15 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     catalog,
     idempotencyKeys,
     database,
+    accounts,
+    mailDir,
     logs,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await sequelize.close();
       if (!options.database) await database.drop();
+      await rm(mailDir, { recursive: true, force: true });
     },
   };
 }

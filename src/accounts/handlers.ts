@@ -1,0 +1,155 @@
+/**
+ * The HTTP side of accounts: each handler reads what the validator already checked, calls the domain
+ * and answers in the envelope. Who may do what is decided here, per record.
+ */
+import type { Request } from 'express';
+import { callerOf, requireAdmin, type Caller } from '../http/auth.js';
+import { sendEnvelope } from '../http/envelope.js';
+import { ApiError, badRequest, notFound } from '../http/errors.js';
+import type { OperationHandlers } from '../http/operations.js';
+import { pageOf } from '../http/pagination.js';
+import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
+import type { Accounts } from './index.js';
+import { displayName, normaliseEmail, publicUser } from './users.js';
+
+const USERS_PER_PAGE = 30;
+
+type AccountOperations =
+  | 'login'
+  | 'logout'
+  | 'removeToken'
+  | 'checkCredential'
+  | 'generateNewPassword'
+  | 'validatePasswordResetToken'
+  | 'checkEmail'
+  | 'checkLoginAttempt'
+  | 'listUsers'
+  | 'listChatContacts'
+  | 'getUser'
+  | 'listUserSocialLogins';
+
+export function accountHandlers(accounts: Accounts, urls: PublicUrlSettings): Pick<Required<OperationHandlers>, AccountOperations> {
+  const { sessions, tokens, resets, users } = accounts;
+  return {
+    async login(req, res) {
+      const session = await sessions.login(req.body.username, req.body.password, addressOf(req));
+      const data = { token: session.key, token_type: 'Token' as const, expires_at: session.expiresAt.toISOString(), user: publicUser(session.user) };
+      sendEnvelope(res, 200, data, 'Logged in.');
+    },
+
+    async logout(_req, res) {
+      await tokens.revokeById(callerOf(res).tokenId);
+      sendEnvelope(res, 200, { revoked: true as const }, 'Logged out: the key was revoked.');
+    },
+
+    async removeToken(req, res) {
+      if (!(await tokens.revokeKey(req.body.token_key))) {
+        throw notFound('No live API key has this value (unknown, expired or already revoked).', [
+          { location: 'body', field: 'token_key', rule: 'live_key', message: 'must be a live API key' },
+        ]);
+      }
+      sendEnvelope(res, 200, { revoked: true as const }, 'The key was revoked.');
+    },
+
+    async checkCredential(req, res) {
+      await sessions.confirm(callerOf(res).user, req.body.username, req.body.password, addressOf(req));
+      sendEnvelope(res, 200, { valid: true as const, checked_at: new Date().toISOString() }, 'Password confirmed.');
+    },
+
+    async generateNewPassword(req, res) {
+      const { email, token } = req.query;
+      if (email === undefined) {
+        const problem = token === undefined ? 'email is required' : 'email is required with token';
+        throw badRequest(`The request is malformed: ${problem}.`, [{ location: 'query', field: 'email', rule: 'required', message: problem }]);
+      }
+      if (token === undefined) {
+        const listUrl = apiBaseUrl(req, urls) + '/api/auth/generate_new_pass';
+        await resets.start(email, { completeUrl: (to, secret) => `${listUrl}?${new URLSearchParams({ email: to, token: secret })}` });
+        sendEnvelope(res, 200, { status: 'reset_requested' as const }, 'If the e-mail belongs to an account, a reset link was sent to it.');
+        return;
+      }
+      if (!(await resets.complete(email, token))) {
+        throw new ApiError(400, 'invalid_token', 'The reset token is not valid: unknown, already used or expired. Ask for a new one.', [
+          { location: 'query', field: 'token', rule: 'valid_reset_token', message: 'must be an unused, unexpired reset token for this e-mail' },
+        ]);
+      }
+      sendEnvelope(res, 200, { status: 'password_sent' as const }, 'A new password was sent by e-mail. All sessions were closed.');
+    },
+
+    async validatePasswordResetToken(req, res) {
+      const expiresAt = await resets.check(req.body.email, req.body.token);
+      const data = { valid: expiresAt !== undefined, expires_at: expiresAt?.toISOString() ?? null };
+      sendEnvelope(res, 200, data, expiresAt ? 'The reset token is valid.' : 'The reset token is not valid.');
+    },
+
+    async checkEmail(req, res) {
+      if (req.query.email === undefined) {
+        throw badRequest('The request is malformed: email is required.', [{ location: 'query', field: 'email', rule: 'required', message: 'is required' }]);
+      }
+      const email = normaliseEmail(req.query.email);
+      const available = !(await users.isEmailTaken(email));
+      sendEnvelope(res, 200, { email, available }, available ? 'The e-mail is available.' : 'The e-mail is already in use.');
+    },
+
+    async checkLoginAttempt(req, res) {
+      const state = await sessions.stateOf(addressOf(req));
+      const data = {
+        attempts: state.attempts,
+        limit: state.limit,
+        locked: state.locked,
+        retry_after_seconds: state.retryAfterSeconds,
+        window_seconds: state.windowSeconds,
+      };
+      const message = state.locked ? `Too many failed logins. Try again in ${state.retryAfterSeconds} seconds.` : 'Login is allowed.';
+      sendEnvelope(res, 200, data, message);
+    },
+
+    async listUsers(req, res) {
+      requireAdmin(callerOf(res));
+      const page = req.query.page ?? 1;
+      const { total, rows } = await users.page(page, USERS_PER_PAGE);
+      const body = pageOf(rows.map(publicUser), total, page, USERS_PER_PAGE, apiBaseUrl(req, urls) + '/api/auth/account');
+      sendEnvelope(res, 200, body, `${total} users.`);
+    },
+
+    async listChatContacts(req, res) {
+      const caller = callerOf(res);
+      // Teams arrive with campaign entities; until then a user's contacts are the platform admins.
+      const admins = req.query.only_team === 'true' ? [] : await users.admins();
+      const contacts = admins
+        .filter((admin) => admin.id !== caller.user.id)
+        .map((admin) => ({ user_id: admin.id, username: admin.username, display_name: displayName(admin), email: admin.email, is_admin: true, teams: [] }))
+        .sort((a, b) => a.display_name.localeCompare(b.display_name, 'pt-BR'));
+      sendEnvelope(res, 200, contacts, `${contacts.length} contacts.`);
+    },
+
+    async getUser(req, res) {
+      const userId = Number(req.params.user_id);
+      const user = mayView(callerOf(res), userId) ? await users.byId(userId) : undefined;
+      // "Not yours" and "does not exist" are one answer: a profile id reveals nothing.
+      if (!user) throw notFound(`There is no user ${userId} that you can see.`, [{ location: 'path', field: 'user_id', rule: 'visible_user', message: 'must be a user you can see', value: userId }]);
+      sendEnvelope(res, 200, publicUser(user), 'User profile.');
+    },
+
+    async listUserSocialLogins(_req, res) {
+      const rows = await accounts.socialLoginsOf(callerOf(res).user.id);
+      const data = rows.map((row) => ({
+        provider: row.provider,
+        external_id: row.external_id,
+        display_name: row.display_name,
+        linked_at: new Date(row.linked_at).toISOString(),
+      }));
+      sendEnvelope(res, 200, data, `${data.length} linked account${data.length === 1 ? '' : 's'}.`);
+    },
+  };
+}
+
+/** A profile is visible to its user and to admins (and, once teams exist, to teammates). */
+function mayView(caller: Caller, userId: number): boolean {
+  return caller.user.is_admin || caller.user.id === userId;
+}
+
+/** The client's address, as Express resolves it under TRUST_PROXY. */
+function addressOf(req: Pick<Request, 'ip'>): string {
+  return req.ip ?? 'unknown';
+}

@@ -1,0 +1,48 @@
+/** The accounts domain, assembled: one object the app and the tests build from a database and settings. */
+import type { Sequelize } from 'sequelize';
+import type { Logger } from '../logger.js';
+import type { Mailer } from '../mail/mailer.js';
+import { LoginLock } from './login-lock.js';
+import { defineAccountModels, type AccountModels, type SocialLoginRow } from './models.js';
+import { PasswordResets } from './password-reset.js';
+import { Sessions } from './sessions.js';
+import type { AccountSettings } from './settings.js';
+import { TokenStore } from './tokens.js';
+import { UserDirectory } from './users.js';
+
+export interface Accounts {
+  models: AccountModels;
+  users: UserDirectory;
+  tokens: TokenStore;
+  lock: LoginLock;
+  sessions: Sessions;
+  resets: PasswordResets;
+  socialLoginsOf(userId: number): Promise<SocialLoginRow[]>;
+  /** Housekeeping: forgets failures and reset tokens that no longer count; returns how many rows went. */
+  purgeExpired(): Promise<number>;
+}
+
+export function createAccounts(sequelize: Sequelize, settings: AccountSettings, mailer: Mailer, logger: Logger): Accounts {
+  const models = defineAccountModels(sequelize);
+  const users = new UserDirectory(models, settings.passwordHashCost);
+  const tokens = new TokenStore(models, settings.tokenLifetimeMs);
+  const lock = new LoginLock(models, settings.loginLock);
+  const resets = new PasswordResets(models, users, tokens, mailer, logger, settings.passwordResetLifetimeMs);
+  return {
+    models,
+    users,
+    tokens,
+    lock,
+    sessions: new Sessions(users, tokens, lock, settings.passwordHashCost),
+    resets,
+    async socialLoginsOf(userId) {
+      return (await models.SocialLogin.findAll({ where: { user_id: userId }, order: [['linked_at', 'ASC']], raw: true })) as unknown as SocialLoginRow[];
+    },
+    async purgeExpired() {
+      return (await lock.purgeExpired()) + (await resets.purgeExpired());
+    },
+  };
+}
+
+export type { AccountSettings } from './settings.js';
+export { publicUser, displayName, normaliseEmail, DuplicateUserError } from './users.js';

@@ -1,0 +1,73 @@
+/**
+ * The login lock against password guessing: after `maxFailures` failed password checks within a sliding
+ * window, for an account or for an address, password checks for it are refused (429 with Retry-After),
+ * even with the right password, until enough failures age out of the window.
+ *
+ * Failures are rows in the database rather than counters in memory, so every instance sharing the
+ * database shares the lock and a restart does not reset it. Refused attempts are not counted: the lock
+ * ends when the window passes, as announced by Retry-After, however often a locked client retries.
+ */
+import { Op } from 'sequelize';
+import type { AccountModels, LoginFailureRow } from './models.js';
+
+export interface LockState {
+  /** Failures in the current window (the highest among the subjects asked about). */
+  attempts: number;
+  limit: number;
+  locked: boolean;
+  /** Seconds until a locked subject may try again; 0 when not locked. */
+  retryAfterSeconds: number;
+  windowSeconds: number;
+}
+
+/** What failures are counted against: an account (or a name with no account) and an address. */
+export const lockSubjects = {
+  account: (userId: number) => `user:${userId}`,
+  /** A login name with no account behind it: locks exactly like an account, so it reveals nothing. */
+  unknownName: (name: string) => `login:${name.trim().toLowerCase()}`,
+  address: (ip: string) => `ip:${ip}`,
+};
+
+export class LoginLock {
+  constructor(
+    private readonly models: AccountModels,
+    private readonly settings: { maxFailures: number; windowMs: number },
+  ) {}
+
+  async state(subjects: string[], now = new Date()): Promise<LockState> {
+    const { maxFailures, windowMs } = this.settings;
+    const since = new Date(now.getTime() - windowMs);
+    let attempts = 0;
+    let lockedUntil = 0;
+    for (const subject of subjects) {
+      const failures = (await this.models.LoginFailure.findAll({
+        attributes: ['failed_at'],
+        where: { subject, failed_at: { [Op.gt]: since } },
+        order: [['failed_at', 'ASC']],
+        raw: true,
+      })) as unknown as Array<Pick<LoginFailureRow, 'failed_at'>>;
+      attempts = Math.max(attempts, failures.length);
+      if (failures.length >= maxFailures) {
+        // Locked until the oldest failure that keeps the count at the limit leaves the window.
+        const decisive = failures[failures.length - maxFailures]!;
+        lockedUntil = Math.max(lockedUntil, new Date(decisive.failed_at).getTime() + windowMs);
+      }
+    }
+    const retryAfterSeconds = lockedUntil > now.getTime() ? Math.ceil((lockedUntil - now.getTime()) / 1000) : 0;
+    return { attempts, limit: maxFailures, locked: retryAfterSeconds > 0, retryAfterSeconds, windowSeconds: Math.ceil(windowMs / 1000) };
+  }
+
+  async recordFailure(subjects: string[], now = new Date()): Promise<void> {
+    await this.models.LoginFailure.bulkCreate(subjects.map((subject) => ({ subject, failed_at: now })));
+  }
+
+  /** A successful login forgets the account's failures (not the address's: one good account must not unlock guessing at others). */
+  async forget(subject: string): Promise<void> {
+    await this.models.LoginFailure.destroy({ where: { subject } });
+  }
+
+  /** Deletes failures older than the window; returns how many. */
+  async purgeExpired(now = new Date()): Promise<number> {
+    return this.models.LoginFailure.destroy({ where: { failed_at: { [Op.lte]: new Date(now.getTime() - this.settings.windowMs) } } });
+  }
+}

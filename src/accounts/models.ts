@@ -1,0 +1,128 @@
+/** The Sequelize models of the accounts tables (created by migration 0004-accounts). */
+import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+
+export interface UserRow {
+  id: number;
+  username: string;
+  username_key: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  phone: string | null;
+  password_hash: string;
+  is_admin: boolean;
+  is_active: boolean;
+  date_joined: Date;
+  last_login: Date | null;
+}
+
+export interface ApiTokenRow {
+  id: number;
+  user_id: number;
+  key_hash: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+export interface PasswordResetRow {
+  id: number;
+  user_id: number;
+  token_hash: string;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+export interface LoginFailureRow {
+  id: number;
+  subject: string;
+  failed_at: Date;
+}
+
+export interface SocialLoginRow {
+  id: number;
+  user_id: number;
+  provider: 'searchnet' | 'socialvideo' | 'socialnet';
+  external_id: string;
+  display_name: string;
+  linked_at: Date;
+}
+
+type Static<Row extends object> = ModelStatic<Model<Row, Partial<Row>>>;
+
+export interface AccountModels {
+  User: Static<UserRow>;
+  ApiToken: Static<ApiTokenRow>;
+  PasswordReset: Static<PasswordResetRow>;
+  LoginFailure: Static<LoginFailureRow>;
+  SocialLogin: Static<SocialLoginRow>;
+}
+
+const id = { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true };
+const plain = { timestamps: false } as const;
+
+export function defineAccountModels(sequelize: Sequelize): AccountModels {
+  const User = sequelize.define<Model<UserRow, Partial<UserRow>>>(
+    'User',
+    {
+      id,
+      username: DataTypes.STRING(150),
+      username_key: DataTypes.STRING(150),
+      email: DataTypes.STRING(254),
+      first_name: DataTypes.STRING(150),
+      last_name: DataTypes.STRING(150),
+      phone: DataTypes.STRING(16),
+      password_hash: DataTypes.STRING(255),
+      is_admin: DataTypes.BOOLEAN,
+      is_active: DataTypes.BOOLEAN,
+      date_joined: DataTypes.DATE,
+      last_login: DataTypes.DATE,
+    },
+    { tableName: 'users', ...plain },
+  );
+  const ApiToken = sequelize.define<Model<ApiTokenRow, Partial<ApiTokenRow>>>(
+    'ApiToken',
+    {
+      id,
+      user_id: DataTypes.INTEGER,
+      key_hash: DataTypes.STRING(64),
+      created_at: DataTypes.DATE,
+      last_used_at: DataTypes.DATE,
+      expires_at: DataTypes.DATE,
+      revoked_at: DataTypes.DATE,
+    },
+    { tableName: 'api_tokens', ...plain },
+  );
+  const PasswordReset = sequelize.define<Model<PasswordResetRow, Partial<PasswordResetRow>>>(
+    'PasswordReset',
+    {
+      id,
+      user_id: DataTypes.INTEGER,
+      token_hash: DataTypes.STRING(64),
+      created_at: DataTypes.DATE,
+      expires_at: DataTypes.DATE,
+      used_at: DataTypes.DATE,
+    },
+    { tableName: 'password_reset_tokens', ...plain },
+  );
+  const LoginFailure = sequelize.define<Model<LoginFailureRow, Partial<LoginFailureRow>>>(
+    'LoginFailure',
+    { id, subject: DataTypes.STRING(300), failed_at: DataTypes.DATE },
+    { tableName: 'login_failures', ...plain },
+  );
+  const SocialLogin = sequelize.define<Model<SocialLoginRow, Partial<SocialLoginRow>>>(
+    'SocialLogin',
+    {
+      id,
+      user_id: DataTypes.INTEGER,
+      provider: DataTypes.STRING(20),
+      external_id: DataTypes.STRING(255),
+      display_name: DataTypes.STRING(255),
+      linked_at: DataTypes.DATE,
+    },
+    { tableName: 'social_logins', ...plain },
+  );
+  return { User, ApiToken, PasswordReset, LoginFailure, SocialLogin };
+}

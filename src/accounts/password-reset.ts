@@ -1,0 +1,101 @@
+/**
+ * Password reset by e-mail, in two steps (the contract's GET /api/auth/generate_new_pass):
+ * 1. `start`: for an active account with that address, a single-use token with a short lifetime is
+ *    stored (its hash only) and e-mailed. Nothing tells the caller whether the address exists.
+ * 2. `complete`: a valid token is consumed, a new random password is set and e-mailed, and every API
+ *    key of the user is revoked (whoever held a session with the old password loses it).
+ */
+import { Op } from 'sequelize';
+import type { Logger } from '../logger.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { AccountModels, PasswordResetRow, UserRow } from './models.js';
+import { newReadablePassword, newSecret, secretHash } from './secrets.js';
+import type { TokenStore } from './tokens.js';
+import type { UserDirectory } from './users.js';
+
+export interface ResetLinks {
+  /** The address of step 2 for this e-mail and token, put in the mail so the user can click it. */
+  completeUrl(email: string, token: string): string;
+}
+
+export class PasswordResets {
+  constructor(
+    private readonly models: AccountModels,
+    private readonly users: UserDirectory,
+    private readonly tokens: TokenStore,
+    private readonly mailer: Mailer,
+    private readonly logger: Logger,
+    private readonly lifetimeMs: number,
+  ) {}
+
+  /**
+   * Starts a reset. The mail is sent after the answer (not awaited), so the answer takes as long for an
+   * unknown address as for a known one; a failed send is logged and the user can ask again.
+   */
+  async start(email: string, links: ResetLinks, now = new Date()): Promise<void> {
+    const user = await this.users.byEmail(email);
+    if (!user?.is_active) return;
+    const token = newSecret('');
+    const expiresAt = new Date(now.getTime() + this.lifetimeMs);
+    await this.models.PasswordReset.create({ user_id: user.id, token_hash: secretHash(token), created_at: now, expires_at: expiresAt });
+    this.sendInBackground({
+      to: user.email,
+      subject: 'Palanque: password reset',
+      text:
+        `Hello ${user.first_name || user.username},\n\n` +
+        `Someone (hopefully you) asked to reset the password of your Palanque account.\n\n` +
+        `Reset token: ${token}\n\n` +
+        `Open this address to receive a new password by e-mail:\n${links.completeUrl(user.email, token)}\n\n` +
+        `The token works once, until ${expiresAt.toISOString()}. If you did not ask for this, ignore this message:\n` +
+        `your password stays as it is.\n`,
+    });
+  }
+
+  /** When the pair is valid (without consuming it): the token's expiry; otherwise undefined. */
+  async check(email: string, token: string, now = new Date()): Promise<Date | undefined> {
+    const found = await this.find(email, token, now);
+    return found ? new Date(found.reset.expires_at) : undefined;
+  }
+
+  /** Completes a reset; false when the pair is not valid (unknown, used or expired). */
+  async complete(email: string, token: string, now = new Date()): Promise<boolean> {
+    const found = await this.find(email, token, now);
+    if (!found) return false;
+    // Consume first, conditionally: of two concurrent uses of one token, exactly one gets here.
+    const [consumed] = await this.models.PasswordReset.update({ used_at: now }, { where: { id: found.reset.id, used_at: null } });
+    if (consumed === 0) return false;
+    // Other outstanding tokens of the user die with this one.
+    await this.models.PasswordReset.update({ used_at: now }, { where: { user_id: found.user.id, used_at: null } });
+    const password = newReadablePassword();
+    await this.users.setPassword(found.user.id, password);
+    await this.tokens.revokeAllOf(found.user.id, now);
+    this.sendInBackground({
+      to: found.user.email,
+      subject: 'Palanque: your new password',
+      text:
+        `Hello ${found.user.first_name || found.user.username},\n\n` +
+        `Your password was reset. Your new password is:\n\n${password}\n\n` +
+        `Every session of your account was closed; log in again with this password and change it.\n`,
+    });
+    return true;
+  }
+
+  /** Deletes tokens that expired or were used; returns how many. */
+  async purgeExpired(now = new Date()): Promise<number> {
+    return this.models.PasswordReset.destroy({ where: { [Op.or]: [{ expires_at: { [Op.lte]: now } }, { used_at: { [Op.ne]: null } }] } });
+  }
+
+  private async find(email: string, token: string, now: Date): Promise<{ user: UserRow; reset: PasswordResetRow } | undefined> {
+    const user = await this.users.byEmail(email);
+    if (!user?.is_active) return undefined;
+    const reset = (await this.models.PasswordReset.findOne({
+      where: { token_hash: secretHash(token), user_id: user.id, used_at: null, expires_at: { [Op.gt]: now } },
+      raw: true,
+    })) as PasswordResetRow | null;
+    return reset ? { user, reset } : undefined;
+  }
+
+  private sendInBackground(message: { to: string; subject: string; text: string }): void {
+    this.mailer.send(message).catch((error: unknown) => this.logger.error({ err: error, subject: message.subject }, 'could not send mail'));
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * User accounts: creation with the uniqueness rules (username case-insensitively, e-mail after
+ * normalisation), lookups by login name, and the public shape that leaves the server (never a hash).
+ */
+import { UniqueConstraintError } from 'sequelize';
+import type { components } from '../../sdk/schema.js';
+import { USERNAME_PATTERN } from '../config.js';
+import type { AccountModels, UserRow } from './models.js';
+import { hashPassword } from './passwords.js';
+
+export type PublicUser = components['schemas']['User'];
+
+export interface NewUser {
+  username: string;
+  email: string;
+  password: string;
+  first_name?: string;
+  last_name?: string;
+  phone?: string | null;
+  is_admin?: boolean;
+  is_active?: boolean;
+}
+
+export class DuplicateUserError extends Error {
+  constructor(readonly field: 'username' | 'email') {
+    super(`A user with this ${field} already exists.`);
+    this.name = 'DuplicateUserError';
+  }
+}
+
+/** Addresses are compared and stored trimmed and lower-cased: one mailbox, one account. */
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function usernameKey(username: string): string {
+  return username.trim().toLowerCase();
+}
+
+export class UserDirectory {
+  constructor(
+    private readonly models: AccountModels,
+    private readonly passwordHashCost: number,
+  ) {}
+
+  async create(user: NewUser): Promise<UserRow> {
+    if (!USERNAME_PATTERN.test(user.username)) throw new Error(`Invalid username "${user.username}": ${USERNAME_PATTERN}`);
+    const email = normaliseEmail(user.email);
+    if (await this.models.User.count({ where: { email } })) throw new DuplicateUserError('email');
+    try {
+      const row = await this.models.User.create({
+        username: user.username,
+        username_key: usernameKey(user.username),
+        email,
+        first_name: user.first_name ?? '',
+        last_name: user.last_name ?? '',
+        phone: user.phone ?? null,
+        password_hash: await hashPassword(user.password, this.passwordHashCost),
+        is_admin: user.is_admin ?? false,
+        is_active: user.is_active ?? true,
+        date_joined: new Date(),
+        last_login: null,
+      });
+      return row.get({ plain: true });
+    } catch (error) {
+      if (error instanceof UniqueConstraintError) {
+        throw new DuplicateUserError(error.fields && 'email' in error.fields ? 'email' : 'username');
+      }
+      throw error;
+    }
+  }
+
+  async byId(id: number): Promise<UserRow | undefined> {
+    return ((await this.models.User.findByPk(id, { raw: true })) as UserRow | null) ?? undefined;
+  }
+
+  async byEmail(email: string): Promise<UserRow | undefined> {
+    return ((await this.models.User.findOne({ where: { email: normaliseEmail(email) }, raw: true })) as UserRow | null) ?? undefined;
+  }
+
+  /** A login name is an e-mail address when it has an `@` (usernames cannot), otherwise a username. */
+  async byLoginName(name: string): Promise<UserRow | undefined> {
+    if (name.includes('@')) return this.byEmail(name);
+    return ((await this.models.User.findOne({ where: { username_key: usernameKey(name) }, raw: true })) as UserRow | null) ?? undefined;
+  }
+
+  async isEmailTaken(email: string): Promise<boolean> {
+    return (await this.models.User.count({ where: { email: normaliseEmail(email) } })) > 0;
+  }
+
+  async count(): Promise<number> {
+    return this.models.User.count();
+  }
+
+  /** One page of users ordered by id, and the total. */
+  async page(page: number, pageSize: number): Promise<{ total: number; rows: UserRow[] }> {
+    const { count, rows } = await this.models.User.findAndCountAll({ order: [['id', 'ASC']], limit: pageSize, offset: (page - 1) * pageSize, raw: true });
+    return { total: count, rows: rows as unknown as UserRow[] };
+  }
+
+  async admins(): Promise<UserRow[]> {
+    return (await this.models.User.findAll({ where: { is_admin: true, is_active: true }, order: [['id', 'ASC']], raw: true })) as unknown as UserRow[];
+  }
+
+  async setPassword(id: number, password: string): Promise<void> {
+    await this.models.User.update({ password_hash: await hashPassword(password, this.passwordHashCost) }, { where: { id } });
+  }
+
+  /** Stores a hash made elsewhere (a stronger one of the same password, after a login). */
+  async setPasswordHash(id: number, passwordHash: string): Promise<void> {
+    await this.models.User.update({ password_hash: passwordHash }, { where: { id } });
+  }
+
+  async recordLogin(id: number, at: Date): Promise<void> {
+    await this.models.User.update({ last_login: at }, { where: { id } });
+  }
+
+  async setActive(id: number, active: boolean): Promise<void> {
+    await this.models.User.update({ is_active: active }, { where: { id } });
+  }
+}
+
+/** What a user looks like outside the server. */
+export function publicUser(row: UserRow): PublicUser {
+  return {
+    id: row.id,
+    username: row.username,
+    email: row.email,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    phone: row.phone,
+    is_admin: Boolean(row.is_admin),
+    is_active: Boolean(row.is_active),
+    date_joined: new Date(row.date_joined).toISOString(),
+    last_login: row.last_login ? new Date(row.last_login).toISOString() : null,
+  };
+}
+
+export function displayName(row: Pick<UserRow, 'first_name' | 'last_name' | 'username'>): string {
+  return `${row.first_name} ${row.last_name}`.trim() || row.username;
+}
