@@ -17,6 +17,8 @@ export interface paths {
          * Log in and get an API key
          * @description Exchanges a username (or e-mail) and password for an API key. The key is shown only in this
          *     answer; the server keeps only a hash of it. Send it afterwards as `Authorization: Token <key>`.
+         *     Each login issues a new key (one per device); `Idempotency-Key` is accepted but the answer is
+         *     never stored for replay, since it holds the key.
          *
          *     - **200**: logged in; `data` holds the key, its expiry and the user.
          *     - **201**: not returned (login creates no addressable record); same body as 200.
@@ -131,8 +133,9 @@ export interface paths {
          * @description Two steps on one operation, chosen by the parameters:
          *
          *     1. `?email=` only: starts a reset. If the e-mail belongs to an active account, a single-use
-         *        reset token with a short lifetime is e-mailed to it (only its hash is stored). The answer
-         *        is the same whether or not the e-mail exists, so it reveals no accounts.
+         *        reset token with a short lifetime is e-mailed to it (only its hash is stored), with a link
+         *        to step 2. The answer is the same whether or not the e-mail exists, and it does not wait
+         *        for the mail, so neither its body nor its timing reveals accounts.
          *     2. `?email=&token=`: completes it. A valid token sets a new random password, e-mails it,
          *        revokes every API key of the user and is consumed.
          *
@@ -191,7 +194,7 @@ export interface paths {
         /**
          * Is an e-mail free for sign-up?
          * @description Tells the sign-up form whether an e-mail address can still be used. The address is
-         *     normalised (trimmed, lower-cased domain) before the check. Its budget in requests per
+         *     normalised (trimmed, lower-cased) before the check, as accounts store it. Its budget in requests per
          *     minute is tight, because the answer necessarily says whether an account uses the address.
          *
          *     - **200**: `data.available` is the answer.

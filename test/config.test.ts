@@ -44,7 +44,39 @@ describe('loadConfig defaults', () => {
       redisUrl: undefined,
       rateLimits: DEFAULT_BUDGETS,
       idempotencyTtlMs: 86_400_000,
+      accounts: {
+        tokenLifetimeMs: 7 * 24 * 3600_000,
+        loginLock: { maxFailures: 5, windowMs: 900_000 },
+        passwordResetLifetimeMs: 30 * 60_000,
+        passwordHashCost: 17,
+      },
+      firstAdmin: { username: 'admin', email: 'admin@palanque.app', password: undefined },
+      mail: { smtpUrl: undefined, from: 'Palanque <no-reply@palanque.app>', directory: 'data/mail' },
     });
+  });
+
+  it('reads the account, first-admin and mail settings', () => {
+    const config = loadConfig({
+      TOKEN_LIFETIME_HOURS: '12',
+      LOGIN_MAX_FAILURES: '3',
+      LOGIN_LOCK_WINDOW_SECONDS: '60',
+      PASSWORD_RESET_LIFETIME_MINUTES: '10',
+      PASSWORD_HASH_COST: '15',
+      ADMIN_USERNAME: 'ana.souza',
+      ADMIN_EMAIL: 'ana.souza@palanque.app',
+      ADMIN_PASSWORD: 'uma-senha-bem-longa',
+      SMTP_URL: 'smtps://user:secret@smtp.example.com:465',
+      MAIL_FROM: 'Campanha <campanha@example.com>',
+      MAIL_DIR: '/var/spool/palanque',
+    });
+    expect(config.accounts).toEqual({
+      tokenLifetimeMs: 12 * 3600_000,
+      loginLock: { maxFailures: 3, windowMs: 60_000 },
+      passwordResetLifetimeMs: 10 * 60_000,
+      passwordHashCost: 15,
+    });
+    expect(config.firstAdmin).toEqual({ username: 'ana.souza', email: 'ana.souza@palanque.app', password: 'uma-senha-bem-longa' });
+    expect(config.mail).toEqual({ smtpUrl: 'smtps://user:secret@smtp.example.com:465', from: 'Campanha <campanha@example.com>', directory: '/var/spool/palanque' });
   });
 
   it('treats an empty variable as not set', () => {
@@ -115,6 +147,9 @@ describe('loadConfig values', () => {
       redisUrl: 'redis://cache.internal:6379/2',
       rateLimits: { auth: { points: 5, seconds: 10 }, read: undefined, write: { points: 100, seconds: 60 }, callback: undefined },
       idempotencyTtlMs: 3_600_000,
+      accounts: expect.any(Object),
+      firstAdmin: expect.any(Object),
+      mail: expect.any(Object),
     });
   });
 
@@ -203,6 +238,16 @@ describe('loadConfig errors', () => {
     ['MUNICIPIOS_SHA256', 'a'.repeat(63)],
     ['SHUTDOWN_TIMEOUT_MS', 'soon'],
     ['SHUTDOWN_TIMEOUT_MS', '-5'],
+    ['TOKEN_LIFETIME_HOURS', '0'],
+    ['LOGIN_MAX_FAILURES', 'many'],
+    ['LOGIN_LOCK_WINDOW_SECONDS', '0'],
+    ['PASSWORD_RESET_LIFETIME_MINUTES', '-1'],
+    ['PASSWORD_HASH_COST', '8'],
+    ['PASSWORD_HASH_COST', '21'],
+    ['ADMIN_USERNAME', 'ana@palanque.app'],
+    ['ADMIN_EMAIL', 'not-an-address'],
+    ['ADMIN_PASSWORD', 'short'],
+    ['SMTP_URL', 'smtp.example.com:25'],
   ])('rejects %s=%j with a ConfigError naming the variable', (name, value) => {
     const error = configErrorFor({ [name]: value });
     expect(error).toBeInstanceOf(ConfigError);

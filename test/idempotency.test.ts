@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { QueryTypes } from 'sequelize';
 import type { OperationHandler } from '../src/http/operations.js';
 import { ApiError } from '../src/http/errors.js';
 import { startTestApp, type TestApp, type TestAppOptions } from './helpers/app.js';
@@ -156,6 +157,27 @@ describe('refusals', () => {
     expect(retry.status).toBe(201);
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
     expect(stand.runs).toBe(2);
+  });
+});
+
+describe('answers holding a secret', () => {
+  it('never stores a login answer (it holds the API key): a retried login logs in again', async () => {
+    const { app } = await start();
+    const ana = await createUser(app);
+    const login = () =>
+      fetch(`${app.baseUrl}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'login-1' },
+        body: JSON.stringify({ username: ana.user.username, password: ana.password }),
+      });
+    const first = await login();
+    const again = await login();
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    const [firstKey, secondKey] = [(await first.json()).data.token, (await again.json()).data.token];
+    expect(secondKey).not.toBe(firstKey);
+    const stored = await app.sequelize.query("SELECT * FROM idempotency_keys WHERE path = '/api/auth/login'", { type: QueryTypes.SELECT });
+    expect(stored).toEqual([]);
   });
 });
 

@@ -136,11 +136,18 @@ export class IdempotencyStore {
   }
 }
 
+/**
+ * Operations whose answers are never stored, because they carry a secret shown only once (the API key
+ * of a login must not sit in clear in this table). Retrying them is safe anyway: a second login just
+ * issues a second key.
+ */
+const ANSWERS_NOT_STORED = new Set(['login']);
+
 /** The middleware, mounted after validation and before the operation's handler. */
 export function idempotency(store: IdempotencyStore, logger: Logger): RequestHandler {
   return async (req, res, next) => {
     const header = req.method === 'POST' ? req.get('Idempotency-Key') : undefined;
-    if (header === undefined) return next();
+    if (header === undefined || ANSWERS_NOT_STORED.has(operationIdOf(req))) return next();
     const identity = { key: unquote(header), caller: clientKey(req), method: req.method, path: req.path };
     const claim = await store.claim(identity, fingerprintOf(req));
     switch (claim.kind) {
@@ -164,6 +171,10 @@ export function idempotency(store: IdempotencyStore, logger: Logger): RequestHan
         ]);
     }
   };
+}
+
+function operationIdOf(req: Request): string {
+  return String((req as { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId ?? '');
 }
 
 /** The draft sends the key as a structured-field string ("..."); plain keys are accepted too. */
