@@ -10,6 +10,9 @@ import type { AccountSettings } from './settings.js';
 import { TokenStore } from './tokens.js';
 import { UserDirectory } from './users.js';
 
+/** Expired and revoked API keys are kept this long (for investigating a session), then deleted. */
+const DEAD_KEYS_KEPT_MS = 30 * 24 * 3600_000;
+
 export interface Accounts {
   models: AccountModels;
   users: UserDirectory;
@@ -18,7 +21,7 @@ export interface Accounts {
   sessions: Sessions;
   resets: PasswordResets;
   socialLoginsOf(userId: number): Promise<SocialLoginRow[]>;
-  /** Housekeeping: forgets failures and reset tokens that no longer count; returns how many rows went. */
+  /** Housekeeping: forgets failures, reset tokens and long-dead keys that no longer count; returns how many rows went. */
   purgeExpired(): Promise<number>;
 }
 
@@ -39,7 +42,7 @@ export function createAccounts(sequelize: Sequelize, settings: AccountSettings, 
       return (await models.SocialLogin.findAll({ where: { user_id: userId }, order: [['linked_at', 'ASC']], raw: true })) as unknown as SocialLoginRow[];
     },
     async purgeExpired() {
-      return (await lock.purgeExpired()) + (await resets.purgeExpired());
+      return (await lock.purgeExpired()) + (await resets.purgeExpired()) + (await tokens.purgeDead(DEAD_KEYS_KEPT_MS));
     },
   };
 }

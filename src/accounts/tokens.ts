@@ -67,6 +67,15 @@ export class TokenStore {
     return revoked;
   }
 
+  /**
+   * Deletes keys that stopped working more than `keepForMs` ago (expired or revoked); until then they
+   * stay, for whoever investigates a session. Returns how many went.
+   */
+  async purgeDead(keepForMs: number, now = new Date()): Promise<number> {
+    const before = new Date(now.getTime() - keepForMs);
+    return this.models.ApiToken.destroy({ where: { [Op.or]: [{ expires_at: { [Op.lt]: before } }, { revoked_at: { [Op.lt]: before } }] } });
+  }
+
   private async liveToken(key: string, now: Date): Promise<ApiTokenRow | undefined> {
     const token = (await this.models.ApiToken.findOne({ where: { key_hash: secretHash(key) }, raw: true })) as ApiTokenRow | null;
     if (!token || token.revoked_at || new Date(token.expires_at) <= now) return undefined;
