@@ -103,7 +103,11 @@ export interface paths {
         /**
          * Re-check the caller's password
          * @description Confirms the caller's own password before a sensitive action (for example deleting an
-         *     entity). Note the path has no `/api` prefix, as in the contract.
+         *     entity). Note the path has no `/api` prefix, as in the contract. `Idempotency-Key` is accepted
+         *     but nothing about the request is stored (its body holds a password).
+         *
+         *     When the caller proves to be someone else (`username` names another user) the answer is 403,
+         *     and the password is not checked.
          *
          *     - **200**: the password is right; `data.valid` is true.
          *     - **201**: not returned; same body as 200.

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, testAccountSettings, type TestApp } from './helpers/app.js';
 import { createUser } from './helpers/accounts.js';
+import type { ApiTokenRow, PasswordResetRow } from '../src/accounts/models.js';
 
 const DAY = 24 * 3600_000;
 let app: TestApp;
@@ -20,16 +21,16 @@ afterAll(async () => {
 it('records when a key was last used, without a write on every request', async () => {
   const ana = await createUser(app);
   const { ApiToken } = app.accounts.models;
-  const before = await ApiToken.findOne({ where: { user_id: ana.user.id }, raw: true });
-  expect(before?.last_used_at).toBeNull();
+  const lastUse = async () => ((await ApiToken.findOne({ where: { user_id: ana.user.id }, raw: true })) as unknown as ApiTokenRow).last_used_at;
+  expect(await lastUse()).toBeNull();
 
   const profile = () => fetch(`${app.baseUrl}/api/usuario/${ana.user.id}/`, { headers: ana.headers });
   expect((await profile()).status).toBe(200);
-  const firstUse = (await ApiToken.findOne({ where: { user_id: ana.user.id }, raw: true }))?.last_used_at;
+  const firstUse = await lastUse();
   expect(firstUse).not.toBeNull();
 
   expect((await profile()).status).toBe(200);
-  const secondUse = (await ApiToken.findOne({ where: { user_id: ana.user.id }, raw: true }))?.last_used_at;
+  const secondUse = await lastUse();
   expect(new Date(secondUse!).getTime()).toBe(new Date(firstUse!).getTime());
 });
 
@@ -56,8 +57,10 @@ it('purges what no longer counts and keeps the rest', async () => {
   expect(await app.accounts.purgeExpired()).toBe(1 + 2 + 2);
 
   expect(await LoginFailure.count({ where: { subject: 'ip:203.0.113.9' } })).toBe(1);
-  expect((await PasswordReset.findAll({ where: { user_id: carlos.user.id }, raw: true })).map((row) => row.token_hash)).toEqual(['c'.repeat(64)]);
-  const keys = (await ApiToken.findAll({ where: { user_id: carlos.user.id }, raw: true })).map((row) => row.key_hash).sort();
+  const resets = (await PasswordReset.findAll({ where: { user_id: carlos.user.id }, raw: true })) as unknown as PasswordResetRow[];
+  expect(resets.map((row) => row.token_hash)).toEqual(['c'.repeat(64)]);
+  const tokens = (await ApiToken.findAll({ where: { user_id: carlos.user.id }, raw: true })) as unknown as ApiTokenRow[];
+  const keys = tokens.map((row) => row.key_hash);
   // The live key of createUser and the key dead for only 5 days stay.
   expect(keys).toHaveLength(2);
   expect(keys).toContain('f'.repeat(64));

@@ -30,7 +30,7 @@ export function createAccounts(sequelize: Sequelize, settings: AccountSettings, 
   const users = new UserDirectory(models, settings.passwordHashCost);
   const tokens = new TokenStore(models, settings.tokenLifetimeMs);
   const lock = new LoginLock(models, settings.loginLock);
-  const resets = new PasswordResets(models, users, tokens, mailer, logger, settings.passwordResetLifetimeMs);
+  const resets = new PasswordResets(models, users, mailer, logger, settings.passwordResetLifetimeMs, settings.passwordHashCost);
   return {
     models,
     users,

@@ -6,8 +6,10 @@
  * Failures are rows in the database rather than counters in memory, so every instance sharing the
  * database shares the lock and a restart does not reset it. Refused attempts are not counted: the lock
  * ends when the window passes, as announced by Retry-After, however often a locked client retries.
+ * A check is counted before the password is checked (see `reserve`), so concurrent guesses cannot
+ * all pass an open lock.
  */
-import { Op } from 'sequelize';
+import { Op, type Transaction } from 'sequelize';
 import type { AccountModels, LoginFailureRow } from './models.js';
 
 export interface LockState {
@@ -34,7 +36,7 @@ export class LoginLock {
     private readonly settings: { maxFailures: number; windowMs: number },
   ) {}
 
-  async state(subjects: string[], now = new Date()): Promise<LockState> {
+  async state(subjects: string[], now = new Date(), transaction?: Transaction): Promise<LockState> {
     const { maxFailures, windowMs } = this.settings;
     const since = new Date(now.getTime() - windowMs);
     let attempts = 0;
@@ -45,6 +47,7 @@ export class LoginLock {
         where: { subject, failed_at: { [Op.gt]: since } },
         order: [['failed_at', 'ASC']],
         raw: true,
+        transaction,
       })) as unknown as Array<Pick<LoginFailureRow, 'failed_at'>>;
       attempts = Math.max(attempts, failures.length);
       if (failures.length >= maxFailures) {
@@ -57,8 +60,47 @@ export class LoginLock {
     return { attempts, limit: maxFailures, locked: retryAfterSeconds > 0, retryAfterSeconds, windowSeconds: Math.ceil(windowMs / 1000) };
   }
 
-  async recordFailure(subjects: string[], now = new Date()): Promise<void> {
-    await this.models.LoginFailure.bulkCreate(subjects.map((subject) => ({ subject, failed_at: now })));
+  /**
+   * Reserves a password check: counts it as a failure first, then looks at the failures before it. If a
+   * subject was already at its limit, the reservation is withdrawn and the lock state returned;
+   * otherwise the check may run, and `release` withdraws the reservation when the password was right.
+   * Counting before checking is what stops parallel guesses from all getting through an open lock.
+   */
+  async reserve(subjects: string[], now = new Date()): Promise<{ ids: number[] } | { locked: LockState }> {
+    const sequelize = this.models.LoginFailure.sequelize!;
+    // SQLite runs one statement at a time, so ids are in order and visible at once. PostgreSQL runs
+    // requests in parallel: a per-subject advisory lock, held to the commit, keeps the count exact.
+    if (sequelize.getDialect() !== 'postgres') return this.reserveWithin(subjects, now);
+    return sequelize.transaction(async (transaction) => {
+      for (const subject of [...subjects].sort()) {
+        await sequelize.query('SELECT pg_advisory_xact_lock(hashtext(:subject))', { replacements: { subject }, transaction });
+      }
+      return this.reserveWithin(subjects, now, transaction);
+    });
+  }
+
+  private async reserveWithin(subjects: string[], now: Date, transaction?: Transaction): Promise<{ ids: number[] } | { locked: LockState }> {
+    const ids: number[] = [];
+    for (const subject of subjects) {
+      ids.push(Number((await this.models.LoginFailure.create({ subject, failed_at: now }, { transaction })).get('id')));
+    }
+    const since = new Date(now.getTime() - this.settings.windowMs);
+    for (const [index, subject] of subjects.entries()) {
+      const earlier = await this.models.LoginFailure.count({
+        where: { subject, failed_at: { [Op.gt]: since }, id: { [Op.lt]: ids[index]! } },
+        transaction,
+      });
+      if (earlier >= this.settings.maxFailures) {
+        await this.models.LoginFailure.destroy({ where: { id: ids }, transaction });
+        return { locked: await this.state(subjects, now, transaction) };
+      }
+    }
+    return { ids };
+  }
+
+  /** Withdraws a reservation: the check it made was not a failure. */
+  async release(ids: number[]): Promise<void> {
+    await this.models.LoginFailure.destroy({ where: { id: ids } });
   }
 
   /** A successful login forgets the account's failures (not the address's: one good account must not unlock guessing at others). */

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { AccountModels, PasswordResetRow, UserRow } from './models.js';
 import { newReadablePassword, newSecret, secretHash } from './secrets.js';
-import type { TokenStore } from './tokens.js';
+import { hashPassword } from './passwords.js';
 import type { UserDirectory } from './users.js';
 
 export interface ResetLinks {
@@ -22,32 +22,22 @@ export class PasswordResets {
   constructor(
     private readonly models: AccountModels,
     private readonly users: UserDirectory,
-    private readonly tokens: TokenStore,
     private readonly mailer: Mailer,
     private readonly logger: Logger,
     private readonly lifetimeMs: number,
+    private readonly passwordHashCost: number,
   ) {}
 
   /**
-   * Starts a reset. The mail is sent after the answer (not awaited), so the answer takes as long for an
-   * unknown address as for a known one; a failed send is logged and the user can ask again.
+   * Starts a reset. Only the lookup happens before the answer: the token is stored and mailed after it,
+   * so the answer takes as long for an unknown address as for a known one. A failure then is logged,
+   * and the user can ask again.
    */
-  async start(email: string, links: ResetLinks, now = new Date()): Promise<void> {
+  async start(email: string, links: ResetLinks): Promise<void> {
     const user = await this.users.byEmail(email);
     if (!user?.is_active) return;
-    const token = newSecret('');
-    const expiresAt = new Date(now.getTime() + this.lifetimeMs);
-    await this.models.PasswordReset.create({ user_id: user.id, token_hash: secretHash(token), created_at: now, expires_at: expiresAt });
-    this.sendInBackground({
-      to: user.email,
-      subject: 'Palanque: password reset',
-      text:
-        `Hello ${user.first_name || user.username},\n\n` +
-        `Someone (hopefully you) asked to reset the password of your Palanque account.\n\n` +
-        `Reset token: ${token}\n\n` +
-        `Open this address to receive a new password by e-mail:\n${links.completeUrl(user.email, token)}\n\n` +
-        `The token works once, until ${expiresAt.toISOString()}. If you did not ask for this, ignore this message:\n` +
-        `your password stays as it is.\n`,
+    setImmediate(() => {
+      this.issueAndMail(user, links).catch((error: unknown) => this.logger.error({ err: error, user_id: user.id }, 'could not start a password reset'));
     });
   }
 
@@ -61,14 +51,20 @@ export class PasswordResets {
   async complete(email: string, token: string, now = new Date()): Promise<boolean> {
     const found = await this.find(email, token, now);
     if (!found) return false;
-    // Consume first, conditionally: of two concurrent uses of one token, exactly one gets here.
-    const [consumed] = await this.models.PasswordReset.update({ used_at: now }, { where: { id: found.reset.id, used_at: null } });
-    if (consumed === 0) return false;
-    // Other outstanding tokens of the user die with this one.
-    await this.models.PasswordReset.update({ used_at: now }, { where: { user_id: found.user.id, used_at: null } });
     const password = newReadablePassword();
-    await this.users.setPassword(found.user.id, password);
-    await this.tokens.revokeAllOf(found.user.id, now);
+    const passwordHash = await hashPassword(password, this.passwordHashCost); // slow: outside the transaction
+    // One transaction: the token is used up only if the password changes and the keys die with it.
+    const completed = await this.models.PasswordReset.sequelize!.transaction(async (transaction) => {
+      // Consume conditionally: of two concurrent uses of one token, exactly one gets past this.
+      const [consumed] = await this.models.PasswordReset.update({ used_at: now }, { where: { id: found.reset.id, used_at: null }, transaction });
+      if (consumed === 0) return false;
+      // Other outstanding tokens of the user die with this one.
+      await this.models.PasswordReset.update({ used_at: now }, { where: { user_id: found.user.id, used_at: null }, transaction });
+      await this.models.User.update({ password_hash: passwordHash }, { where: { id: found.user.id }, transaction });
+      await this.models.ApiToken.update({ revoked_at: now }, { where: { user_id: found.user.id, revoked_at: null }, transaction });
+      return true;
+    });
+    if (!completed) return false;
     this.sendInBackground({
       to: found.user.email,
       subject: 'Palanque: your new password',
@@ -93,6 +89,24 @@ export class PasswordResets {
       raw: true,
     })) as PasswordResetRow | null;
     return reset ? { user, reset } : undefined;
+  }
+
+  private async issueAndMail(user: UserRow, links: ResetLinks): Promise<void> {
+    const token = newSecret('');
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + this.lifetimeMs);
+    await this.models.PasswordReset.create({ user_id: user.id, token_hash: secretHash(token), created_at: now, expires_at: expiresAt });
+    await this.mailer.send({
+      to: user.email,
+      subject: 'Palanque: password reset',
+      text:
+        `Hello ${user.first_name || user.username},\n\n` +
+        `Someone (hopefully you) asked to reset the password of your Palanque account.\n\n` +
+        `Reset token: ${token}\n\n` +
+        `Open this address to receive a new password by e-mail:\n${links.completeUrl(user.email, token)}\n\n` +
+        `The token works once, until ${expiresAt.toISOString()}. If you did not ask for this, ignore this message:\n` +
+        `your password stays as it is.\n`,
+    });
   }
 
   private sendInBackground(message: { to: string; subject: string; text: string }): void {

@@ -3,7 +3,7 @@
  * Both go through the login lock, do the same scrypt work whether or not the account exists, and answer
  * wrong credentials with one message, so that neither the answer nor its timing reveals an account.
  */
-import { ApiError } from '../http/errors.js';
+import { ApiError, AUTH_CHALLENGE } from '../http/errors.js';
 import { lockSubjects, type LoginLock } from './login-lock.js';
 import type { UserRow } from './models.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
@@ -32,11 +32,10 @@ export class Sessions {
   async login(loginName: string, password: string, address: string): Promise<Session> {
     const user = await this.users.byLoginName(loginName);
     const subjects = [user ? lockSubjects.account(user.id) : lockSubjects.unknownName(loginName), lockSubjects.address(address)];
-    await this.refuseWhileLocked(subjects);
-    if (!(await this.passwordMatches(user, password))) {
-      await this.lock.recordFailure(subjects);
-      throw new ApiError(401, 'invalid_credentials', WRONG_CREDENTIALS);
-    }
+    const reservation = await this.reserveCheck(subjects);
+    // A wrong password keeps the reservation: it was a failure.
+    if (!(await this.passwordMatches(user, password))) throw new ApiError(401, 'invalid_credentials', WRONG_CREDENTIALS, [], AUTH_CHALLENGE);
+    await this.lock.release(reservation);
     const account = user!;
     if (!account.is_active) throw new ApiError(403, 'account_inactive', 'This account is deactivated. Ask an administrator to reactivate it.');
     await this.lock.forget(lockSubjects.account(account.id));
@@ -55,11 +54,9 @@ export class Sessions {
       ]);
     }
     const subjects = [lockSubjects.account(caller.id), lockSubjects.address(address)];
-    await this.refuseWhileLocked(subjects);
-    if (!(await this.passwordMatches(caller, password))) {
-      await this.lock.recordFailure(subjects);
-      throw new ApiError(401, 'invalid_credentials', 'The password is incorrect.');
-    }
+    const reservation = await this.reserveCheck(subjects);
+    if (!(await this.passwordMatches(caller, password))) throw new ApiError(401, 'invalid_credentials', 'The password is incorrect.', [], AUTH_CHALLENGE);
+    await this.lock.release(reservation);
   }
 
   /** The lock state of an address, for the login page. */
@@ -67,9 +64,11 @@ export class Sessions {
     return this.lock.state([lockSubjects.address(address)]);
   }
 
-  private async refuseWhileLocked(subjects: string[]): Promise<void> {
-    const state = await this.lock.state(subjects);
-    if (!state.locked) return;
+  /** Counts the coming password check against the lock, or refuses it with 429 while locked. */
+  private async reserveCheck(subjects: string[]): Promise<number[]> {
+    const reservation = await this.lock.reserve(subjects);
+    if ('ids' in reservation) return reservation.ids;
+    const state = reservation.locked;
     throw new ApiError(
       429,
       'login_locked',

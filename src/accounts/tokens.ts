@@ -61,12 +61,6 @@ export class TokenStore {
     await this.models.ApiToken.update({ revoked_at: now }, { where: { id, revoked_at: null } });
   }
 
-  /** Revokes every key of a user (after a password reset); returns how many were live. */
-  async revokeAllOf(userId: number, now = new Date()): Promise<number> {
-    const [revoked] = await this.models.ApiToken.update({ revoked_at: now }, { where: { user_id: userId, revoked_at: null } });
-    return revoked;
-  }
-
   /**
    * Deletes keys that stopped working more than `keepForMs` ago (expired or revoked); until then they
    * stay, for whoever investigates a session. Returns how many went.

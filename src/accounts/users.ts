@@ -102,10 +102,6 @@ export class UserDirectory {
     return (await this.models.User.findAll({ where: { is_admin: true, is_active: true }, order: [['id', 'ASC']], raw: true })) as unknown as UserRow[];
   }
 
-  async setPassword(id: number, password: string): Promise<void> {
-    await this.models.User.update({ password_hash: await hashPassword(password, this.passwordHashCost) }, { where: { id } });
-  }
-
   /** Stores a hash made elsewhere (a stronger one of the same password, after a login). */
   async setPasswordHash(id: number, passwordHash: string): Promise<void> {
     await this.models.User.update({ password_hash: passwordHash }, { where: { id } });

@@ -25,8 +25,11 @@ export class ApiError extends Error {
 
 export const badRequest = (message: string, details: ErrorDetail[] = []) =>
   new ApiError(400, 'bad_request', message, details);
+/** Every 401 names the scheme that would work (RFC 9110 section 11.6.1). */
+export const AUTH_CHALLENGE = { 'WWW-Authenticate': 'Token realm="palanque"' };
+
 export const unauthorized = (message = 'Authentication is required: send your API key as "Authorization: Token <key>".') =>
-  new ApiError(401, 'unauthorized', message, [], { 'WWW-Authenticate': 'Token realm="palanque"' });
+  new ApiError(401, 'unauthorized', message, [], AUTH_CHALLENGE);
 export const notFound = (message: string, details: ErrorDetail[] = []) =>
   new ApiError(404, 'not_found', message, details);
 export const methodNotAllowed = (method: string, path: string, allow: string) =>

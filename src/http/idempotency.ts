@@ -137,17 +137,18 @@ export class IdempotencyStore {
 }
 
 /**
- * Operations whose answers are never stored, because they carry a secret shown only once (the API key
- * of a login must not sit in clear in this table). Retrying them is safe anyway: a second login just
- * issues a second key.
+ * Operations kept out of this table because a stored row would leak a secret: a login's answer holds
+ * an API key shown only once, and the fingerprint of a body with a password is a fast hash of that
+ * password (guessable offline without scrypt's cost). Retrying them is safe anyway: a second login
+ * issues a second key, a second password check checks again.
  */
-const ANSWERS_NOT_STORED = new Set(['login']);
+const NEVER_STORED = new Set(['login', 'checkCredential']);
 
 /** The middleware, mounted after validation and before the operation's handler. */
 export function idempotency(store: IdempotencyStore, logger: Logger): RequestHandler {
   return async (req, res, next) => {
     const header = req.method === 'POST' ? req.get('Idempotency-Key') : undefined;
-    if (header === undefined || ANSWERS_NOT_STORED.has(operationIdOf(req))) return next();
+    if (header === undefined || NEVER_STORED.has(operationIdOf(req))) return next();
     const identity = { key: unquote(header), caller: clientKey(req), method: req.method, path: req.path };
     const claim = await store.claim(identity, fingerprintOf(req));
     switch (claim.kind) {
