@@ -5,10 +5,22 @@ export type { Logger };
 
 /**
  * The server's logger. Lines go to stdout asynchronously (lines written while a write is pending are
- * sent together), which matters on the hot read path; pino flushes what is pending on exit.
+ * sent together), which matters on the hot read path; endLogging() writes what is pending before exit.
  */
 export function createLogger(level: string): Logger {
   return pino(loggerOptions(level), pino.destination({ dest: 1, sync: false }));
+}
+
+/**
+ * Writes out every pending line (waiting out a full pipe, which pino's flush() does not), then closes
+ * the log stream. The last thing a server does before it exits.
+ */
+export function endLogging(logger: Logger): Promise<void> {
+  const destination = (logger as unknown as Record<symbol, ReturnType<typeof pino.destination>>)[pino.symbols.streamSym]!;
+  return new Promise((resolve) => {
+    destination.once('close', () => resolve());
+    destination.end();
+  });
 }
 
 export function loggerOptions(level: string) {

@@ -13,7 +13,7 @@ import { createHttpServer } from './http/listen.js';
 import { Metrics } from './http/metrics.js';
 import { migrate } from './db/migrator.js';
 import { createShutdown } from './lifecycle.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, endLogging, type Logger } from './logger.js';
 import { MunicipalityCatalog } from './municipalities/catalog.js';
 import { importMunicipalities } from './municipalities/import.js';
 import { defineMunicipalityModel, loadAllMunicipalities } from './municipalities/model.js';
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     // Exit only once the asynchronous log destination has written everything, in order.
-    process.once(signal, () => void shutdown(signal).then(() => logger.flush(() => process.exit(0))));
+    process.once(signal, () => void shutdown(signal).then(() => endLogging(logger)).then(() => process.exit(0)));
   }
 }
 

@@ -2,7 +2,8 @@
  * The real entry point, `src/server.ts`, run as a process the way `npm start` runs it (through tsx instead
  * of the build): configured only by its environment, on a fresh test database (SQLite, or PostgreSQL when
  * TEST_DATABASE_URL is set). The in-process app tests cannot prove what only the entry point does:
- * migrating and importing on first start (and not again), starting without reachable reference data and
+ * migrating and importing on first start (and not again), creating the first admin and printing its
+ * generated password once, starting without reachable reference data and
  * picking it up later without a restart, JSON logs tagged with the request id, a clean exit on SIGTERM
  * and SIGINT, and refusing to start on a bad configuration.
  *
@@ -78,7 +79,8 @@ async function spawnServerProcess(env: Record<string, string>): Promise<ServerPr
   const port = env.PORT !== undefined && /^\d+$/.test(env.PORT) ? Number(env.PORT) : await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: projectRoot,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    // A cheap password hash: a start on an empty database hashes the first admin's password.
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', PASSWORD_HASH_COST: '12', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: LogLine[] = [];
@@ -127,6 +129,21 @@ async function startServerProcess(env: Record<string, string>): Promise<ServerPr
     output: server.output,
   });
   return server;
+}
+
+/** A line of the plain-text banner that shows the generated password of the first admin (first-admin.ts). */
+function isFirstAdminBanner(line: LogLine): boolean {
+  if (typeof line.raw !== 'string') return false;
+  return (
+    line.raw === '' ||
+    /^ {2}(The first admin account was created\.|Log in and change it\.)/.test(line.raw) ||
+    /^ {4}(username|password): \S+$/.test(line.raw)
+  );
+}
+
+/** The generated password in the banner, if the server printed one. */
+function printedPasswords(server: ServerProcess): string[] {
+  return server.lines.flatMap((line) => (typeof line.raw === 'string' ? (/^ {4}password: (\S+)$/.exec(line.raw)?.slice(1) ?? []) : []));
 }
 
 function messageOf(line: LogLine): string {
@@ -295,8 +312,54 @@ describe('npm start (src/server.ts as a process)', () => {
         expect(line.request_id, JSON.stringify(line)).toEqual(expect.any(String));
         expect(line.request_id).not.toBe('');
       }
-      // Every stdout line is a JSON log line of the service.
-      expect(server.lines.filter((line) => 'raw' in line || line.service !== 'palanque')).toEqual([]);
+      // Every stdout line is a JSON log line of the service, except the first admin's password banner
+      // (plain text for a person, printed once on an empty database).
+      expect(server.lines.filter((line) => !isFirstAdminBanner(line) && ('raw' in line || line.service !== 'palanque'))).toEqual([]);
+    },
+    PROCESS_TEST_TIMEOUT,
+  );
+
+  it(
+    'creates the first admin on an empty database and prints its password once; it logs in, and a restart prints nothing',
+    async () => {
+      const database = await newDatabase();
+      // No ADMIN_* (empty means unset), so the password is generated and printed.
+      const env = {
+        DATABASE_URL: database.url,
+        MUNICIPIOS_SOURCE: await unreachableSource(),
+        MUNICIPIOS_SHA256: '',
+        ADMIN_USERNAME: '',
+        ADMIN_EMAIL: '',
+        ADMIN_PASSWORD: '',
+        PASSWORD_HASH_COST: '12',
+      };
+      const login = async (baseUrl: string, password: string) => {
+        const response = await fetch(`${baseUrl}/api/auth/login`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ username: 'admin', password }),
+        });
+        return { status: response.status, body: (await response.json()) as { data?: { user?: { is_admin?: boolean } } } };
+      };
+
+      const first = await startServerProcess(env);
+      const passwords = printedPasswords(first);
+      expect(passwords, first.output()).toHaveLength(1);
+      const password = passwords[0]!;
+      expect(first.lines).toContainEqual({ raw: '    username: admin' });
+      expect(first.lines).toContainEqual(expect.objectContaining({ msg: 'first admin created', username: 'admin', service: 'palanque' }));
+      // The password is on the banner only, never in a log line.
+      expect(first.lines.filter((line) => !('raw' in line) && JSON.stringify(line).includes(password))).toEqual([]);
+      const session = await login(first.baseUrl, password);
+      expect(session.status, JSON.stringify(session.body)).toBe(200);
+      expect(session.body.data?.user?.is_admin).toBe(true);
+      expect(await first.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+
+      const second = await startServerProcess(env);
+      expect(printedPasswords(second), second.output()).toEqual([]);
+      expect(second.lines.filter((line) => 'raw' in line), 'only JSON log lines on a restart').toEqual([]);
+      expect(second.lines.filter((line) => messageOf(line) === 'first admin created')).toEqual([]);
+      expect((await login(second.baseUrl, password)).status, 'the same admin, the same password').toBe(200);
     },
     PROCESS_TEST_TIMEOUT,
   );

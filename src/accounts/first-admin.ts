@@ -3,6 +3,7 @@
  * create the others: from ADMIN_USERNAME / ADMIN_EMAIL / ADMIN_PASSWORD, or with a generated password
  * printed once to the console (it is stored only as a hash, so it cannot be shown again).
  */
+import { writeSync } from 'node:fs';
 import type { Logger } from '../logger.js';
 import { newReadablePassword } from './secrets.js';
 import { DuplicateUserError, type UserDirectory } from './users.js';
@@ -18,7 +19,8 @@ export async function ensureFirstAdmin(
   users: UserDirectory,
   settings: FirstAdminSettings,
   logger: Logger,
-  print: (text: string) => void = (text) => process.stdout.write(text),
+  // A synchronous write: touching process.stdout would switch a piped stdout to non-blocking mode.
+  print: (text: string) => void = (text) => writeSync(1, text),
 ): Promise<boolean> {
   if ((await users.count()) > 0) return false;
   const password = settings.password ?? newReadablePassword();
