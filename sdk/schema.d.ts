@@ -390,6 +390,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/operators/add_operator/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a user to an entity's team
+         * @description Not in the seed: a team cannot be used without it. Adds the user with `email` to the team of
+         *     entity `entity_id` with `role` (`admin`, `operator` or `viewer`; an entity has exactly one
+         *     `owner`, the user who added it). Only the owner and admins may manage the team, and only the
+         *     owner may add another admin.
+         *
+         *     - **201**: added; `data` is the new membership.
+         *     - **200**: the user already had exactly this role; nothing changed (a safe retry).
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller's role may not manage the team, or may not grant `admin`.
+         *     - **404** `not_found`: no such entity or one outside the caller's teams, or no user with
+         *       this e-mail (the form asks `checkOperatorEmail` first).
+         *     - **409** `conflict`: the user is already in the team with another role (remove them first),
+         *       or is its owner.
+         *     - **422** `validation_failed`: a field is missing or malformed.
+         */
+        post: operations["addOperator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operators/remove_operator/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a user from an entity's team
+         * @description Not in the seed: a team cannot be used without it. Removes user `user_id` from the team of
+         *     entity `entity_id`. The owner and admins may remove others (only the owner may remove an
+         *     admin); anyone may leave a team by removing themself. The owner cannot be removed.
+         *
+         *     - **200**: removed; `data.removed` is true.
+         *     - **201**: not returned; same body as 200.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller's role may not remove this member.
+         *     - **404** `not_found`: no such entity or one outside the caller's teams, or the user is not
+         *       in the team.
+         *     - **409** `conflict`: the user is the entity's owner.
+         *     - **422** `validation_failed`: a field is missing or malformed.
+         */
+        post: operations["removeOperator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/operators/check_operator_email/": {
         parameters: {
             query?: never;
@@ -1335,6 +1399,27 @@ export interface components {
             role: components["schemas"]["TeamRole"];
             added_at: components["schemas"]["Timestamp"];
         };
+        AddOperatorRequest: {
+            entity_id: number;
+            /**
+             * Format: email
+             * @description E-mail of the user to add.
+             */
+            email: string;
+            /**
+             * @description The role to grant (`owner` is never granted).
+             * @enum {string}
+             */
+            role: "admin" | "operator" | "viewer";
+        };
+        RemoveOperatorRequest: {
+            entity_id: number;
+            user_id: number;
+        };
+        OperatorRemoved: {
+            /** @constant */
+            removed: true;
+        };
         OperatorEmailCheck: {
             /** Format: email */
             email: string;
@@ -1836,6 +1921,12 @@ export interface components {
         };
         SocialLoginListEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SocialLogin"][];
+        };
+        OperatorEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["Operator"];
+        };
+        OperatorRemovedEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["OperatorRemoved"];
         };
         OperatorListEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["Operator"][];
@@ -2779,6 +2870,132 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OperatorListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    addOperator: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddOperatorRequest"];
+            };
+        };
+        responses: {
+            /** @description Already a member with this role; nothing changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorEnvelope"];
+                };
+            };
+            /** @description Added to the team. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    removeOperator: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RemoveOperatorRequest"];
+            };
+        };
+        responses: {
+            /** @description Removed from the team. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorRemovedEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorRemovedEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];

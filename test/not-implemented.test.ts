@@ -10,6 +10,7 @@ import { createAdmin } from './helpers/accounts.js';
 
 const NOT_IMPLEMENTED = [
   'addEntity',
+  'addOperator',
   'approvePendingScenarioRequests',
   'basicStatus',
   'checkOperatorEmail',
@@ -26,6 +27,7 @@ const NOT_IMPLEMENTED = [
   'receiveSmsDeliveryReceipt',
   'receiveSmsWebhook',
   'receiveSocialnetRemoval',
+  'removeOperator',
   'searchnetOAuthCallback',
   'sendSmsCampaign',
   'socialVideoOAuthCallback',

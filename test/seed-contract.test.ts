@@ -151,6 +151,20 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     query: [],
     reason: "The seed's Allow header for /api/municipios/ lists POST; an admin creates one municipality.",
   },
+  {
+    method: 'POST',
+    path: '/api/operators/add_operator/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'A team cannot be used without a way to add its operators (issue 6).',
+  },
+  {
+    method: 'POST',
+    path: '/api/operators/remove_operator/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'A team cannot be used without a way to remove its operators (issue 6).',
+  },
 ];
 
 /** Query parameters we add to seed operations, on purpose. All optional. */
