@@ -495,7 +495,7 @@ export interface paths {
          * The caller's entities
          * @description Lists the entities of every team the caller belongs to (all entities for platform admins),
          *     ordered by id, 30 per page, optionally filtered by type. Each item carries the caller's role
-         *     in that entity's team.
+         *     in that entity's team; a platform admin outside a team acts, and is shown, as its `admin`.
          *
          *     - **200**: `data` is a page of entity summaries.
          *     - **400** `bad_request`: `page` is not an integer of at least 1, or `tp` is not a known type.
@@ -567,7 +567,8 @@ export interface paths {
          *     - **403** `forbidden`: `id` names an entity of the caller's team that the caller's role may
          *       read but not change.
          *     - **404** `not_found`: `id` names no entity, or one outside the caller's teams.
-         *     - **409** `conflict`: the CPF is already registered by another entity of the same team.
+         *     - **409** `conflict`: the CPF is already registered by another entity of one of the caller's
+         *       teams (two campaigns may each register the same politician; one team may not twice).
          *     - **422** `validation_failed`: a field breaks a rule; `error.details` names each one.
          */
         post: operations["addEntity"];
@@ -688,7 +689,9 @@ export interface paths {
         /**
          * The caller's research bookmarks
          * @description Lists the research items the caller saved (title, address, source, notes), newest first.
-         *     Bookmarks are personal: nobody else sees them, admins included.
+         *     Bookmarks are personal: nobody else sees them, admins included. A user keeps at most 1000
+         *     bookmarks, so the list is not paginated. `addResearchBookmark` and `removeResearchBookmark`
+         *     change it.
          *
          *     - **200**: the bookmarks (empty when none).
          *     - **401** `unauthorized`: no valid key.
@@ -697,6 +700,74 @@ export interface paths {
         get: operations["listResearchBookmarks"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/research/add_research_bookmark/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Save a research bookmark
+         * @description Not in the seed: the bookmark list cannot be filled without it. Saves a research item for the
+         *     caller: a title, an absolute `http(s)` address and, optionally, its source and notes. The
+         *     title, source and notes are trimmed; a blank title is refused, a blank source or notes are
+         *     stored as null. A user saves a page once: addresses are compared after normalisation (see
+         *     "Research bookmarks, news sources and web addresses" above), and a user keeps at most 1000
+         *     bookmarks.
+         *
+         *     - **201**: saved; `data` is the new bookmark.
+         *     - **200**: the caller already saved this address with exactly this title, source and notes;
+         *       nothing changed (a safe retry) and `data` is the existing bookmark.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **409** `conflict`: the caller already saved this address with another title, source or
+         *       notes (`error.details` gives the existing bookmark's id: remove it first), or already keeps
+         *       1000 bookmarks.
+         *     - **422** `validation_failed`: a field is missing, blank or too long, or `url` is not an
+         *       absolute `http(s)` address without credentials; `error.details` names each field.
+         *     - 403 and 404 are not returned.
+         */
+        post: operations["addResearchBookmark"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/research/remove_research_bookmark/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a research bookmark
+         * @description Not in the seed: the bookmark list cannot be pruned without it. Removes the caller's bookmark
+         *     `id`. Only its owner may remove a bookmark, admins included: another user's bookmark is 404
+         *     like a missing one, so ids reveal nothing. Removing again is 404 (a retry with the same
+         *     `Idempotency-Key` replays the first answer instead).
+         *
+         *     - **200**: removed; `data` names the bookmark.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: the caller has no bookmark with this id.
+         *     - **422** `validation_failed`: `id` is missing or not a positive integer.
+         *     - 403 and 409 are not returned.
+         */
+        post: operations["removeResearchBookmark"];
         delete?: never;
         options?: never;
         head?: never;
@@ -712,9 +783,12 @@ export interface paths {
         };
         /**
          * News sources requested for monitoring (public)
-         * @description Lists the news sources users asked Palanque to monitor, with their review status and dates.
-         *     The operation is public, as the contract says, so it exposes only the source itself: never
-         *     who requested it.
+         * @description Lists the news sources users asked Palanque to monitor (`requestNewsSource`), with their
+         *     review status and dates. The operation is public, as the contract says, so it exposes only the
+         *     source itself: never who requested it. `status` is `requested` until the Palanque team reviews
+         *     the source (outside the API for now), then `monitoring` or `rejected`; `updated_at` is when it
+         *     last changed. `url` is the normalised address (see "Research bookmarks, news sources and web
+         *     addresses" above).
          *
          *     - **200**: the sources, newest request first.
          *     - 400, 401, 403, 404, 409 and 422 are not returned.
@@ -722,6 +796,40 @@ export interface paths {
         get: operations["listRequestedNewsSources"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/news/request_font/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Request a news source for monitoring
+         * @description Not in the seed: the list of requested sources cannot be fed without it. Asks Palanque to
+         *     monitor a news source, given its name and address. The source is listed publicly at once with
+         *     status `requested`; who asked is stored but never shown. Sources are deduplicated by normalised
+         *     address (see "Research bookmarks, news sources and web addresses" above), and `data.url` is the
+         *     normalised form.
+         *
+         *     - **201**: requested; `data` is the new source.
+         *     - **200**: not returned (asking for a source again is 409); same body as 201.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **409** `conflict`: the address was already requested, whatever its status (a rejected source
+         *       stays rejected); `error.details` gives the existing source's id and status.
+         *     - **422** `validation_failed`: a field is missing, blank or too long, or `url` is not an
+         *       absolute `http(s)` address without credentials; `error.details` names each field.
+         *     - 403 and 404 are not returned.
+         */
+        post: operations["requestNewsSource"];
         delete?: never;
         options?: never;
         head?: never;
@@ -762,10 +870,12 @@ export interface paths {
         };
         /**
          * Backend status (admins)
-         * @description For platform admins: database reachability and round-trip latency, background job counts,
-         *     how many municipalities are loaded, uptime and version. `status` is `degraded` when the
-         *     database does not answer or no municipalities are loaded; the operation still answers 200
-         *     so a dashboard can show what is wrong.
+         * @description For platform admins: database reachability and the round-trip latency of a trivial query,
+         *     background job counts (`failed` counts jobs that failed and will retry or are dead), how many
+         *     municipalities are loaded, the server process's uptime in seconds and the server's version.
+         *     `status` is `degraded` when the database does not answer within 2 seconds, the job queue
+         *     cannot be read (`jobs` is then null) or no municipalities are loaded; the operation still
+         *     answers 200 so a dashboard can show what is wrong. Failed jobs alone do not degrade it.
          *
          *     - **200**: the status.
          *     - **401** `unauthorized`: no valid key.
@@ -791,8 +901,13 @@ export interface paths {
         /**
          * API root and assistants
          * @description The entry point for an authenticated caller: the service name and version, who the caller
-         *     is, links to the main collections and to the documentation, and the assistants this
+         *     is, absolute links to the main collections and to the documentation, and the assistants this
          *     deployment has configured (the `ia` tag).
+         *
+         *     `links` always holds `entities`, `monitors`, `research_bookmarks`, `news_sources` and
+         *     `municipalities`; admins also get `users` and `status`; `documentation` is there when the
+         *     deployment publishes its documentation. Links start with the deployment's public address.
+         *     `assistants` lists the assistants the deployment configured, in its order; empty when none.
          *
          *     - **200**: the root.
          *     - **401** `unauthorized`: no valid key.
@@ -1660,16 +1775,50 @@ export interface components {
                 scenario: components["schemas"]["ScenarioRequest"] | null;
             }[];
         };
+        /** @description A research item a user saved. Only its owner sees it. */
         ResearchBookmark: {
             readonly id: number;
             title: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description The address as sent, parsed and re-serialised (its fragment is kept).
+             */
             url: string;
+            /** @description Who published the item; null when not given. */
             source: string | null;
             notes: string | null;
             created_at: components["schemas"]["Timestamp"];
         };
-        /** @description A news source requested for monitoring. Never says who requested it. */
+        /** @description A research item to save. */
+        NewResearchBookmark: {
+            /** @description Trimmed; must not be blank. */
+            title: string;
+            /**
+             * @description Absolute `http` or `https` address without credentials. Non-ASCII characters are accepted
+             *     and percent-encoded; the result must fit in 2048 characters.
+             */
+            url: string;
+            /** @description Who published the item; blank or null stores null. */
+            source?: string | null;
+            /** @description Blank or null stores null. */
+            notes?: string | null;
+        };
+        RemoveResearchBookmarkRequest: {
+            /** @description Id of one of the caller's bookmarks. */
+            id: number;
+        };
+        ResearchBookmarkRemoved: {
+            /** @description Id of the removed bookmark. */
+            id: number;
+            /** @constant */
+            removed: true;
+        };
+        /**
+         * @description A news source requested for monitoring. Never says who requested it: the schema is closed
+         *     (no other property is allowed), so the server's response validation refuses to leak it.
+         *     `status`: `requested` (awaiting review), `monitoring` (accepted and watched) or `rejected`
+         *     (will not be monitored).
+         */
         NewsSource: {
             readonly id: number;
             name: string;
@@ -1683,6 +1832,16 @@ export interface components {
             requested_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /** @description A news source to monitor. */
+        NewsSourceRequest: {
+            /** @description The source's name as readers know it; trimmed, must not be blank. */
+            name: string;
+            /**
+             * @description Absolute `http` or `https` address of the source (usually its home page), without
+             *     credentials. It is normalised before it is compared and stored.
+             */
+            url: string;
+        };
         SystemOnline: {
             /** @constant */
             online: true;
@@ -1691,7 +1850,9 @@ export interface components {
         BasicStatus: {
             /** @enum {string} */
             status: "ok" | "degraded";
+            /** @description The server's version. */
             version: string;
+            /** @description Whole seconds since the server process started. */
             uptime_seconds: number;
             database: {
                 reachable: boolean;
@@ -1700,29 +1861,81 @@ export interface components {
                 /** @description Round trip of a trivial query; null when unreachable. */
                 latency_ms: number | null;
             };
+            /** @description Background job counts; null when the job queue cannot be read. */
             jobs: {
                 queued: number;
                 running: number;
                 /** @description Jobs that are failed or dead. */
                 failed: number;
-            };
+            } | null;
             municipalities_loaded: number;
         };
         ApiRoot: {
+            /** @description The service's name. */
             service: string;
+            /** @description The server's version. */
             version: string;
+            /** @description The caller. */
             user: {
                 id: number;
                 username: string;
                 is_admin: boolean;
             };
-            /** @description Absolute URLs of the main collections and of the documentation. */
+            /**
+             * @description Absolute URLs of the main collections and of the documentation. `users` and `status` are
+             *     given to admins only, `documentation` only when the deployment publishes it; clients must
+             *     ignore links they do not know.
+             */
             links: {
+                /**
+                 * Format: uri
+                 * @description The caller's entities (`listEntities`).
+                 */
+                entities: string;
+                /**
+                 * Format: uri
+                 * @description The caller's social monitors (`getSocialMonitorData`).
+                 */
+                monitors: string;
+                /**
+                 * Format: uri
+                 * @description The caller's research bookmarks (`listResearchBookmarks`).
+                 */
+                research_bookmarks: string;
+                /**
+                 * Format: uri
+                 * @description The requested news sources (`listRequestedNewsSources`).
+                 */
+                news_sources: string;
+                /**
+                 * Format: uri
+                 * @description The municipality list (`listMunicipalities`).
+                 */
+                municipalities: string;
+                /**
+                 * Format: uri
+                 * @description Every user account (`listUsers`); admins only.
+                 */
+                users?: string;
+                /**
+                 * Format: uri
+                 * @description The backend status (`basicStatus`); admins only.
+                 */
+                status?: string;
+                /**
+                 * Format: uri
+                 * @description The API's documentation; only when the deployment publishes it.
+                 */
+                documentation?: string;
+            } & {
                 [key: string]: string;
             };
+            /** @description The assistants this deployment offers, in its configured order; empty when none. */
             assistants: {
+                /** @description Stable identifier of the assistant. */
                 id: string;
                 name: string;
+                /** @description What the assistant does; may be empty. */
                 description: string;
             }[];
         };
@@ -1939,6 +2152,15 @@ export interface components {
         };
         ResearchBookmarkListEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["ResearchBookmark"][];
+        };
+        ResearchBookmarkEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ResearchBookmark"];
+        };
+        ResearchBookmarkRemovedEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ResearchBookmarkRemoved"];
+        };
+        NewsSourceEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["NewsSource"];
         };
         NewsSourceListEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["NewsSource"][];
@@ -3389,6 +3611,132 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    addResearchBookmark: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewResearchBookmark"];
+            };
+        };
+        responses: {
+            /** @description Already saved with exactly these fields; nothing changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResearchBookmarkEnvelope"];
+                };
+            };
+            /** @description Saved. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResearchBookmarkEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    removeResearchBookmark: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RemoveResearchBookmarkRequest"];
+            };
+        };
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResearchBookmarkRemovedEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResearchBookmarkRemovedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
     listRequestedNewsSources: {
         parameters: {
             query?: never;
@@ -3414,6 +3762,69 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NewsSourceListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    requestNewsSource: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewsSourceRequest"];
+            };
+        };
+        responses: {
+            /** @description Not returned by this operation; same body as 201. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewsSourceEnvelope"];
+                };
+            };
+            /** @description Requested. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewsSourceEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -29,10 +29,18 @@ import { createMunicipality, listMunicipalities } from './municipalities/handler
 import type { MunicipalityModel } from './municipalities/model.js';
 import type { Accounts } from './accounts/index.js';
 import { accountHandlers } from './accounts/handlers.js';
+import type { Entities } from './entities/index.js';
+import { entityHandlers } from './entities/handlers.js';
+import { controlHandlers } from './control/handlers.js';
+import type { StatusSources } from './control/status.js';
+import { newsHandlers } from './news/handlers.js';
+import type { NewsSources } from './news/sources.js';
+import type { ResearchBookmarks } from './research/bookmarks.js';
+import { researchHandlers } from './research/handlers.js';
 
 export type AppConfig = Pick<
   Config,
-  'basePath' | 'publicUrl' | 'trustProxy' | 'bodyLimit' | 'validateResponses' | 'corsOrigins' | 'metricsToken' | 'rateLimits'
+  'basePath' | 'publicUrl' | 'trustProxy' | 'bodyLimit' | 'validateResponses' | 'corsOrigins' | 'metricsToken' | 'rateLimits' | 'assistants' | 'docsUrl'
 >;
 
 export interface AppDependencies {
@@ -43,6 +51,14 @@ export interface AppDependencies {
   municipalityModel: MunicipalityModel;
   /** Users, keys and sessions: they authenticate every ApiKeyAuth operation. */
   accounts: Accounts;
+  /** Campaign entities and their teams. */
+  entities: Entities;
+  /** Each user's research bookmarks. */
+  researchBookmarks: ResearchBookmarks;
+  /** News sources requested for monitoring. */
+  newsSources: NewsSources;
+  /** What basicStatus reads (the database and the job queue); without it basicStatus answers 501. */
+  status?: StatusSources;
   /** Serve the municipality list's valid requests from pre-rendered pages (default); off sends all through the validator. */
   fastPaths?: boolean;
   metrics: Metrics;
@@ -56,7 +72,7 @@ export interface AppDependencies {
 }
 
 export function createApp(dependencies: AppDependencies): Express {
-  const { config, logger, municipalities, municipalityModel, accounts, metrics, redis, rateLimitPrefix, idempotencyKeys, fastPaths = true } =
+  const { config, logger, municipalities, municipalityModel, accounts, entities, metrics, redis, rateLimitPrefix, idempotencyKeys, fastPaths = true } =
     dependencies;
   const app = express();
   app.disable('x-powered-by');
@@ -67,7 +83,11 @@ export function createApp(dependencies: AppDependencies): Express {
   const handlers: OperationHandlers = {
     listMunicipalities: listMunicipalities(municipalities, config),
     createMunicipality: createMunicipality(municipalityModel, municipalities),
-    ...accountHandlers(accounts, config),
+    ...accountHandlers(accounts, config, entities.teams),
+    ...entityHandlers({ entities, accounts, municipalities, urls: config }),
+    ...researchHandlers(dependencies.researchBookmarks),
+    ...newsHandlers(dependencies.newsSources),
+    ...controlHandlers(config, municipalities, dependencies.status),
     ...dependencies.handlers,
   };
 

@@ -57,6 +57,35 @@ const budget = z
   })
   .optional();
 
+/** An assistant the deployment offers (the API root lists them); the bounds are the contract's. */
+const assistant = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,49}$/, 'must be 1-50 lower-case letters, digits, _ or -, starting with a letter or digit'),
+    name: z.string().trim().min(1, 'must not be blank').max(100),
+    description: z.string().trim().max(500).default(''),
+  })
+  .strict();
+
+/** ASSISTANTS: a JSON array of `{"id", "name", "description"}`, ids unique. */
+const assistants = z
+  .string()
+  .transform((value, ctx): unknown => {
+    try {
+      return JSON.parse(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON array such as [{"id":"estrategista","name":"Estrategista","description":"..."}]' });
+      return z.NEVER;
+    }
+  })
+  .pipe(
+    z
+      .array(assistant, { message: 'must be a JSON array of {"id", "name", "description"} objects' })
+      .max(50)
+      .refine((list) => new Set(list.map((item) => item.id)).size === list.length, 'must not repeat an id'),
+  );
+
+export type Assistant = z.infer<typeof assistant>;
+
 /** Usernames: no `@`, so that a login name is either a username or an e-mail address, never both. */
 export const USERNAME_PATTERN = /^[A-Za-z0-9._+-]{1,150}$/;
 
@@ -119,6 +148,12 @@ const environmentSchema = z.object({
   SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
   MAIL_FROM: z.string().min(3).default('Palanque <no-reply@palanque.app>'),
   MAIL_DIR: z.string().min(1).default('data/mail'),
+  ASSISTANTS: assistants.optional(),
+  DOCS_URL: z
+    .string()
+    .url('must be an absolute URL such as https://palanque.app/docs/api')
+    .regex(/^https?:\/\//, 'must be an http(s) URL')
+    .optional(),
 });
 
 export interface Config {
@@ -151,6 +186,10 @@ export interface Config {
   /** The first admin, created on an empty database (a password is generated when unset). */
   firstAdmin: { username: string; email: string; password: string | undefined };
   mail: MailSettings;
+  /** The assistants the API root announces (ASSISTANTS); empty when none. */
+  assistants: Assistant[];
+  /** Where the API's documentation is published (DOCS_URL); the API root links to it when set. */
+  docsUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -165,7 +204,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   );
   const parsed = environmentSchema.safeParse(present);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`);
+    // A problem inside a list names its place after the variable, e.g. `ASSISTANTS: (0.id) must be ...`.
+    const problems = parsed.error.issues.map((issue) => {
+      const within = issue.path.slice(1).map(String).join('.');
+      return `${String(issue.path[0])}: ${within ? `(${within}) ` : ''}${issue.message}`;
+    });
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const env = parsed.data;
@@ -210,6 +253,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       password: env.ADMIN_PASSWORD,
     },
     mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM, directory: env.MAIL_DIR },
+    assistants: env.ASSISTANTS ?? [],
+    docsUrl: env.DOCS_URL,
   };
 }
 

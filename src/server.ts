@@ -22,6 +22,10 @@ import { Redis } from 'ioredis';
 import { createAccounts, type Accounts } from './accounts/index.js';
 import { ensureFirstAdmin } from './accounts/first-admin.js';
 import { createMailer } from './mail/mailer.js';
+import { createEntities } from './entities/index.js';
+import { createResearchBookmarks } from './research/bookmarks.js';
+import { createNewsSources } from './news/sources.js';
+import { statusSourcesOf } from './control/status.js';
 
 async function main(): Promise<void> {
   const config = readConfigOrExit();
@@ -47,7 +51,21 @@ async function main(): Promise<void> {
   });
   const purge = setInterval(() => void purgeExpiredRows(idempotencyKeys, accounts, logger), PURGE_INTERVAL_MS);
   purge.unref();
-  const app = createApp({ config, logger, municipalities, municipalityModel: model, accounts, metrics, redis, idempotencyKeys });
+  const entities = createEntities(sequelize);
+  const app = createApp({
+    config,
+    logger,
+    municipalities,
+    municipalityModel: model,
+    accounts,
+    entities,
+    researchBookmarks: createResearchBookmarks(sequelize),
+    newsSources: createNewsSources(sequelize),
+    status: statusSourcesOf(sequelize, () => jobs.stats()),
+    metrics,
+    redis,
+    idempotencyKeys,
+  });
   const server = createHttpServer(app, config).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const { address, port } = server.address() as AddressInfo;

@@ -10,14 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UserRow } from '../src/accounts/models.js';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-
-interface Result {
-  status: number;
-  headers: Headers;
-  text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
-}
+import { expectError, type Result } from './helpers/http.js';
 
 async function get(app: TestApp, path: string, headers: Record<string, string> = {}): Promise<Result> {
   const response = await fetch(app.baseUrl + path, { headers });
@@ -36,16 +29,6 @@ function getWithBody(app: TestApp, path: string, headers: Record<string, string>
     });
     req.on('error', reject);
     req.end(body);
-  });
-}
-
-/** The error model, with the request id of the response. */
-function expectError(result: Result, status: number, code: string): void {
-  expect(result.status, result.text).toBe(status);
-  expect(result.body).toEqual({
-    success: false,
-    error: { code, message: expect.any(String), details: expect.any(Array) },
-    request_id: result.headers.get('x-request-id'),
   });
 }
 

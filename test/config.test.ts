@@ -52,6 +52,8 @@ describe('loadConfig defaults', () => {
       },
       firstAdmin: { username: 'admin', email: 'admin@palanque.app', password: undefined },
       mail: { smtpUrl: undefined, from: 'Palanque <no-reply@palanque.app>', directory: 'data/mail' },
+      assistants: [],
+      docsUrl: undefined,
     });
   });
 
@@ -124,6 +126,8 @@ describe('loadConfig values', () => {
       RATE_LIMIT_WRITE: '100/60',
       RATE_LIMIT_CALLBACK: 'OFF',
       IDEMPOTENCY_TTL_SECONDS: '3600',
+      ASSISTANTS: '[{"id":"estrategista","name":"Estrategista","description":"Sugere pautas."}]',
+      DOCS_URL: 'https://palanque.app/docs/api',
     });
     expect(config).toEqual({
       env: 'production',
@@ -150,7 +154,28 @@ describe('loadConfig values', () => {
       accounts: expect.any(Object),
       firstAdmin: expect.any(Object),
       mail: expect.any(Object),
+      assistants: [{ id: 'estrategista', name: 'Estrategista', description: 'Sugere pautas.' }],
+      docsUrl: 'https://palanque.app/docs/api',
     });
+  });
+
+  it('reads the assistants in their order, trimmed, with an empty description by default', () => {
+    const config = loadConfig({
+      ASSISTANTS: JSON.stringify([
+        { id: 'estrategista', name: ' Estrategista ', description: 'Sugere pautas a partir das métricas dos monitores.' },
+        { id: 'revisor_2', name: 'Revisor' },
+      ]),
+    });
+    expect(config.assistants).toEqual([
+      { id: 'estrategista', name: 'Estrategista', description: 'Sugere pautas a partir das métricas dos monitores.' },
+      { id: 'revisor_2', name: 'Revisor', description: '' },
+    ]);
+    expect(loadConfig({ ASSISTANTS: '[]' }).assistants).toEqual([]);
+  });
+
+  it('names the assistant and the field that is wrong', () => {
+    const error = configErrorFor({ ASSISTANTS: '[{"id":"ok","name":"Ok"},{"id":"Not OK","name":"x"}]' });
+    expect(error.message).toContain('ASSISTANTS: (1.id) must be 1-50 lower-case letters');
   });
 
   it('accepts both database families', () => {
@@ -248,6 +273,15 @@ describe('loadConfig errors', () => {
     ['ADMIN_EMAIL', 'not-an-address'],
     ['ADMIN_PASSWORD', 'short'],
     ['SMTP_URL', 'smtp.example.com:25'],
+    ['ASSISTANTS', 'estrategista'],
+    ['ASSISTANTS', '{"id":"estrategista","name":"Estrategista"}'],
+    ['ASSISTANTS', '[{"id":"estrategista"}]'],
+    ['ASSISTANTS', '[{"id":"estrategista","name":"  "}]'],
+    ['ASSISTANTS', '[{"id":"-x","name":"X"}]'],
+    ['ASSISTANTS', '[{"id":"x","name":"X","model":"gpt"}]'],
+    ['ASSISTANTS', '[{"id":"x","name":"X"},{"id":"x","name":"Y"}]'],
+    ['DOCS_URL', 'docs.palanque.app'],
+    ['DOCS_URL', 'ftp://palanque.app/docs'],
   ])('rejects %s=%j with a ConfigError naming the variable', (name, value) => {
     const error = configErrorFor({ [name]: value });
     expect(error).toBeInstanceOf(ConfigError);

@@ -9,16 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Municipality } from '../src/municipalities/model.js';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-
-interface Result {
-  status: number;
-  headers: Headers;
-  text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
-}
+import { expectError, request } from './helpers/http.js';
 
 let app: TestApp;
+const call = (method: 'GET' | 'POST', path: string, headers: Record<string, string> = {}, body?: unknown) =>
+  request(app.baseUrl, method, path, headers, body);
 let admin: TestUser;
 let user: TestUser;
 
@@ -32,27 +27,7 @@ afterAll(async () => {
   await app?.close();
 });
 
-async function call(method: 'GET' | 'POST', path: string, headers: Record<string, string> = {}, body?: unknown): Promise<Result> {
-  const init: RequestInit = { method, headers: { ...headers } };
-  if (body !== undefined) {
-    init.body = typeof body === 'string' ? body : JSON.stringify(body);
-    (init.headers as Record<string, string>)['Content-Type'] = 'application/json';
-  }
-  const response = await fetch(app.baseUrl + path, init);
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, text, body: text ? JSON.parse(text) : undefined };
-}
-
 const create = (body: unknown, headers: Record<string, string> = admin.headers) => call('POST', '/api/municipios/', headers, body);
-
-function expectError(result: Result, status: number, code: string): void {
-  expect(result.status, result.text).toBe(status);
-  expect(result.body).toEqual({
-    success: false,
-    error: { code, message: expect.any(String), details: expect.any(Array) },
-    request_id: result.headers.get('x-request-id'),
-  });
-}
 
 /** Every municipality of a state, through the public list (all pages). */
 async function listState(uf: number): Promise<{ count: number; results: Municipality[] }> {

@@ -9,30 +9,17 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { createAdmin } from './helpers/accounts.js';
 
 const NOT_IMPLEMENTED = [
-  'addEntity',
-  'addOperator',
   'approvePendingScenarioRequests',
-  'basicStatus',
-  'checkOperatorEmail',
-  'getApiRoot',
-  'getEntity',
   'getSocialMonitorData',
   'getSocialnetRemovalStatus',
-  'listEntities',
-  'listOperators',
-  'listRequestedNewsSources',
-  'listResearchBookmarks',
   'listSmsCredentials',
-  'manageGuardianship',
   'receiveSmsDeliveryReceipt',
   'receiveSmsWebhook',
   'receiveSocialnetRemoval',
-  'removeOperator',
   'searchnetOAuthCallback',
   'sendSmsCampaign',
   'socialVideoOAuthCallback',
   'syncElectionsPanel',
-  'systemIsOnline',
   'verifySocialnetSubscription',
 ];
 

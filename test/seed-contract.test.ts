@@ -165,6 +165,27 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     query: [],
     reason: 'A team cannot be used without a way to remove its operators (issue 6).',
   },
+  {
+    method: 'POST',
+    path: '/api/research/add_research_bookmark/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'The research bookmark list cannot be filled without a way to save a bookmark (issue 6).',
+  },
+  {
+    method: 'POST',
+    path: '/api/research/remove_research_bookmark/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'The research bookmark list cannot be pruned without a way to remove a bookmark (issue 6).',
+  },
+  {
+    method: 'POST',
+    path: '/api/news/request_font/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'The public list of requested news sources cannot be fed without a way to request one (issue 6).',
+  },
 ];
 
 /** Query parameters we add to seed operations, on purpose. All optional. */

@@ -28,7 +28,12 @@ type AccountOperations =
   | 'getUser'
   | 'listUserSocialLogins';
 
-export function accountHandlers(accounts: Accounts, urls: PublicUrlSettings): Pick<Required<OperationHandlers>, AccountOperations> {
+/** Who shares a team with a user (from the entities domain), with the shared teams. */
+export interface TeamDirectory {
+  teammatesOf(userId: number): Promise<Map<number, Array<{ entity_id: number; entity_name: string; role: 'owner' | 'admin' | 'operator' | 'viewer' }>>>;
+}
+
+export function accountHandlers(accounts: Accounts, urls: PublicUrlSettings, teams: TeamDirectory): Pick<Required<OperationHandlers>, AccountOperations> {
   const { sessions, tokens, resets, users } = accounts;
   return {
     async login(req, res) {
@@ -114,18 +119,23 @@ export function accountHandlers(accounts: Accounts, urls: PublicUrlSettings): Pi
 
     async listChatContacts(req, res) {
       const caller = callerOf(res);
-      // Teams arrive with campaign entities; until then a user's contacts are the platform admins.
+      const teammates = await teams.teammatesOf(caller.user.id);
       const admins = req.query.only_team === 'true' ? [] : await users.admins();
-      const contacts = admins
-        .filter((admin) => admin.id !== caller.user.id)
-        .map((admin) => ({ user_id: admin.id, username: admin.username, display_name: displayName(admin), email: admin.email, is_admin: true, teams: [] }))
-        .sort((a, b) => a.display_name.localeCompare(b.display_name, 'pt-BR'));
+      const ids = new Set([...teammates.keys(), ...admins.map((admin) => admin.id)]);
+      ids.delete(caller.user.id);
+      const contacts = [];
+      for (const id of ids) {
+        const user = await users.byId(id);
+        if (!user?.is_active) continue;
+        contacts.push({ user_id: user.id, username: user.username, display_name: displayName(user), email: user.email, is_admin: Boolean(user.is_admin), teams: teammates.get(id) ?? [] });
+      }
+      contacts.sort((a, b) => a.display_name.localeCompare(b.display_name, 'pt-BR'));
       sendEnvelope(res, 200, contacts, `${contacts.length} contacts.`);
     },
 
     async getUser(req, res) {
       const userId = Number(req.params.user_id);
-      const user = mayView(callerOf(res), userId) ? await users.byId(userId) : undefined;
+      const user = (await mayView(callerOf(res), userId)) ? await users.byId(userId) : undefined;
       // "Not yours" and "does not exist" are one answer: a profile id reveals nothing.
       if (!user) throw notFound(`There is no user ${userId} that you can see.`, [{ location: 'path', field: 'user_id', rule: 'visible_user', message: 'must be a user you can see', value: userId }]);
       sendEnvelope(res, 200, publicUser(user), 'User profile.');
@@ -142,11 +152,11 @@ export function accountHandlers(accounts: Accounts, urls: PublicUrlSettings): Pi
       sendEnvelope(res, 200, data, `${data.length} linked account${data.length === 1 ? '' : 's'}.`);
     },
   };
-}
 
-/** A profile is visible to its user and to admins (and, once teams exist, to teammates). */
-function mayView(caller: Caller, userId: number): boolean {
-  return caller.user.is_admin || caller.user.id === userId;
+  /** A profile is visible to its user, to admins and to teammates. */
+  async function mayView(caller: Caller, userId: number): Promise<boolean> {
+    return caller.user.is_admin || caller.user.id === userId || (await teams.teammatesOf(caller.user.id)).has(userId);
+  }
 }
 
 /** The client's address, as Express resolves it under TRUST_PROXY. */

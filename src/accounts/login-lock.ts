@@ -10,6 +10,7 @@
  * all pass an open lock.
  */
 import { Op, type Transaction } from 'sequelize';
+import { withLocks } from '../db/locks.js';
 import type { AccountModels, LoginFailureRow } from './models.js';
 
 export interface LockState {
@@ -67,16 +68,9 @@ export class LoginLock {
    * Counting before checking is what stops parallel guesses from all getting through an open lock.
    */
   async reserve(subjects: string[], now = new Date()): Promise<{ ids: number[] } | { locked: LockState }> {
-    const sequelize = this.models.LoginFailure.sequelize!;
-    // SQLite runs one statement at a time, so ids are in order and visible at once. PostgreSQL runs
-    // requests in parallel: a per-subject advisory lock, held to the commit, keeps the count exact.
-    if (sequelize.getDialect() !== 'postgres') return this.reserveWithin(subjects, now);
-    return sequelize.transaction(async (transaction) => {
-      for (const subject of [...subjects].sort()) {
-        await sequelize.query('SELECT pg_advisory_xact_lock(hashtext(:subject))', { replacements: { subject }, transaction });
-      }
-      return this.reserveWithin(subjects, now, transaction);
-    });
+    // Counting and recording must not interleave between two checks of one subject.
+    const keys = subjects.map((subject) => `login:${subject}`);
+    return withLocks(this.models.LoginFailure.sequelize!, keys, (transaction) => this.reserveWithin(subjects, now, transaction));
   }
 
   private async reserveWithin(subjects: string[], now: Date, transaction?: Transaction): Promise<{ ids: number[] } | { locked: LockState }> {

@@ -9,8 +9,10 @@ import * as municipalities from './migrations/0001-municipalities.js';
 import * as idempotencyKeys from './migrations/0002-idempotency-keys.js';
 import * as jobs from './migrations/0003-jobs.js';
 import * as accounts from './migrations/0004-accounts.js';
+import * as entities from './migrations/0005-entities.js';
+import * as researchNews from './migrations/0006-research-news.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

@@ -18,6 +18,7 @@ export interface MunicipalityPage {
 export class MunicipalityCatalog {
   private all: Municipality[] = [];
   private byState = new Map<number, Municipality[]>();
+  private byCode = new Map<number, Municipality>();
   private lastAttempt = 0;
   /** Increases with every change of the list, so caches of rendered pages know when to drop them. */
   version = 0;
@@ -43,6 +44,7 @@ export class MunicipalityCatalog {
     this.version += 1;
     this.all = [...municipalities].sort((a, b) => a.codigo_ibge - b.codigo_ibge);
     this.byState = new Map();
+    this.byCode = new Map();
     for (const municipality of this.all) {
       const state = this.byState.get(municipality.codigo_uf) ?? [];
       state.push(municipality);
@@ -57,5 +59,11 @@ export class MunicipalityCatalog {
     if (page > totalPages) return undefined;
     const start = (page - 1) * PAGE_SIZE;
     return { count: matching.length, totalPages, page, results: matching.slice(start, start + PAGE_SIZE) };
+  }
+
+  /** The municipality with this IBGE code, if the list has it. */
+  find(code: number): Municipality | undefined {
+    if (this.byCode.size !== this.all.length) this.byCode = new Map(this.all.map((municipality) => [municipality.codigo_ibge, municipality]));
+    return this.byCode.get(code);
   }
 }

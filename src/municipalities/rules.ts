@@ -11,6 +11,15 @@ export const STATE_CODES: ReadonlySet<number> = new Set([
 
 export type StateCode = Municipality['codigo_uf'];
 
+/** The 27 federative units by acronym, with their IBGE codes. */
+export const STATE_CODE_BY_ACRONYM: ReadonlyMap<string, number> = new Map([
+  ['RO', 11], ['AC', 12], ['AM', 13], ['RR', 14], ['PA', 15], ['AP', 16], ['TO', 17],
+  ['MA', 21], ['PI', 22], ['CE', 23], ['RN', 24], ['PB', 25], ['PE', 26], ['AL', 27], ['SE', 28], ['BA', 29],
+  ['MG', 31], ['ES', 32], ['RJ', 33], ['SP', 35],
+  ['PR', 41], ['SC', 42], ['RS', 43],
+  ['MS', 50], ['MT', 51], ['GO', 52], ['DF', 53],
+]);
+
 /** A number read from a file or a database is a StateCode once checked (the import and create check it). */
 export function asStateCode(code: number): StateCode {
   return code as StateCode;

@@ -25,6 +25,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createAccounts, type Accounts, type AccountSettings } from '../../src/accounts/index.js';
 import { createMailer, type Mailer } from '../../src/mail/mailer.js';
+import { createEntities, type Entities } from '../../src/entities/index.js';
+import { createResearchBookmarks } from '../../src/research/bookmarks.js';
+import { createNewsSources } from '../../src/news/sources.js';
+import { statusSourcesOf, type StatusSources } from '../../src/control/status.js';
 
 /** Accounts as configured by default, except a cheap password hash: tests log in hundreds of times. */
 export const testAccountSettings: AccountSettings = {
@@ -46,6 +50,8 @@ export const defaultAppConfig: AppConfig = {
   validateResponses: true,
   corsOrigins: [],
   metricsToken: undefined,
+  assistants: [],
+  docsUrl: undefined,
   // Off unless a test sets them: tests send many requests from one address.
   rateLimits: { auth: undefined, read: undefined, write: undefined, callback: undefined },
 };
@@ -57,6 +63,7 @@ export interface TestApp {
   idempotencyKeys: IdempotencyStore;
   database: TestDatabase;
   accounts: Accounts;
+  entities: Entities;
   /** Where the app writes its mail (.eml files), unless a test passed its own mailer. */
   mailDir: string;
   logs: Array<Record<string, unknown>>;
@@ -83,6 +90,8 @@ export interface TestAppOptions {
   accounts?: Partial<AccountSettings>;
   /** Send mail through this instead of .eml files in a temporary folder. */
   mailer?: Mailer;
+  /** Replace what basicStatus reads (by default the test database, and an idle job queue: the test app runs none). */
+  status?: Partial<StatusSources>;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -106,6 +115,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const mailDir = await mkdtemp(path.join(tmpdir(), 'palanque-mail-'));
   const mailer = options.mailer ?? createMailer({ smtpUrl: undefined, from: 'Palanque <no-reply@palanque.app>', directory: mailDir }, logger);
   const accounts = createAccounts(sequelize, { ...testAccountSettings, ...options.accounts }, mailer, logger);
+  const entities = createEntities(sequelize);
   const idempotencyKeys = new IdempotencyStore(sequelize, { ttlMs: 24 * 3600_000, abandonAfterMs: 60_000, ...options.idempotency });
   const app = createApp({
     config: { ...defaultAppConfig, ...options.config },
@@ -113,6 +123,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     municipalities: catalog,
     municipalityModel: model,
     accounts,
+    entities,
+    researchBookmarks: createResearchBookmarks(sequelize),
+    newsSources: createNewsSources(sequelize),
+    status: { ...statusSourcesOf(sequelize, async () => ({ queued: 0, running: 0, failed: 0 })), ...options.status },
     fastPaths: !options.withoutFastPaths,
     metrics: new Metrics({ poolStats: () => poolStatsOf(sequelize) }),
     redis: options.redis,
@@ -131,6 +145,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     idempotencyKeys,
     database,
     accounts,
+    entities,
     mailDir,
     logs,
     async close() {

@@ -1,0 +1,249 @@
+/**
+ * The HTTP side of entities and their teams. Every handler first asks the team rules (teams.ts) what the
+ * caller may do with the entity named in the request, then reads or writes through the store.
+ */
+import { Op, UniqueConstraintError, type Transaction } from 'sequelize';
+import { withLocks } from '../db/locks.js';
+import type { Accounts } from '../accounts/index.js';
+import { displayName } from '../accounts/users.js';
+import type { UserRow } from '../accounts/models.js';
+import { callerOf, type Caller } from '../http/auth.js';
+import { sendEnvelope } from '../http/envelope.js';
+import { ApiError, badRequest, notFound, referenceDataUnavailable } from '../http/errors.js';
+import type { OperationHandlers } from '../http/operations.js';
+import { pageOf } from '../http/pagination.js';
+import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
+import type { MunicipalityCatalog } from '../municipalities/catalog.js';
+import type { Entities } from './index.js';
+import type { EntityRow, GuardianshipRow, MemberRow, TeamRole } from './models.js';
+import { checkCandidate } from './rules.js';
+
+const ENTITIES_PER_PAGE = 30;
+
+type EntityOperations =
+  | 'listEntities'
+  | 'getEntity'
+  | 'addEntity'
+  | 'listOperators'
+  | 'checkOperatorEmail'
+  | 'addOperator'
+  | 'removeOperator'
+  | 'manageGuardianship';
+
+export interface EntityHandlerDependencies {
+  entities: Entities;
+  accounts: Accounts;
+  municipalities: MunicipalityCatalog;
+  urls: PublicUrlSettings;
+}
+
+export function entityHandlers({ entities, accounts, municipalities, urls }: EntityHandlerDependencies): Pick<Required<OperationHandlers>, EntityOperations> {
+  const { teams, store, models } = entities;
+  const idRequired = (field: string) => badRequest(`The request is malformed: ${field} is required.`, [{ location: 'query', field, rule: 'required', message: 'is required' }]);
+
+  return {
+    async listEntities(req, res) {
+      const caller = callerOf(res);
+      const page = req.query.page ?? 1;
+      const ids = caller.user.is_admin ? undefined : await teams.entityIdsOf(caller.user.id);
+      const { total, rows } = await store.page(ids, req.query.tp, page, ENTITIES_PER_PAGE);
+      const roles = await teams.rolesOf(caller, rows.map((row) => row.id));
+      const listUrl = new URL(apiBaseUrl(req, urls) + '/api/entidade/');
+      if (req.query.tp) listUrl.searchParams.set('tp', req.query.tp);
+      const body = pageOf(rows.map((row) => summaryOf(row, roles.get(row.id) ?? 'viewer')), total, page, ENTITIES_PER_PAGE, listUrl.toString());
+      sendEnvelope(res, 200, body, `${total} entities.`);
+    },
+
+    async getEntity(req, res) {
+      if (req.query.id === undefined) throw idRequired('id');
+      const { entity } = await teams.access(callerOf(res), Number(req.query.id), 'read', { location: 'query', field: 'id' });
+      sendEnvelope(res, 200, (await store.load(entity.id))!, 'Entity.');
+    },
+
+    async addEntity(req, res) {
+      const caller = callerOf(res);
+      const body = req.body;
+      // Find the entity to update (and the caller's right to) before judging the body: a stranger learns nothing.
+      const existing = body.id === undefined ? undefined : await teams.access(caller, body.id, 'edit', { location: 'body', field: 'id' });
+      if (municipalities.size === 0 && (body.municipio_disputa !== undefined || body.municipioBase)) {
+        throw referenceDataUnavailable('The municipality list is not loaded, so municipalities cannot be checked yet.');
+      }
+      const problems = checkCandidate(body, municipalities);
+      if (problems.length > 0) throw new ApiError(422, 'validation_failed', 'The entity is invalid.', problems);
+      // The CPF check and the write hold a lock on the CPF: parallel creates (a double click) cannot both pass.
+      const cpfLocks = body.cpf === undefined ? [] : [`entity-cpf:${body.cpf}`];
+      const id = await withLocks(models.Entity.sequelize!, cpfLocks, async (transaction) => {
+        if (body.cpf !== undefined) await refuseDuplicateCpf(caller, body.cpf, existing?.entity.id, transaction);
+        if (!existing) return store.create(req.query.tp ?? 'candidato', caller.user.id, body, transaction);
+        await store.update(existing.entity.id, body, transaction);
+        return existing.entity.id;
+      });
+      sendEnvelope(res, existing ? 200 : 201, (await store.load(id))!, existing ? 'Entity updated.' : 'Entity created.');
+    },
+
+    async listOperators(req, res) {
+      if (req.query.id === undefined) throw idRequired('id');
+      const { entity } = await teams.access(callerOf(res), Number(req.query.id), 'read', { location: 'query', field: 'id' });
+      const members = (await teams.members(entity.id)).filter((member) => req.query.tp === undefined || member.role === req.query.tp);
+      const operators = await operatorsOf(members);
+      // Owner first, then by name.
+      operators.sort((a, b) => Number(b.role === 'owner') - Number(a.role === 'owner') || a.display_name.localeCompare(b.display_name, 'pt-BR'));
+      sendEnvelope(res, 200, operators, `${operators.length} members.`);
+    },
+
+    async checkOperatorEmail(req, res) {
+      if (req.query.email === undefined) throw idRequired('email');
+      if (req.query.entity_id === undefined) throw idRequired('entity_id');
+      const { entity } = await teams.access(callerOf(res), Number(req.query.entity_id), 'manageTeam', { location: 'query', field: 'entity_id' });
+      const found = await accounts.users.byEmail(req.query.email);
+      const user = found?.is_active ? found : undefined; // addOperator refuses inactive users, so they are not offered
+      const membership = user ? await models.Member.findOne({ where: { entity_id: entity.id, user_id: user.id }, raw: true }) : null;
+      const role = (membership as MemberRow | null)?.role ?? null;
+      const data = { email: req.query.email.trim().toLowerCase(), user_exists: user !== undefined, already_in_team: role !== null, role };
+      sendEnvelope(res, 200, data, !user ? 'No user has this e-mail.' : role ? 'The user is already in the team.' : 'The user can be added to the team.');
+    },
+
+    async addOperator(req, res) {
+      const caller = callerOf(res);
+      const { entity, role: callerRole } = await teams.access(caller, req.body.entity_id, 'manageTeam', { location: 'body', field: 'entity_id' });
+      if (req.body.role === 'admin' && callerRole !== 'owner' && !caller.user.is_admin) {
+        throw new ApiError(403, 'forbidden', 'Only the owner may add another admin to the team.');
+      }
+      const user = await accounts.users.byEmail(req.body.email);
+      if (!user?.is_active) {
+        throw notFound('No active user has this e-mail.', [{ location: 'body', field: 'email', rule: 'existing_user', message: 'must be the e-mail of an active user' }]);
+      }
+      const current = (await models.Member.findOne({ where: { entity_id: entity.id, user_id: user.id }, raw: true })) as MemberRow | null;
+      if (current && current.role !== req.body.role) {
+        throw new ApiError(409, 'conflict', `${displayName(user)} is already ${current.role} of this entity; remove them first to change the role.`, [
+          { location: 'body', field: 'email', rule: 'not_in_team', message: `is already ${current.role} of this team` },
+        ]);
+      }
+      const membership = current ?? (await addMember(entity.id, user.id, req.body.role));
+      const [operator] = await operatorsOf([membership]);
+      sendEnvelope(res, current ? 200 : 201, operator!, current ? 'Already in the team with this role.' : `${displayName(user)} is now ${req.body.role} of ${entity.nome}.`);
+    },
+
+    async removeOperator(req, res) {
+      const caller = callerOf(res);
+      const leaving = req.body.user_id === caller.user.id;
+      const { entity, role: callerRole } = await teams.access(caller, req.body.entity_id, leaving ? 'read' : 'manageTeam', { location: 'body', field: 'entity_id' });
+      const member = (await models.Member.findOne({ where: { entity_id: entity.id, user_id: req.body.user_id }, raw: true })) as MemberRow | null;
+      if (!member) {
+        throw notFound(`User ${req.body.user_id} is not in this team.`, [{ location: 'body', field: 'user_id', rule: 'in_team', message: 'must be a member of the team', value: req.body.user_id }]);
+      }
+      if (member.role === 'owner') {
+        throw new ApiError(409, 'conflict', 'The owner of an entity cannot be removed from its team.', [
+          { location: 'body', field: 'user_id', rule: 'not_owner', message: 'is the owner of the entity', value: req.body.user_id },
+        ]);
+      }
+      if (!leaving && member.role === 'admin' && callerRole !== 'owner' && !caller.user.is_admin) {
+        throw new ApiError(403, 'forbidden', 'Only the owner may remove an admin from the team.');
+      }
+      await models.Member.destroy({ where: { id: member.id } });
+      sendEnvelope(res, 200, { removed: true as const }, 'The member was removed from the team.');
+    },
+
+    async manageGuardianship(req, res) {
+      const caller = callerOf(res);
+      const { tutor, ward, action } = req.query;
+      const given = [tutor, ward, action].filter((value) => value !== undefined).length;
+      if (given !== 0 && given !== 3) {
+        throw badRequest('The request is malformed: tutor, ward and action go together.', [
+          ...(['tutor', 'ward', 'action'] as const)
+            .filter((field) => req.query[field] === undefined)
+            .map((field) => ({ location: 'query' as const, field, rule: 'required_together', message: 'is required with the other two' })),
+        ]);
+      }
+      if (given === 3) {
+        if (tutor === ward) throw badRequest('The request is malformed: an entity cannot watch itself.', [{ location: 'query', field: 'ward', rule: 'not_tutor', message: 'must differ from tutor', value: ward }]);
+        await teams.access(caller, Number(tutor), 'edit', { location: 'query', field: 'tutor' });
+        await teams.access(caller, Number(ward), 'read', { location: 'query', field: 'ward' });
+        await changeLink(Number(tutor), Number(ward), action!);
+      }
+      const links = await linksOf(caller);
+      sendEnvelope(res, 200, links, `${links.length} links.`);
+    },
+  };
+
+  async function refuseDuplicateCpf(caller: Caller, cpf: string, except: number | undefined, transaction?: Transaction): Promise<void> {
+    const other = await store.cpfTakenAmong(cpf, await teams.entityIdsOf(caller.user.id), except, transaction);
+    if (other !== undefined) {
+      throw new ApiError(409, 'conflict', `This CPF is already registered by entity ${other} of your teams.`, [
+        { location: 'body', field: 'cpf', rule: 'unique_in_team', message: 'is already registered by another entity of your teams', value: cpf },
+      ]);
+    }
+  }
+
+  async function addMember(entityId: number, userId: number, role: TeamRole): Promise<MemberRow> {
+    try {
+      const row = await models.Member.create({ entity_id: entityId, user_id: userId, role, added_at: new Date() });
+      return row.get({ plain: true });
+    } catch (error) {
+      // A concurrent add of the same user won: answer with what is there now.
+      if (!(error instanceof UniqueConstraintError)) throw error;
+      return (await models.Member.findOne({ where: { entity_id: entityId, user_id: userId }, raw: true })) as unknown as MemberRow;
+    }
+  }
+
+  async function operatorsOf(members: MemberRow[]) {
+    const users = new Map<number, UserRow>();
+    for (const member of members) {
+      const user = await accounts.users.byId(member.user_id);
+      if (user) users.set(user.id, user);
+    }
+    return members.flatMap((member) => {
+      const user = users.get(member.user_id);
+      return user
+        ? [{ id: member.id, entity_id: member.entity_id, user_id: user.id, username: user.username, display_name: displayName(user), email: user.email, role: member.role, added_at: new Date(member.added_at).toISOString() }]
+        : [];
+    });
+  }
+
+  async function changeLink(tutorId: number, wardId: number, action: 'add' | 'remove'): Promise<void> {
+    if (action === 'remove') {
+      await models.Guardianship.destroy({ where: { tutor_id: tutorId, ward_id: wardId } });
+      return;
+    }
+    try {
+      await models.Guardianship.create({ tutor_id: tutorId, ward_id: wardId, created_at: new Date() });
+    } catch (error) {
+      if (!(error instanceof UniqueConstraintError)) throw error; // already linked: adding again changes nothing
+    }
+  }
+
+  /** The links whose tutor is one of the caller's entities (every link for platform admins). */
+  async function linksOf(caller: Caller) {
+    const where = caller.user.is_admin ? {} : { tutor_id: { [Op.in]: await teams.entityIdsOf(caller.user.id) } };
+    const links = (await models.Guardianship.findAll({ where, order: [['id', 'ASC']], raw: true })) as unknown as GuardianshipRow[];
+    const ids = [...new Set(links.flatMap((link) => [link.tutor_id, link.ward_id]))];
+    const rows = (await models.Entity.findAll({ attributes: ['id', 'nome', 'tp'], where: { id: { [Op.in]: ids } }, raw: true })) as unknown as EntityRow[];
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return links.map((link) => ({
+      id: link.id,
+      tutor_id: link.tutor_id,
+      tutor_nome: byId.get(link.tutor_id)?.nome ?? '',
+      ward_id: link.ward_id,
+      ward_nome: byId.get(link.ward_id)?.nome ?? '',
+      ward_tp: byId.get(link.ward_id)?.tp ?? 'concorrente',
+      created_at: new Date(link.created_at).toISOString(),
+    }));
+  }
+}
+
+function summaryOf(row: EntityRow, role: TeamRole) {
+  return {
+    id: row.id,
+    tp: row.tp,
+    nome: row.nome,
+    nm_urna: row.nm_urna ?? null,
+    nr_urna: row.nr_urna ?? null,
+    partido: row.partido ?? null,
+    uf: row.uf ?? null,
+    cidade: row.cidade ?? null,
+    image_url: row.image_url ?? null,
+    role,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  };
+}

@@ -1,0 +1,16 @@
+/** The entities domain, assembled from a database: models, the team rules and the entity store. */
+import type { Sequelize } from 'sequelize';
+import { defineEntityModels, type EntityModels } from './models.js';
+import { EntityStore } from './store.js';
+import { Teams } from './teams.js';
+
+export interface Entities {
+  models: EntityModels;
+  teams: Teams;
+  store: EntityStore;
+}
+
+export function createEntities(sequelize: Sequelize): Entities {
+  const models = defineEntityModels(sequelize);
+  return { models, teams: new Teams(models), store: new EntityStore(models) };
+}

@@ -1,0 +1,164 @@
+/** The Sequelize models of the entity tables (created by migration 0005-entities). */
+import { DataTypes, type Model, type ModelAttributes, type ModelStatic, type Sequelize } from 'sequelize';
+import type { components } from '../../sdk/schema.js';
+
+export type CandidateEntity = components['schemas']['CandidateEntity'];
+export type EntityType = components['schemas']['EntityType'];
+export type TeamRole = components['schemas']['TeamRole'];
+
+/** The contract's scalar fields, stored as columns of the same names. */
+export const SCALAR_FIELDS = [
+  'nome', 'tipoDisputa', 'position', 'ballot', 'cpf', 'nm_urna', 'nr_urna', 'foto', 'image_url', 'titulo_eleitor',
+  'data_nascimento', 'idade', 'nacionalidade', 'pais_nascimento', 'estado_nascimento', 'municipio_nascimento',
+  'partido', 'genero', 'instrucao', 'ocupacao', 'estado_civil', 'raca', 'disputa_eleitoral', 'uf', 'cidade', 'email',
+  'list_emails', 'exerce_funcao', 'reeleicao', 'paisDisputa', 'estado_disputa', 'municipio_disputa', 'cepBase',
+  'paisBase', 'estadoBase', 'municipioBase', 'endBase', 'first_campaign', 'asLegenda', 'nomeLegenda', 'partidosLegenda',
+] as const satisfies ReadonlyArray<keyof CandidateEntity>;
+
+export type ScalarField = (typeof SCALAR_FIELDS)[number];
+
+export type EntityRow = { id: number; tp: EntityType; owner_id: number; created_at: Date; updated_at: Date } & {
+  [Field in ScalarField]: CandidateEntity[Field] | null;
+};
+
+export interface MemberRow {
+  id: number;
+  entity_id: number;
+  user_id: number;
+  role: TeamRole;
+  added_at: Date;
+}
+
+export interface SocialReferenceRow {
+  id: number;
+  entity_id: number;
+  tipo: string | null;
+  nm: string | null;
+  origem_name: string | null;
+}
+
+export interface SocialNetworkEntryRow {
+  id: number;
+  social_reference_id: number;
+  position: number;
+  nm_rede: string;
+  exist_or_active: boolean | null;
+  /** The contract's `id` of the profile (the network's id), renamed: `id` is the row's. */
+  profile_id: string | null;
+  img: string | null;
+  img_url: string | null;
+  last_full_evaluation_date: Date | null;
+  link: string | null;
+  tipo: string | null;
+  user: string | null;
+  username: string | null;
+}
+
+export interface MarketshareRow {
+  id: number;
+  entity_id: number;
+  position: number;
+  principal: boolean | null;
+  marketshare: string;
+  tendency: string | null;
+  notes: string | null;
+  evaluations: number | null;
+}
+
+export interface GuardianshipRow {
+  id: number;
+  tutor_id: number;
+  ward_id: number;
+  created_at: Date;
+}
+
+type Static<Row extends object> = ModelStatic<Model<Row, Partial<Row>>>;
+
+export interface EntityModels {
+  Entity: Static<EntityRow>;
+  Member: Static<MemberRow>;
+  SocialReference: Static<SocialReferenceRow>;
+  SocialNetworkEntry: Static<SocialNetworkEntryRow>;
+  Marketshare: Static<MarketshareRow>;
+  Guardianship: Static<GuardianshipRow>;
+}
+
+const id = { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true };
+const plain = { timestamps: false } as const;
+
+/** Column types of the scalar fields; lengths and rules live in the migration and the contract. */
+function scalarAttributes(): ModelAttributes {
+  const integers = new Set(['nr_urna', 'idade', 'nacionalidade', 'instrucao', 'ocupacao', 'estado_civil', 'raca', 'disputa_eleitoral']);
+  const flags = new Set(['exerce_funcao', 'reeleicao', 'first_campaign', 'asLegenda']);
+  const lists = new Set(['list_emails', 'partidosLegenda']);
+  return Object.fromEntries(
+    SCALAR_FIELDS.map((field) => [
+      field,
+      integers.has(field)
+        ? DataTypes.INTEGER
+        : flags.has(field)
+          ? DataTypes.BOOLEAN
+          : lists.has(field)
+            ? DataTypes.JSON
+            : field === 'data_nascimento'
+              ? DataTypes.DATEONLY
+              : DataTypes.STRING,
+    ]),
+  );
+}
+
+export function defineEntityModels(sequelize: Sequelize): EntityModels {
+  const define = <Row extends object>(name: string, attributes: ModelAttributes, tableName: string) =>
+    sequelize.define<Model<Row, Partial<Row>>>(name, attributes, { tableName, ...plain });
+  return {
+    Entity: define<EntityRow>(
+      'Entity',
+      { id, tp: DataTypes.STRING(20), owner_id: DataTypes.INTEGER, ...scalarAttributes(), created_at: DataTypes.DATE, updated_at: DataTypes.DATE },
+      'entities',
+    ),
+    Member: define<MemberRow>(
+      'EntityMember',
+      { id, entity_id: DataTypes.INTEGER, user_id: DataTypes.INTEGER, role: DataTypes.STRING(20), added_at: DataTypes.DATE },
+      'entity_members',
+    ),
+    SocialReference: define<SocialReferenceRow>(
+      'SocialReference',
+      { id, entity_id: DataTypes.INTEGER, tipo: DataTypes.STRING, nm: DataTypes.STRING, origem_name: DataTypes.STRING },
+      'social_references',
+    ),
+    SocialNetworkEntry: define<SocialNetworkEntryRow>(
+      'SocialNetworkEntry',
+      {
+        id,
+        social_reference_id: DataTypes.INTEGER,
+        position: DataTypes.INTEGER,
+        nm_rede: DataTypes.STRING,
+        exist_or_active: DataTypes.BOOLEAN,
+        profile_id: DataTypes.STRING,
+        img: DataTypes.STRING,
+        img_url: DataTypes.STRING,
+        last_full_evaluation_date: DataTypes.DATE,
+        link: DataTypes.STRING,
+        tipo: DataTypes.STRING,
+        user: DataTypes.STRING,
+        username: DataTypes.STRING,
+      },
+      'social_network_entries',
+    ),
+    Marketshare: define<MarketshareRow>(
+      'MarketshareEntry',
+      {
+        id,
+        entity_id: DataTypes.INTEGER,
+        position: DataTypes.INTEGER,
+        principal: DataTypes.BOOLEAN,
+        marketshare: DataTypes.STRING,
+        tendency: DataTypes.STRING,
+        notes: DataTypes.TEXT,
+        evaluations: DataTypes.INTEGER,
+      },
+      'marketshare_entries',
+    ),
+    Guardianship: define<GuardianshipRow>('GuardianshipLink', { id, tutor_id: DataTypes.INTEGER, ward_id: DataTypes.INTEGER, created_at: DataTypes.DATE }, 'guardianship_links'),
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * What makes a candidate entity valid beyond its schema (which the validator already enforced): Brazilian
+ * document check digits (@brazilian-utils/brazilian-utils), real dates, states and municipalities that
+ * exist, absolute web addresses and registered party acronyms. Each broken rule is one detail, so a form
+ * can mark every wrong field at once.
+ */
+import { isValidCpf, isValidVoterId } from '@brazilian-utils/brazilian-utils';
+import type { ErrorDetail } from '../http/errors.js';
+import type { MunicipalityCatalog } from '../municipalities/catalog.js';
+import { STATE_CODE_BY_ACRONYM } from '../municipalities/rules.js';
+import type { CandidateEntity } from './models.js';
+
+/**
+ * Parties registered with the electoral court (TSE) as of 2026, by acronym. Mergers and new registrations
+ * change this list; it is compared without accents and case.
+ */
+export const REGISTERED_PARTIES: ReadonlySet<string> = new Set(
+  [
+    'AGIR', 'AVANTE', 'CIDADANIA', 'DC', 'MDB', 'MISSAO', 'MOBILIZA', 'NOVO', 'PCB', 'PCDOB', 'PCO', 'PDT', 'PL',
+    'PMB', 'PODE', 'PP', 'PRD', 'PRTB', 'PSB', 'PSD', 'PSDB', 'PSOL', 'PSTU', 'PT', 'PV', 'REDE', 'REPUBLICANOS',
+    'SOLIDARIEDADE', 'UNIAO', 'UP',
+  ],
+);
+
+type Check = (entity: CandidateEntity) => ErrorDetail[];
+
+export function checkCandidate(entity: CandidateEntity, municipalities: MunicipalityCatalog, today = new Date()): ErrorDetail[] {
+  const checks: Check[] = [
+    documents,
+    (candidate) => birth(candidate, today),
+    states,
+    (candidate) => municipalitiesExist(candidate, municipalities),
+    webAddresses,
+    parties,
+  ];
+  return checks.flatMap((check) => check(entity));
+}
+
+const problem = (field: string, rule: string, message: string, value?: unknown): ErrorDetail => ({
+  location: 'body',
+  field,
+  rule,
+  message,
+  ...(value === undefined ? {} : { value: value as ErrorDetail['value'] }),
+});
+
+function documents({ cpf, titulo_eleitor, nr_urna, partido }: CandidateEntity): ErrorDetail[] {
+  const found: ErrorDetail[] = [];
+  if (cpf !== undefined && !isValidCpf(cpf)) found.push(problem('cpf', 'cpf_check_digits', 'is not a valid CPF (check digits)', cpf));
+  if (titulo_eleitor !== undefined && !isValidVoterId(titulo_eleitor)) {
+    found.push(problem('titulo_eleitor', 'voter_id_check_digits', 'is not a valid voter registration number (check digits)', titulo_eleitor));
+  }
+  // A ballot number starts with the number of the candidate's party.
+  if (typeof nr_urna === 'number' && partido !== undefined && !String(nr_urna).startsWith(partido)) {
+    found.push(problem('nr_urna', 'party_prefix', `must start with the party number ${partido}`, nr_urna));
+  }
+  return found;
+}
+
+function birth({ data_nascimento, idade }: CandidateEntity, today: Date): ErrorDetail[] {
+  if (data_nascimento === undefined) return [];
+  const born = new Date(`${data_nascimento}T00:00:00Z`);
+  if (Number.isNaN(born.getTime()) || born.toISOString().slice(0, 10) !== data_nascimento) {
+    return [problem('data_nascimento', 'real_date', 'must be a real calendar date', data_nascimento)];
+  }
+  if (data_nascimento >= today.toISOString().slice(0, 10)) return [problem('data_nascimento', 'in_past', 'must be in the past', data_nascimento)];
+  const age = ageOn(born, today);
+  if (idade !== undefined && idade !== age) {
+    return [problem('idade', 'consistent_age', `must be ${age}, the age given by data_nascimento`, idade)];
+  }
+  return [];
+}
+
+function ageOn(born: Date, today: Date): number {
+  const years = today.getUTCFullYear() - born.getUTCFullYear();
+  const beforeBirthday =
+    today.getUTCMonth() < born.getUTCMonth() || (today.getUTCMonth() === born.getUTCMonth() && today.getUTCDate() < born.getUTCDate());
+  return beforeBirthday ? years - 1 : years;
+}
+
+const STATE_FIELDS = ['uf', 'estado_nascimento', 'estado_disputa', 'estadoBase'] as const;
+
+function states(entity: CandidateEntity): ErrorDetail[] {
+  return STATE_FIELDS.flatMap((field) => {
+    const value = entity[field];
+    return value !== undefined && !STATE_CODE_BY_ACRONYM.has(value)
+      ? [problem(field, 'known_state', 'must be one of the 27 state acronyms', value)]
+      : [];
+  });
+}
+
+/** The municipality of dispute and of the base must exist, and lie in the state given beside them. */
+function municipalitiesExist(entity: CandidateEntity, catalog: MunicipalityCatalog): ErrorDetail[] {
+  const pairs = [
+    { field: 'municipio_disputa', code: entity.municipio_disputa, state: entity.estado_disputa, stateField: 'estado_disputa' },
+    { field: 'municipioBase', code: entity.municipioBase ?? undefined, state: entity.estadoBase, stateField: 'estadoBase' },
+  ];
+  return pairs.flatMap(({ field, code, state, stateField }) => {
+    if (code === undefined) return [];
+    const municipality = catalog.find(Number(code));
+    if (!municipality) return [problem(field, 'known_municipality', 'must be the IBGE code of a municipality in the list', code)];
+    const stateCode = state === undefined ? undefined : STATE_CODE_BY_ACRONYM.get(state);
+    if (stateCode !== undefined && municipality.codigo_uf !== stateCode) {
+      return [problem(field, 'in_state', `must be a municipality of ${stateField} (${state}); ${municipality.nome} is not`, code)];
+    }
+    return [];
+  });
+}
+
+function webAddresses(entity: CandidateEntity): ErrorDetail[] {
+  const addresses: Array<[string, string | undefined]> = [['image_url', entity.image_url]];
+  for (const [index, entry] of (entity.referencia_social?.social_network ?? []).entries()) {
+    for (const key of ['img', 'img_url', 'link'] as const) addresses.push([`referencia_social.social_network.${index}.${key}`, entry[key]]);
+  }
+  return addresses.flatMap(([field, value]) =>
+    value !== undefined && !/^https?:\/\/[^\s/?#]+\.[^\s/?#]+/i.test(value) ? [problem(field, 'http_url', 'must be an absolute http(s) address', value)] : [],
+  );
+}
+
+function parties({ partidosLegenda = [] }: CandidateEntity): ErrorDetail[] {
+  return partidosLegenda.flatMap((acronym, index) =>
+    REGISTERED_PARTIES.has(normaliseAcronym(acronym))
+      ? []
+      : [problem(`partidosLegenda.${index}`, 'registered_party', 'must be the acronym of a party registered with the TSE', acronym)],
+  );
+}
+
+function normaliseAcronym(acronym: string): string {
+  return acronym.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toUpperCase().trim();
+}

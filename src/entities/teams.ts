@@ -1,0 +1,92 @@
+/**
+ * Teams: who may do what with an entity. An entity's team is its owner (who added it) and the users
+ * added with a role. Every entity operation asks `access` first: an entity outside the caller's teams
+ * is 404 (its existence is not revealed), a role that may read but not do the thing asked is 403.
+ * Platform admins are treated as team admins of every entity.
+ */
+import { Op } from 'sequelize';
+import type { Caller } from '../http/auth.js';
+import { ApiError, notFound, type ErrorDetail } from '../http/errors.js';
+import type { EntityModels, EntityRow, MemberRow, TeamRole } from './models.js';
+
+/** What each role may do, from the contract's TeamRole description. */
+const MAY = {
+  read: new Set<TeamRole>(['owner', 'admin', 'operator', 'viewer']),
+  edit: new Set<TeamRole>(['owner', 'admin', 'operator']),
+  manageTeam: new Set<TeamRole>(['owner', 'admin']),
+} as const;
+
+export type Permission = keyof typeof MAY;
+
+export interface Access {
+  entity: EntityRow;
+  /** The caller's role; `admin` for a platform admin outside the team. */
+  role: TeamRole;
+}
+
+export class Teams {
+  constructor(private readonly models: EntityModels) {}
+
+  /**
+   * The entity and the caller's role in its team, if the role allows `permission`. `where` names the
+   * parameter that carried the id, for the error details.
+   */
+  async access(caller: Caller, entityId: number, permission: Permission, where: Pick<ErrorDetail, 'location' | 'field'>): Promise<Access> {
+    const entity = (await this.models.Entity.findByPk(entityId, { raw: true })) as EntityRow | null;
+    const role = entity ? await this.roleOf(caller, entity.id) : undefined;
+    if (!entity || !role) {
+      throw notFound(`There is no entity ${entityId} in your teams.`, [
+        { ...where, rule: 'in_your_teams', message: 'must be an entity of one of your teams', value: entityId },
+      ]);
+    }
+    // A platform admin keeps admin rights even where a membership gives a lesser role.
+    const allowed = MAY[permission].has(role) || (caller.user.is_admin && MAY[permission].has('admin'));
+    if (!allowed) {
+      throw new ApiError(403, 'forbidden', `Your role in this team (${role}) may not ${describe(permission)}.`);
+    }
+    return { entity, role };
+  }
+
+  async roleOf(caller: Caller, entityId: number): Promise<TeamRole | undefined> {
+    const membership = (await this.models.Member.findOne({ where: { entity_id: entityId, user_id: caller.user.id }, raw: true })) as MemberRow | null;
+    return membership?.role ?? (caller.user.is_admin ? 'admin' : undefined);
+  }
+
+  /** The caller's role in each of these entities (admins: `admin` where they are not members). */
+  async rolesOf(caller: Caller, entityIds: number[]): Promise<Map<number, TeamRole>> {
+    const memberships = (await this.models.Member.findAll({ where: { user_id: caller.user.id, entity_id: { [Op.in]: entityIds } }, raw: true })) as unknown as MemberRow[];
+    const roles = new Map<number, TeamRole>(caller.user.is_admin ? entityIds.map((id) => [id, 'admin']) : []);
+    for (const membership of memberships) roles.set(membership.entity_id, membership.role);
+    return roles;
+  }
+
+  /** Ids of the entities whose team includes the user. */
+  async entityIdsOf(userId: number): Promise<number[]> {
+    const memberships = (await this.models.Member.findAll({ attributes: ['entity_id'], where: { user_id: userId }, raw: true })) as unknown as MemberRow[];
+    return memberships.map((membership) => membership.entity_id);
+  }
+
+  async members(entityId: number): Promise<MemberRow[]> {
+    return (await this.models.Member.findAll({ where: { entity_id: entityId }, order: [['id', 'ASC']], raw: true })) as unknown as MemberRow[];
+  }
+
+  /** Who shares a team with the user, and in which entities with which role: for chat contacts and profiles. */
+  async teammatesOf(userId: number): Promise<Map<number, Array<{ entity_id: number; entity_name: string; role: TeamRole }>>> {
+    const entityIds = await this.entityIdsOf(userId);
+    const teammates = new Map<number, Array<{ entity_id: number; entity_name: string; role: TeamRole }>>();
+    if (entityIds.length === 0) return teammates;
+    const memberships = (await this.models.Member.findAll({ where: { entity_id: { [Op.in]: entityIds }, user_id: { [Op.ne]: userId } }, raw: true })) as unknown as MemberRow[];
+    const entities = (await this.models.Entity.findAll({ attributes: ['id', 'nome'], where: { id: { [Op.in]: entityIds } }, raw: true })) as unknown as EntityRow[];
+    const names = new Map(entities.map((entity) => [entity.id, entity.nome]));
+    for (const membership of memberships) {
+      const shared = teammates.get(membership.user_id) ?? [];
+      shared.push({ entity_id: membership.entity_id, entity_name: names.get(membership.entity_id) ?? '', role: membership.role });
+      teammates.set(membership.user_id, shared);
+    }
+    return teammates;
+  }
+}
+
+function describe(permission: Permission): string {
+  return { read: 'read this entity', edit: 'change this entity', manageTeam: 'manage this team' }[permission];
+}
