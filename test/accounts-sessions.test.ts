@@ -7,11 +7,11 @@
  * at the next successful login.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryTypes } from 'sequelize';
 import type { ApiTokenRow } from '../src/accounts/models.js';
 import { hashPassword, verifyPassword } from '../src/accounts/passwords.js';
-import { startTestApp, testAccountSettings, type TestApp, type TestAppOptions } from './helpers/app.js';
+import { appsClosedAfterEach, startTestApp, testAccountSettings, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/accounts.js';
 
 /** Not a whole number of hours or days, so a lifetime taken from anywhere else would show. */
@@ -32,15 +32,7 @@ afterAll(async () => {
 });
 
 /** Apps with special settings, closed after each test. */
-const extraApps: TestApp[] = [];
-async function startExtraApp(options: TestAppOptions): Promise<TestApp> {
-  const extra = await startTestApp(options);
-  extraApps.push(extra);
-  return extra;
-}
-afterEach(async () => {
-  await Promise.all(extraApps.splice(0).map((extra) => extra.close()));
-});
+const startExtraApp = appsClosedAfterEach();
 
 interface Answer {
   status: number;

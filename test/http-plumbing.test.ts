@@ -3,10 +3,10 @@
  * the offending field, rule and value), response validation, the base path and absolute URLs behind a
  * proxy. Uses the municipality list and the login operation as carriers.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ifNoneMatchHits } from '../src/http/conditional.js';
 import type { Municipality } from '../src/municipalities/model.js';
-import { startTestApp, type TestApp, type TestAppOptions } from './helpers/app.js';
+import { appsClosedAfterEach, startTestApp, type TestApp } from './helpers/app.js';
 
 let app: TestApp;
 
@@ -19,15 +19,7 @@ afterAll(async () => {
 });
 
 /** Apps with special settings, closed after each test. */
-const extraApps: TestApp[] = [];
-async function startExtraApp(options: TestAppOptions): Promise<TestApp> {
-  const extra = await startTestApp(options);
-  extraApps.push(extra);
-  return extra;
-}
-afterEach(async () => {
-  await Promise.all(extraApps.splice(0).map((extra) => extra.close()));
-});
+const startExtraApp = appsClosedAfterEach();
 
 const postJson = (path: string, body: string, headers: Record<string, string> = {}) =>
   fetch(`${app.baseUrl}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body });

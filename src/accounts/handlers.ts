@@ -68,8 +68,8 @@ export function accountHandlers(accounts: Accounts, urls: PublicUrlSettings, tea
         throw badRequest(`The request is malformed: ${problem}.`, [{ location: 'query', field: 'email', rule: 'required', message: problem }]);
       }
       if (token === undefined) {
-        const listUrl = apiBaseUrl(req, urls) + '/api/auth/generate_new_pass';
-        await resets.start(email, { completeUrl: (to, secret) => `${listUrl}?${new URLSearchParams({ email: to, token: secret })}` });
+        const resetUrl = apiBaseUrl(req, urls) + '/api/auth/generate_new_pass';
+        await resets.start(email, { completeUrl: (to, secret) => `${resetUrl}?${new URLSearchParams({ email: to, token: secret })}` });
         sendEnvelope(res, 200, { status: 'reset_requested' as const }, 'If the e-mail belongs to an account, a reset link was sent to it.');
         return;
       }
@@ -123,12 +123,9 @@ export function accountHandlers(accounts: Accounts, urls: PublicUrlSettings, tea
       const admins = req.query.only_team === 'true' ? [] : await users.admins();
       const ids = new Set([...teammates.keys(), ...admins.map((admin) => admin.id)]);
       ids.delete(caller.user.id);
-      const contacts = [];
-      for (const id of ids) {
-        const user = await users.byId(id);
-        if (!user?.is_active) continue;
-        contacts.push({ user_id: user.id, username: user.username, display_name: displayName(user), email: user.email, is_admin: Boolean(user.is_admin), teams: teammates.get(id) ?? [] });
-      }
+      const contacts = (await users.byIds([...ids]))
+        .filter((user) => user.is_active)
+        .map((user) => ({ user_id: user.id, username: user.username, display_name: displayName(user), email: user.email, is_admin: Boolean(user.is_admin), teams: teammates.get(user.id) ?? [] }));
       contacts.sort((a, b) => a.display_name.localeCompare(b.display_name, 'pt-BR'));
       sendEnvelope(res, 200, contacts, `${contacts.length} contacts.`);
     },

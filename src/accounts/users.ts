@@ -2,7 +2,7 @@
  * User accounts: creation with the uniqueness rules (username case-insensitively, e-mail after
  * normalisation), lookups by login name, and the public shape that leaves the server (never a hash).
  */
-import { UniqueConstraintError } from 'sequelize';
+import { Op, UniqueConstraintError } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import { USERNAME_PATTERN } from '../config.js';
 import type { AccountModels, UserRow } from './models.js';
@@ -72,6 +72,12 @@ export class UserDirectory {
 
   async byId(id: number): Promise<UserRow | undefined> {
     return ((await this.models.User.findByPk(id, { raw: true })) as UserRow | null) ?? undefined;
+  }
+
+  /** The users with these ids that exist, in one query. */
+  async byIds(ids: number[]): Promise<UserRow[]> {
+    if (ids.length === 0) return [];
+    return (await this.models.User.findAll({ where: { id: { [Op.in]: ids } }, raw: true })) as unknown as UserRow[];
   }
 
   async byEmail(email: string): Promise<UserRow | undefined> {

@@ -187,11 +187,7 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
   }
 
   async function operatorsOf(members: MemberRow[]) {
-    const users = new Map<number, UserRow>();
-    for (const member of members) {
-      const user = await accounts.users.byId(member.user_id);
-      if (user) users.set(user.id, user);
-    }
+    const users = new Map<number, UserRow>((await accounts.users.byIds(members.map((member) => member.user_id))).map((user) => [user.id, user]));
     return members.flatMap((member) => {
       const user = users.get(member.user_id);
       return user

@@ -86,25 +86,20 @@ export interface EntityModels {
 const id = { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true };
 const plain = { timestamps: false } as const;
 
+/** The scalar fields that are not plain text, by kind (the store converts them back when reading). */
+export const INTEGER_FIELDS: ReadonlySet<string> = new Set(['nr_urna', 'idade', 'nacionalidade', 'instrucao', 'ocupacao', 'estado_civil', 'raca', 'disputa_eleitoral']);
+export const FLAG_FIELDS: ReadonlySet<string> = new Set(['exerce_funcao', 'reeleicao', 'first_campaign', 'asLegenda']);
+export const LIST_FIELDS: ReadonlySet<string> = new Set(['list_emails', 'partidosLegenda']);
+
 /** Column types of the scalar fields; lengths and rules live in the migration and the contract. */
 function scalarAttributes(): ModelAttributes {
-  const integers = new Set(['nr_urna', 'idade', 'nacionalidade', 'instrucao', 'ocupacao', 'estado_civil', 'raca', 'disputa_eleitoral']);
-  const flags = new Set(['exerce_funcao', 'reeleicao', 'first_campaign', 'asLegenda']);
-  const lists = new Set(['list_emails', 'partidosLegenda']);
-  return Object.fromEntries(
-    SCALAR_FIELDS.map((field) => [
-      field,
-      integers.has(field)
-        ? DataTypes.INTEGER
-        : flags.has(field)
-          ? DataTypes.BOOLEAN
-          : lists.has(field)
-            ? DataTypes.JSON
-            : field === 'data_nascimento'
-              ? DataTypes.DATEONLY
-              : DataTypes.STRING,
-    ]),
-  );
+  const typeOf = (field: ScalarField) => {
+    if (INTEGER_FIELDS.has(field)) return DataTypes.INTEGER;
+    if (FLAG_FIELDS.has(field)) return DataTypes.BOOLEAN;
+    if (LIST_FIELDS.has(field)) return DataTypes.JSON;
+    return field === 'data_nascimento' ? DataTypes.DATEONLY : DataTypes.STRING;
+  };
+  return Object.fromEntries(SCALAR_FIELDS.map((field) => [field, typeOf(field)]));
 }
 
 export function defineEntityModels(sequelize: Sequelize): EntityModels {

@@ -8,6 +8,7 @@ import { isValidCpf, isValidVoterId } from '@brazilian-utils/brazilian-utils';
 import type { ErrorDetail } from '../http/errors.js';
 import type { MunicipalityCatalog } from '../municipalities/catalog.js';
 import { STATE_CODE_BY_ACRONYM } from '../municipalities/rules.js';
+import { checkWebAddress } from '../web-address.js';
 import type { CandidateEntity } from './models.js';
 
 /**
@@ -113,7 +114,7 @@ function webAddresses(entity: CandidateEntity): ErrorDetail[] {
     for (const key of ['img', 'img_url', 'link'] as const) addresses.push([`referencia_social.social_network.${index}.${key}`, entry[key]]);
   }
   return addresses.flatMap(([field, value]) =>
-    value !== undefined && !/^https?:\/\/[^\s/?#]+\.[^\s/?#]+/i.test(value) ? [problem(field, 'http_url', 'must be an absolute http(s) address', value)] : [],
+    value !== undefined && !checkWebAddress(value, field).ok ? [problem(field, 'http_url', 'must be an absolute http(s) address', value)] : [],
   );
 }
 

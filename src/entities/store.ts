@@ -13,7 +13,7 @@ import type {
   SocialNetworkEntryRow,
   SocialReferenceRow,
 } from './models.js';
-import { SCALAR_FIELDS } from './models.js';
+import { FLAG_FIELDS, LIST_FIELDS, SCALAR_FIELDS } from './models.js';
 
 export class EntityStore {
   constructor(private readonly models: EntityModels) {}
@@ -132,8 +132,6 @@ function columnsOf(entity: CandidateEntity): Partial<EntityRow> {
 /** The stored columns back as contract fields: nulls become absent (except nr_urna and municipioBase, which are nullable). */
 function scalarsOf(row: EntityRow): Omit<CandidateEntity, 'id' | 'referencia_social' | 'marketshare'> {
   const nullable = new Set(['nr_urna', 'municipioBase']);
-  const flags = new Set(['exerce_funcao', 'reeleicao', 'first_campaign', 'asLegenda']);
-  const lists = new Set(['list_emails', 'partidosLegenda']);
   const scalars: Record<string, unknown> = {};
   for (const field of SCALAR_FIELDS) {
     let value: unknown = row[field];
@@ -141,8 +139,8 @@ function scalarsOf(row: EntityRow): Omit<CandidateEntity, 'id' | 'referencia_soc
       if (nullable.has(field)) scalars[field] = null;
       continue;
     }
-    if (flags.has(field)) value = Boolean(value);
-    if (lists.has(field) && typeof value === 'string') value = JSON.parse(value);
+    if (FLAG_FIELDS.has(field)) value = Boolean(value);
+    if (LIST_FIELDS.has(field) && typeof value === 'string') value = JSON.parse(value);
     scalars[field] = value;
   }
   return scalars as Omit<CandidateEntity, 'id' | 'referencia_social' | 'marketshare'> & { nome: string };

@@ -18,6 +18,7 @@ import { DataTypes, Op, UniqueConstraintError, type Model, type ModelStatic, typ
 import type { Logger } from '../logger.js';
 import { clientKey } from './client.js';
 import { ApiError } from './errors.js';
+import { operationIdOf } from './operations.js';
 
 /** Headers worth replaying with a stored answer (others are per-response: dates, request id, limits). */
 const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'cache-control'];
@@ -148,7 +149,7 @@ const NEVER_STORED = new Set(['login', 'checkCredential']);
 export function idempotency(store: IdempotencyStore, logger: Logger): RequestHandler {
   return async (req, res, next) => {
     const header = req.method === 'POST' ? req.get('Idempotency-Key') : undefined;
-    if (header === undefined || NEVER_STORED.has(operationIdOf(req))) return next();
+    if (header === undefined || NEVER_STORED.has(operationIdOf(req) ?? '')) return next();
     const identity = { key: unquote(header), caller: clientKey(req), method: req.method, path: req.path };
     const claim = await store.claim(identity, fingerprintOf(req));
     switch (claim.kind) {
@@ -172,10 +173,6 @@ export function idempotency(store: IdempotencyStore, logger: Logger): RequestHan
         ]);
     }
   };
-}
-
-function operationIdOf(req: Request): string {
-  return String((req as { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId ?? '');
 }
 
 /** The draft sends the key as a structured-field string ("..."); plain keys are accepted too. */

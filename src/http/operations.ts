@@ -39,15 +39,23 @@ export type OperationHandler<Id extends OperationId> = (req: OperationRequest<Id
 
 export type OperationHandlers = { [Id in OperationId]?: OperationHandler<Id> };
 
+interface MatchedOperation {
+  openapi?: { schema?: { operationId?: OperationId }; pathParams?: Record<string, string> };
+}
+
+/** The operationId the validator matched to the request (undefined before the validator ran, or for no match). */
+export function operationIdOf(req: Request): OperationId | undefined {
+  return (req as MatchedOperation).openapi?.schema?.operationId;
+}
+
 /** Runs the handler of the operation the validator matched; an operation without one answers 501. */
 export function dispatch(handlers: OperationHandlers): RequestHandler {
   return async (req, res) => {
-    const openapi = (req as { openapi?: { schema?: { operationId?: OperationId }; pathParams?: Record<string, string> } }).openapi;
-    const operationId = openapi?.schema?.operationId;
+    const operationId = operationIdOf(req);
     const handler = operationId && (handlers[operationId] as OperationHandler<OperationId> | undefined);
     if (!handler) throw notImplemented(operationId ?? `${req.method} ${req.path}`);
     // Handlers are not mounted on their own paths, so the path parameters come from the contract's match.
-    req.params = { ...openapi?.pathParams };
+    req.params = { ...(req as MatchedOperation).openapi?.pathParams };
     await handler(req as unknown as OperationRequest<OperationId>, res);
   };
 }

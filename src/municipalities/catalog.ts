@@ -44,7 +44,7 @@ export class MunicipalityCatalog {
     this.version += 1;
     this.all = [...municipalities].sort((a, b) => a.codigo_ibge - b.codigo_ibge);
     this.byState = new Map();
-    this.byCode = new Map();
+    this.byCode = new Map(this.all.map((municipality) => [municipality.codigo_ibge, municipality]));
     for (const municipality of this.all) {
       const state = this.byState.get(municipality.codigo_uf) ?? [];
       state.push(municipality);
@@ -63,7 +63,6 @@ export class MunicipalityCatalog {
 
   /** The municipality with this IBGE code, if the list has it. */
   find(code: number): Municipality | undefined {
-    if (this.byCode.size !== this.all.length) this.byCode = new Map(this.all.map((municipality) => [municipality.codigo_ibge, municipality]));
     return this.byCode.get(code);
   }
 }

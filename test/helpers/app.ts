@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
+import { afterEach } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { Sequelize } from 'sequelize';
 import { createApp, type AppConfig } from '../../src/app.js';
@@ -155,5 +156,21 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       if (!options.database) await database.drop();
       await rm(mailDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * For a file that starts apps with special settings inside its tests: returns a starter whose apps are
+ * closed after each test (call it at the file's top level, where it registers the afterEach hook).
+ */
+export function appsClosedAfterEach(): (options?: TestAppOptions) => Promise<TestApp> {
+  const started: TestApp[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((app) => app.close()));
+  });
+  return async (options) => {
+    const app = await startTestApp(options);
+    started.push(app);
+    return app;
   };
 }
