@@ -161,3 +161,22 @@ describe('surviving a crash', () => {
     expect(job.attempts).toBeGreaterThanOrEqual(2);
   }, 90_000);
 });
+
+describe('stopping', () => {
+  it('waits for a poll under way, so closing the database right after it logs no failure', async () => {
+    const lines: string[] = [];
+    const capturing = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+    for (let round = 0; round < 8; round += 1) {
+      const connection = await openDatabase(database.url, logger);
+      const own = createJobQueue(database.url, connection, capturing, { ...fast, pollIntervalMs: 1 });
+      await own.start();
+      await own.register(`idle-${round}`, async () => undefined);
+      // Stop at a different point of the polling loop each round.
+      await new Promise((resolve) => setTimeout(resolve, round * 3));
+      await own.stop();
+      await connection.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(lines.filter((line) => line.includes('job polling failed'))).toEqual([]);
+  }, 60_000);
+});

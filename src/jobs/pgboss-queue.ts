@@ -53,8 +53,9 @@ export class PgBossJobQueue implements JobQueue {
       retryBackoff: backoff,
       expireInSeconds: this.options.jobTimeoutSeconds ?? 15 * 60,
     });
-    await this.boss.work(name, { pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 2 }, async ([job]) => {
-      if (job) return handler(job.data, { id: job.id });
+    const options = { pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 2, includeMetadata: true as const };
+    await this.boss.work(name, options, async ([job]) => {
+      if (job) return handler(job.data, { id: job.id, attempt: job.retryCount + 1, lastAttempt: job.retryCount >= job.retryLimit });
     });
   }
 

@@ -29,7 +29,15 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { retryLimit: 4, retryDelaySeconds: 5, backoff: true };
 
-export type JobHandler = (data: unknown, job: { id: string }) => Promise<unknown>;
+export interface JobAttempt {
+  id: string;
+  /** 1 on the first try. */
+  attempt: number;
+  /** No retry follows if this try fails: the handler may record the failure where its users see it. */
+  lastAttempt: boolean;
+}
+
+export type JobHandler = (data: unknown, job: JobAttempt) => Promise<unknown>;
 
 export interface JobStats {
   queued: number;

@@ -37,6 +37,8 @@ export class TableJobQueue implements JobQueue {
   private readonly concurrency: number;
   private readonly stopTimeoutMs: number;
   private timer: NodeJS.Timeout | undefined;
+  /** Polls under way, awaited by stop() so that none queries a database being closed. */
+  private readonly polls = new Set<Promise<void>>();
   private running = 0;
   private stopped = true;
 
@@ -118,6 +120,7 @@ export class TableJobQueue implements JobQueue {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    await Promise.all(this.polls);
     const deadline = Date.now() + this.stopTimeoutMs;
     while (this.running > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -125,7 +128,10 @@ export class TableJobQueue implements JobQueue {
   private schedule(delayMs: number): void {
     if (this.stopped) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.poll(), delayMs);
+    this.timer = setTimeout(() => {
+      const poll = this.poll().finally(() => this.polls.delete(poll));
+      this.polls.add(poll);
+    }, delayMs);
     this.timer.unref();
   }
 
@@ -167,7 +173,7 @@ export class TableJobQueue implements JobQueue {
     const registered = this.handlers.get(job.name);
     if (!registered) return;
     try {
-      const output = await registered.handler(JSON.parse(job.data), { id: job.id });
+      const output = await registered.handler(JSON.parse(job.data), { id: job.id, attempt: job.attempts, lastAttempt: job.attempts >= job.max_attempts });
       await this.model.update({ state: 'completed', output: JSON.stringify(output ?? null), error: null, updated_at: new Date() }, { where: { id: job.id } });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
