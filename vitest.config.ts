@@ -3,6 +3,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Most test time is spent waiting on sockets, databases, child processes and timers, not on the
+    // CPU, so three files at a time keep two cores busy (vitest's default is one fewer than the cores:
+    // a single worker here). Every file uses its own database, ports and folders, so files never clash.
+    maxWorkers: 3,
     // The mock and lint tests start real processes (Prism, Spectral, openapi-typescript).
     testTimeout: 30_000,
     hookTimeout: 60_000,

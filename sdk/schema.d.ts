@@ -625,8 +625,9 @@ export interface paths {
          * Social monitors with their metrics
          * @description A social monitor belongs to an entity and watches social-network profiles and keywords. Each
          *     monitor comes with its latest metric snapshot per network and a daily series over the last
-         *     30 days (one point per network and day: the last snapshot of that day). With `id_monitor`
-         *     the list holds that one monitor; without it, every monitor of the caller's teams.
+         *     30 days, today included (one point per network and UTC day: the last snapshot of that day).
+         *     With `id_monitor` the list holds that one monitor; without it, every monitor of the caller's
+         *     teams (every monitor, for platform admins), by id. Every team role may read.
          *
          *     - **200**: the monitors.
          *     - **400** `bad_request`: `id_monitor` is not a positive integer.
@@ -637,6 +638,74 @@ export interface paths {
         get: operations["getSocialMonitorData"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/monitor_social/add_monitor/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a social monitor
+         * @description Not in the seed: monitors cannot exist without it. Creates a monitor for entity `entity_id`,
+         *     watching the given profiles and keywords (at least one of either). Names, user names and
+         *     keywords are trimmed; networks are lower-cased. The caller needs a role that may change the
+         *     entity (owner, admin or operator).
+         *
+         *     - **201**: created; `data` is the monitor, with no metrics yet.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller's role on the entity is `viewer`.
+         *     - **404** `not_found`: no such entity, or one outside the caller's teams.
+         *     - **409** `conflict`: the entity already has a monitor with this name (ignoring case).
+         *     - **422** `validation_failed`: a field is missing, blank or too long, a `link` is not an
+         *       absolute `http(s)` address, a keyword or profile is repeated, or there is neither a
+         *       profile nor a keyword; `error.details` names each field.
+         */
+        post: operations["createSocialMonitor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/monitor_social/import_metrics/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import metric snapshots of a monitor (admins)
+         * @description Not in the seed: besides the providers' webhooks, admins load metrics exported elsewhere.
+         *     Stores up to 1000 snapshots of monitor `monitor_id` in one transaction: all or none. A snapshot
+         *     is identified by its network and `taken_at`; importing the same file again changes nothing, and
+         *     a snapshot with corrected values replaces the stored one.
+         *
+         *     - **200**: imported; `data` counts the snapshots created, replaced and unchanged.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not an admin.
+         *     - **404** `not_found`: no such monitor.
+         *     - **422** `validation_failed`: a snapshot is malformed, names a network the monitor does not
+         *       watch (any network is accepted when the monitor watches keywords only), is taken in the
+         *       future or before 2000, or repeats another's network and `taken_at`; `error.details`
+         *       names each one (`snapshots.3.network`). Nothing is stored.
+         *     - 409 is not returned.
+         */
+        post: operations["importMonitorMetrics"];
         delete?: never;
         options?: never;
         head?: never;
@@ -661,18 +730,119 @@ export interface paths {
          *     `pending` and queues a background run for each. It answers per id: `approved` (with the job
          *     id), `not_pending` (with the state it is in; nothing changes) or `not_found` (no request with
          *     that id on this monitor). A run computes a deterministic projection from the stored metrics and
-         *     marketshare entries; a failed run records why.
+         *     marketshare entries (see "Social monitors and strategy scenarios" above); a failed run records
+         *     why. `listScenarioRequests` shows the state and the projection.
          *
          *     - **200**: the outcome per id (also when none could be approved).
          *     - **201**: not returned; same body as 200.
          *     - **400** `bad_request`: the body is not valid JSON.
          *     - **401** `unauthorized`: no valid key.
-         *     - **403** `forbidden`: the caller's role on the monitor's entity may not approve.
+         *     - **403** `forbidden`: the caller's role on the monitor's entity is `operator` or `viewer`
+         *       (owners and admins approve).
          *     - **404** `not_found`: no such monitor, or one outside the caller's teams.
          *     - **422** `validation_failed`: `scenarios_list` is empty, too long, or has repeated ids.
          *     - 409 is not returned.
          */
         post: operations["approvePendingScenarioRequests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/strategy/add_scenario_request/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a strategy scenario
+         * @description Not in the seed: there is nothing to approve without it. Asks for a projection of the shares
+         *     of `entity_ids` `horizon_days` ahead, on monitor `monitor_id`. It compares 2 to 10 entities,
+         *     each one of the caller's teams or one the monitor's entity watches (a guardianship link, as a
+         *     candidate watches its competitors). The request starts `pending`; an owner or admin of the monitor's entity approves
+         *     it (`approvePendingScenarioRequests`) or rejects it. The caller needs a role that may change
+         *     the monitor's entity (owner, admin or operator).
+         *
+         *     - **201**: asked; `data` is the pending request.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller's role on the monitor's entity is `viewer`.
+         *     - **404** `not_found`: no such monitor, or one outside the caller's teams.
+         *     - **422** `validation_failed`: a field is missing or out of range, an id is repeated, or an
+         *       entity id names neither an entity of the caller's teams nor one the monitor's entity watches
+         *       (`entity_ids.1`, rule `comparable_entity`).
+         *     - 409 is not returned.
+         */
+        post: operations["createScenarioRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/strategy/get_scenario_requests/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Scenario requests of a monitor
+         * @description Not in the seed: a request's state and projection cannot be read without it. Lists the
+         *     scenario requests of monitor `monitor_id`, newest first, 30 per page, optionally in one state.
+         *     Completed requests carry their projection; failed ones their reason. Every team role may read.
+         *
+         *     - **200**: `data` is a page of scenario requests.
+         *     - **400** `bad_request`: `monitor_id` is missing or not a positive integer, `state` is not a
+         *       state, or `page` is not an integer of at least 1.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such monitor, one outside the caller's teams, or `page` is past the
+         *       last page.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["listScenarioRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/strategy/reject_pending_scenario_requests/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject pending scenario requests
+         * @description Not in the seed: without it a request nobody wants stays pending for ever. Rejects the listed
+         *     requests of monitor `selectedMonitorId` that are still `pending`, keeping `reason` on each.
+         *     It answers per id, like `approvePendingScenarioRequests`: `rejected`, `not_pending` (with the
+         *     state it is in; nothing changes) or `not_found`. The caller must be an owner or admin of the
+         *     monitor's entity.
+         *
+         *     - **200**: the outcome per id (also when none could be rejected).
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller's role on the monitor's entity is `operator` or `viewer`.
+         *     - **404** `not_found`: no such monitor, or one outside the caller's teams.
+         *     - **422** `validation_failed`: `scenarios_list` is empty, too long, or has repeated ids, or
+         *       `reason` is too long.
+         *     - 409 is not returned.
+         */
+        post: operations["rejectPendingScenarioRequests"];
         delete?: never;
         options?: never;
         head?: never;
@@ -931,8 +1101,9 @@ export interface paths {
         };
         /**
          * SMS credentials the caller may use
-         * @description Lists the SMS provider credentials the caller may send campaigns with (all of them for
-         *     admins), without their secrets, which are write-only and stored encrypted.
+         * @description Lists the SMS provider credentials the caller may send campaigns with, by id: those of the
+         *     entities whose team the caller is in as owner, admin or operator (all of them for admins),
+         *     without their secrets, which are write-only and stored encrypted.
          *
          *     The contract declares on this GET the same JSON body as the POST. Browsers cannot send a body
          *     with GET, so Palanque declares it optional. A body that is sent is validated like any other
@@ -940,7 +1111,8 @@ export interface paths {
          *
          *     - **200**: the credentials.
          *     - **401** `unauthorized`: no valid key.
-         *     - 400, 403, 404, 409 and 422 are not returned.
+         *     - **422** `validation_failed`: a body was sent and it breaks the POST's schema.
+         *     - 400, 403, 404 and 409 are not returned.
          */
         get: operations["listSmsCredentials"];
         put?: never;
@@ -960,10 +1132,45 @@ export interface paths {
          *     - **403** `forbidden`: the caller may not use that credential.
          *     - **404** `not_found`: no credential with that id.
          *     - **422** `validation_failed`: a field is missing or too long, or some numbers are invalid;
-         *       `error.details` lists each invalid number.
+         *       `error.details` lists each invalid number (nothing is sent), or no number is left to send
+         *       to once opted-out numbers are skipped.
          *     - 409 is not returned.
          */
         post: operations["sendSmsCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sms/add_credential/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add an SMS credential (admins)
+         * @description Not in the seed: campaigns cannot be sent without a credential. Admins add the provider
+         *     account a team sends with: its account id, the sender number and the account's secret (its
+         *     auth token), which is encrypted at rest (AES-256-GCM, key `SECRETS_KEY`) and never returned.
+         *     With `entity_id`, the owners, admins and operators of that entity's team may send with it;
+         *     without, only admins.
+         *
+         *     - **201**: added; `data` is the credential, without its secret.
+         *     - **200**: not returned; same body as 201.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not an admin.
+         *     - **404** `not_found`: `entity_id` names no entity.
+         *     - **409** `conflict`: a credential with this account and sender already exists.
+         *     - **422** `validation_failed`: a field is missing, blank or malformed; `error.details` names it.
+         *     - **503** `service_unavailable`: the deployment has no `SECRETS_KEY`, so secrets cannot be stored.
+         */
+        post: operations["createSmsCredential"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1057,7 +1264,30 @@ export interface paths {
          */
         get: operations["verifySocialnetSubscription"];
         put?: never;
-        post?: never;
+        /**
+         * Social-network event deliveries
+         * @description Not in the seed's table, but the subscription the handshake above confirms delivers its events
+         *     here, by POST on the same path. Each delivery is JSON signed with `X-Hub-Signature-256:
+         *     sha256=<hex>`, the HMAC-SHA256 of the raw body keyed with the app secret. The body's shape is
+         *     checked first, then the signature, before anything is stored.
+         *
+         *     Changes of field `metrics` carry a profile's counters; each becomes a metric snapshot, taken at
+         *     the entry's `time`, of every monitor that watches that profile (same network, same user name
+         *     ignoring case). Snapshots are identified by monitor, network and moment, so a delivery sent
+         *     again changes nothing. Changes of other fields, and metrics of profiles no monitor watches, are
+         *     accepted and counted as ignored.
+         *
+         *     - **200**: the delivery was processed; `data` counts the changes and what became of them.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `invalid_signature`: `X-Hub-Signature-256` is missing.
+         *     - **403** `invalid_signature`: the signature does not match.
+         *     - **422** `validation_failed`: the delivery is malformed, or a `metrics` change lacks a counter
+         *       or has one out of range, or its entry's `time` is in the future or before 2000;
+         *       `error.details` names each (`entry.0.changes.1.value.followers`). Nothing is stored.
+         *     - 404 and 409 are not returned.
+         */
+        post: operations["receiveSocialnetEvents"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1353,8 +1583,8 @@ export interface components {
         EntityType: "candidato" | "concorrente" | "partido";
         /**
          * @description A member's role in an entity's team: `owner` (added the entity; everything), `admin` (edits the
-         *     entity and manages the team), `operator` (edits the entity and its monitors) and `viewer`
-         *     (reads only).
+         *     entity, manages the team, approves and rejects scenario requests), `operator` (edits the entity,
+         *     creates monitors and asks for scenarios) and `viewer` (reads only).
          * @enum {string}
          */
         TeamRole: "owner" | "admin" | "operator" | "viewer";
@@ -1703,6 +1933,7 @@ export interface components {
         };
         /** @description Metrics of one network at one moment. */
         MetricSnapshot: {
+            /** @description Network name, e.g. `instagram` (compared ignoring case). */
             network: string;
             taken_at: components["schemas"]["Timestamp"];
             followers: number;
@@ -1728,10 +1959,52 @@ export interface components {
             name: string;
             keywords: string[];
             /** @description The watched profiles. */
-            profiles: components["schemas"]["SocialNetworkEntry"][];
+            profiles: components["schemas"]["MonitoredProfile"][];
             created_at: components["schemas"]["Timestamp"];
             latest_metrics: components["schemas"]["MetricSnapshot"][];
             daily_series: components["schemas"]["DailyMetric"][];
+        };
+        /**
+         * @description A social-network profile a monitor watches: the network (stored lower-cased) and the profile's
+         *     user name, its address, or both.
+         */
+        MonitoredProfile: {
+            /** @description Network name, e.g. `instagram`. */
+            nm_rede: string;
+            username?: string;
+            /** Format: uri */
+            link?: string;
+        };
+        /** @description A monitor to create. It watches at least one profile or keyword. */
+        NewSocialMonitor: {
+            /** @description The entity the monitor belongs to. */
+            entity_id: number;
+            /** @description Unique among the entity's monitors (ignoring case). */
+            name: string;
+            /** @description Words and hashtags to follow; trimmed, and unique ignoring case. */
+            keywords?: string[];
+            /** @description Profiles to watch; unique by network and user name or address. */
+            profiles?: components["schemas"]["MonitoredProfile"][];
+        };
+        /** @description Metric snapshots of one monitor, for example exported from a provider's dashboard. */
+        MetricImport: {
+            monitor_id: number;
+            /**
+             * @description Each snapshot's `network` must be one the monitor watches, its `taken_at` neither in the
+             *     future nor before 2000, and no two may share a network and `taken_at`.
+             */
+            snapshots: components["schemas"]["MetricSnapshot"][];
+        };
+        /** @description What an import did with each snapshot it received. */
+        MetricImportResult: {
+            monitor_id: number;
+            received: number;
+            /** @description Snapshots the monitor did not have. */
+            created: number;
+            /** @description Snapshots of a network and moment the monitor had with other values. */
+            replaced: number;
+            /** @description Snapshots the monitor already had with the same values. */
+            unchanged: number;
         };
         /**
          * @description `pending` (asked, awaiting approval) -> `approved` (a run is queued) -> `running` ->
@@ -1739,6 +2012,14 @@ export interface components {
          * @enum {string}
          */
         ScenarioState: "pending" | "approved" | "running" | "completed" | "failed" | "rejected";
+        /** @description A scenario to ask for on a monitor. */
+        NewScenarioRequest: {
+            monitor_id: number;
+            /** @description The entities to compare, in the order wanted (see `createScenarioRequest`). */
+            entity_ids: number[];
+            /** @description How many days ahead to project. */
+            horizon_days: number;
+        };
         /** @description A request for a strategy projection on a monitor. */
         ScenarioRequest: {
             readonly id: number;
@@ -1747,16 +2028,68 @@ export interface components {
             entity_ids: number[];
             horizon_days: number;
             state: components["schemas"]["ScenarioState"];
-            created_at: components["schemas"]["Timestamp"];
-            updated_at: components["schemas"]["Timestamp"];
+            /** @description Id of the user who asked; null once that account is deleted. */
+            requested_by: number | null;
+            /** @description Id of the user who approved or rejected it; null while pending. */
+            decided_by: number | null;
+            /**
+             * Format: date-time
+             * @description When it was approved or rejected; null while pending.
+             */
+            decided_at: string | null;
+            /** @description What the user who rejected it wrote; null otherwise. */
+            rejection_reason: string | null;
             /** @description Why the run failed; null otherwise. */
             failure_reason: string | null;
+            /** @description The projection of a completed run; null in every other state. */
+            projection: components["schemas"]["ScenarioProjection"] | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description The result of a run; how each number is computed is in this document's introduction. */
+        ScenarioProjection: {
+            as_of: components["schemas"]["Timestamp"];
+            /** @description Days of metrics before `as_of` the run read. */
+            window_days: number;
+            horizon_days: number;
+            entities: {
+                entity_id: number;
+                nome: string;
+                share_of_voice: number;
+                /** @description Change of the share of voice per day over the window. */
+                share_of_voice_trend: number;
+                marketshare: number | null;
+                /** @enum {integer} */
+                tendency: -1 | 0 | 1;
+                current_share: number;
+                projected_share: number;
+            }[];
         };
         ScenarioApprovalRequest: {
             /** @description The monitor whose requests are approved. */
             selectedMonitorId: number;
             /** @description Ids of the scenario requests to approve. */
             scenarios_list: number[];
+        };
+        ScenarioRejectionRequest: {
+            /** @description The monitor whose requests are rejected. */
+            selectedMonitorId: number;
+            /** @description Ids of the scenario requests to reject. */
+            scenarios_list: number[];
+            /** @description Why; kept on each rejected request. */
+            reason?: string;
+        };
+        ScenarioRejectionResult: {
+            monitor_id: number;
+            /** @description How many requests were rejected. */
+            rejected: number;
+            results: {
+                scenario_id: number;
+                /** @enum {string} */
+                outcome: "rejected" | "not_pending" | "not_found";
+                /** @description The request as it is now; null when not found. */
+                scenario: components["schemas"]["ScenarioRequest"] | null;
+            }[];
         };
         ScenarioApprovalResult: {
             monitor_id: number;
@@ -1957,7 +2290,7 @@ export interface components {
             credencial: number;
             /** @description Distinct valid numbers that will be sent to. */
             accepted: number;
-            /** @description Invalid numbers. */
+            /** @description Entries not sent to because they repeat an earlier number once normalised. */
             rejected: number;
             /** @description Valid numbers skipped because they opted out. */
             opted_out_skipped: number;
@@ -1969,18 +2302,30 @@ export interface components {
             state: "sending" | "completed";
             created_at: components["schemas"]["Timestamp"];
         };
-        /** @description An SMS provider credential. `secret` is write-only and stored encrypted. */
+        /** @description An SMS provider credential. Its secret is write-only and stored encrypted. */
         SmsCredential: {
             readonly id: number;
             name: string;
-            /** @description The provider adapter. */
+            /** @description The provider adapter: `provider`, the SMS provider's HTTP API. */
             provider: string;
             /** @description The provider account. */
             account_id: string;
-            /** @description The sender number or id. */
+            /** @description The sender number (E.164). */
             sender_id: string;
-            secret?: string;
+            /** @description The entity whose team may send with it; null for admins only. */
+            entity_id: number | null;
             created_at: components["schemas"]["Timestamp"];
+        };
+        NewSmsCredential: {
+            name: string;
+            /** @description The provider account id (`AC` and 32 hex digits). */
+            account_id: string;
+            /** @description The sender number; stored in E.164 (Brazil is the default region). */
+            sender_id: string;
+            /** @description The account's auth token. */
+            secret: string;
+            /** @description The entity whose team may send with it; omit for admins only. */
+            entity_id?: number;
         };
         /** @description The provider's status callback fields Palanque reads; other fields are ignored. */
         SmsDeliveryReceipt: {
@@ -2005,6 +2350,39 @@ export interface components {
             message_sid: string;
             from: string;
             opted_out: boolean;
+        };
+        /** @description A delivery of the social network's webhook subscription. */
+        SocialnetEventDelivery: {
+            /** @description The kind of object subscribed to. */
+            object: string;
+            entry: {
+                /** @description The network's id of the subscribed object. */
+                id: string;
+                /** @description When the changes happened, in Unix seconds (at most the end of year 9999). */
+                time: number;
+                changes: {
+                    /** @description What changed; `metrics` changes become snapshots. */
+                    field: string;
+                    /**
+                     * @description For `metrics`: `network` (1-50 characters), `username` (1-150), `followers`,
+                     *     `posts` and `mentions` (integers from 0 to 10^12) and `engagement` (a number from
+                     *     0 to 1000). Other fields' values are not read.
+                     */
+                    value: Record<string, never>;
+                }[];
+            }[];
+        };
+        SocialnetEventResult: {
+            /** @description Changes in the delivery. */
+            changes: number;
+            /** @description Snapshots stored for the first time. */
+            created: number;
+            /** @description Snapshots stored before with other values. */
+            replaced: number;
+            /** @description Snapshots already stored with these values. */
+            unchanged: number;
+            /** @description Changes of other fields, or of profiles no monitor watches. */
+            ignored: number;
         };
         SocialnetRemovalNotice: {
             /** @description `<signature>.<payload>`, both base64url. */
@@ -2066,6 +2444,10 @@ export interface components {
         EntitySummaryPage: components["schemas"]["PageMeta"] & {
             results: components["schemas"]["EntitySummary"][];
         };
+        /** @description A page of ScenarioRequest records (the paginated list structure). */
+        ScenarioRequestPage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["ScenarioRequest"][];
+        };
         LoginEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["LoginResponse"];
         };
@@ -2101,6 +2483,27 @@ export interface components {
         };
         CandidateEntityEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["CandidateEntity"];
+        };
+        SocialMonitorEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SocialMonitor"];
+        };
+        MetricImportResultEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["MetricImportResult"];
+        };
+        ScenarioRequestEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ScenarioRequest"];
+        };
+        ScenarioRequestPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ScenarioRequestPage"];
+        };
+        ScenarioRejectionResultEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ScenarioRejectionResult"];
+        };
+        SocialnetEventResultEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SocialnetEventResult"];
+        };
+        SmsCredentialEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SmsCredential"];
         };
         ScenarioApprovalResultEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["ScenarioApprovalResult"];
@@ -3510,6 +3913,132 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    createSocialMonitor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewSocialMonitor"];
+            };
+        };
+        responses: {
+            /** @description Not returned by this operation; same body as 201. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SocialMonitorEnvelope"];
+                };
+            };
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SocialMonitorEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    importMonitorMetrics: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MetricImport"];
+            };
+        };
+        responses: {
+            /** @description Imported. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetricImportResultEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetricImportResultEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
     approvePendingScenarioRequests: {
         parameters: {
             query?: never;
@@ -3560,6 +4089,177 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ScenarioApprovalResultEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createScenarioRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewScenarioRequest"];
+            };
+        };
+        responses: {
+            /** @description Not returned by this operation; same body as 201. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioRequestEnvelope"];
+                };
+            };
+            /** @description Asked. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioRequestEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listScenarioRequests: {
+        parameters: {
+            query: {
+                /** @description Id of the monitor. */
+                monitor_id: components["schemas"]["IdString"];
+                /** @description Only the requests in this state. */
+                state?: components["schemas"]["ScenarioState"];
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of scenario requests. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioRequestPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    rejectPendingScenarioRequests: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScenarioRejectionRequest"];
+            };
+        };
+        responses: {
+            /** @description Outcome per requested id. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioRejectionResultEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioRejectionResultEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4058,6 +4758,70 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    createSmsCredential: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewSmsCredential"];
+            };
+        };
+        responses: {
+            /** @description Not returned by this operation; same body as 201. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsCredentialEnvelope"];
+                };
+            };
+            /** @description Added. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsCredentialEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
     receiveSmsDeliveryReceipt: {
         parameters: {
             query?: never;
@@ -4138,7 +4902,7 @@ export interface operations {
                 From?: string;
                 /** @description The campaign's sender number, in E.164. */
                 To?: string;
-                /** @description Text of the reply. */
+                /** @description Text of the reply (form-encoded, so a space may arrive as `+`). */
                 Body?: string;
             };
             header?: {
@@ -4214,6 +4978,71 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    receiveSocialnetEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description `sha256=` and the hex HMAC-SHA256 of the raw body with the app secret. Required in practice: missing is 401, wrong is 403. */
+                "X-Hub-Signature-256"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SocialnetEventDelivery"];
+            };
+        };
+        responses: {
+            /** @description Delivery processed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SocialnetEventResultEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SocialnetEventResultEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -37,10 +37,29 @@ import { newsHandlers } from './news/handlers.js';
 import type { NewsSources } from './news/sources.js';
 import type { ResearchBookmarks } from './research/bookmarks.js';
 import { researchHandlers } from './research/handlers.js';
+import type { Monitors } from './monitors/index.js';
+import { monitorHandlers } from './monitors/handlers.js';
+import type { Strategy } from './strategy/index.js';
+import { strategyHandlers } from './strategy/handlers.js';
+import { socialnetHandlers, socialnetSignatureChecks } from './socialnet/index.js';
+import type { SocialnetRemovals } from './socialnet/removals.js';
+import { providerSignatures } from './http/provider-signatures.js';
+import { smsHandlers, smsSignatureChecks } from './messaging/index.js';
+import type { Sms } from './messaging/sms.js';
 
 export type AppConfig = Pick<
   Config,
-  'basePath' | 'publicUrl' | 'trustProxy' | 'bodyLimit' | 'validateResponses' | 'corsOrigins' | 'metricsToken' | 'rateLimits' | 'assistants' | 'docsUrl'
+  | 'basePath'
+  | 'publicUrl'
+  | 'trustProxy'
+  | 'bodyLimit'
+  | 'validateResponses'
+  | 'corsOrigins'
+  | 'metricsToken'
+  | 'rateLimits'
+  | 'assistants'
+  | 'docsUrl'
+  | 'socialnet'
 >;
 
 export interface AppDependencies {
@@ -53,6 +72,14 @@ export interface AppDependencies {
   accounts: Accounts;
   /** Campaign entities and their teams. */
   entities: Entities;
+  /** Social monitors and their metrics. */
+  monitors: Monitors;
+  /** Strategy scenario requests and their runs. */
+  strategy: Strategy;
+  /** The social network's data-removal requests. */
+  socialnetRemovals: SocialnetRemovals;
+  /** SMS credentials, campaigns and the provider's callbacks. */
+  sms: Sms;
   /** Each user's research bookmarks. */
   researchBookmarks: ResearchBookmarks;
   /** News sources requested for monitoring. */
@@ -85,6 +112,10 @@ export function createApp(dependencies: AppDependencies): Express {
     createMunicipality: createMunicipality(municipalityModel, municipalities),
     ...accountHandlers(accounts, config, entities.teams),
     ...entityHandlers({ entities, accounts, municipalities, urls: config }),
+    ...monitorHandlers(dependencies.monitors, entities.teams),
+    ...strategyHandlers({ strategy: dependencies.strategy, monitors: dependencies.monitors, entities, urls: config }),
+    ...socialnetHandlers({ settings: config.socialnet, monitors: dependencies.monitors.store, removals: dependencies.socialnetRemovals, urls: config }),
+    ...smsHandlers(dependencies.sms, entities.models),
     ...researchHandlers(dependencies.researchBookmarks),
     ...newsHandlers(dependencies.newsSources),
     ...controlHandlers(config, municipalities, dependencies.status),
@@ -121,6 +152,7 @@ export function createApp(dependencies: AppDependencies): Express {
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimit, verify: keepRawBody }));
   app.use(express.text({ limit: config.bodyLimit, verify: keepRawBody }));
   app.use(contractValidator(contract, config.basePath, config.validateResponses, (key) => accounts.tokens.authenticate(key)));
+  app.use(providerSignatures({ ...socialnetSignatureChecks(config.socialnet), ...smsSignatureChecks(dependencies.sms, config) }));
   app.use(idempotency(idempotencyKeys, logger));
   app.use(dispatch(handlers));
   app.use(errorHandler([translateApiError, translateBodyParserError, translateValidatorError]));

@@ -154,6 +154,17 @@ const environmentSchema = z.object({
     .url('must be an absolute URL such as https://palanque.app/docs/api')
     .regex(/^https?:\/\//, 'must be an http(s) URL')
     .optional(),
+  SECRETS_KEY: z
+    .string()
+    .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded (openssl rand -base64 32)')
+    .optional(),
+  SMS_PROVIDER_URL: z
+    .string()
+    .url('must be an absolute URL such as https://api.twilio.com')
+    .regex(/^https?:\/\/[^?#]*[^/?#]$/, 'must be http(s), without a trailing slash, query or fragment')
+    .default('https://api.twilio.com'),
+  SOCIALNET_VERIFY_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
+  SOCIALNET_APP_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });
 
 export interface Config {
@@ -190,6 +201,19 @@ export interface Config {
   assistants: Assistant[];
   /** Where the API's documentation is published (DOCS_URL); the API root links to it when set. */
   docsUrl: string | undefined;
+  socialnet: SocialnetSettings;
+  /** SECRETS_KEY: encrypts the secrets Palanque keeps for later use; without it none can be stored. */
+  secretsKey: string | undefined;
+  /** SMS_PROVIDER_URL: the SMS provider's API (its simulator in tests). */
+  smsProviderUrl: string;
+}
+
+/** The social network's webhook settings; unset, every handshake and signed call is refused (403). */
+export interface SocialnetSettings {
+  /** SOCIALNET_VERIFY_TOKEN: what the network sends in `hub.verify_token` when it checks the subscription. */
+  verifyToken: string | undefined;
+  /** SOCIALNET_APP_SECRET: the key of the network's signatures (X-Hub-Signature-256, signed_request). */
+  appSecret: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -255,6 +279,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM, directory: env.MAIL_DIR },
     assistants: env.ASSISTANTS ?? [],
     docsUrl: env.DOCS_URL,
+    socialnet: { verifyToken: env.SOCIALNET_VERIFY_TOKEN, appSecret: env.SOCIALNET_APP_SECRET },
+    secretsKey: env.SECRETS_KEY,
+    smsProviderUrl: env.SMS_PROVIDER_URL,
   };
 }
 

@@ -22,10 +22,8 @@ import { Redis } from 'ioredis';
 import { createAccounts, type Accounts } from './accounts/index.js';
 import { ensureFirstAdmin } from './accounts/first-admin.js';
 import { createMailer } from './mail/mailer.js';
-import { createEntities } from './entities/index.js';
-import { createResearchBookmarks } from './research/bookmarks.js';
-import { createNewsSources } from './news/sources.js';
 import { statusSourcesOf } from './control/status.js';
+import { createDomains } from './domains.js';
 
 async function main(): Promise<void> {
   const config = readConfigOrExit();
@@ -51,16 +49,14 @@ async function main(): Promise<void> {
   });
   const purge = setInterval(() => void purgeExpiredRows(idempotencyKeys, accounts, logger), PURGE_INTERVAL_MS);
   purge.unref();
-  const entities = createEntities(sequelize);
+  const domains = await createDomains(sequelize, { accounts, jobs, logger, messaging: config });
   const app = createApp({
     config,
     logger,
     municipalities,
     municipalityModel: model,
     accounts,
-    entities,
-    researchBookmarks: createResearchBookmarks(sequelize),
-    newsSources: createNewsSources(sequelize),
+    ...domains,
     status: statusSourcesOf(sequelize, () => jobs.stats()),
     metrics,
     redis,

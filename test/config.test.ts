@@ -54,6 +54,9 @@ describe('loadConfig defaults', () => {
       mail: { smtpUrl: undefined, from: 'Palanque <no-reply@palanque.app>', directory: 'data/mail' },
       assistants: [],
       docsUrl: undefined,
+      socialnet: { verifyToken: undefined, appSecret: undefined },
+      secretsKey: undefined,
+      smsProviderUrl: 'https://api.twilio.com',
     });
   });
 
@@ -128,6 +131,10 @@ describe('loadConfig values', () => {
       IDEMPOTENCY_TTL_SECONDS: '3600',
       ASSISTANTS: '[{"id":"estrategista","name":"Estrategista","description":"Sugere pautas."}]',
       DOCS_URL: 'https://palanque.app/docs/api',
+      SOCIALNET_VERIFY_TOKEN: 'verify-token-of-the-subscription',
+      SOCIALNET_APP_SECRET: 'app-secret-of-the-social-network',
+      SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
+      SMS_PROVIDER_URL: 'http://127.0.0.1:4020',
     });
     expect(config).toEqual({
       env: 'production',
@@ -156,7 +163,16 @@ describe('loadConfig values', () => {
       mail: expect.any(Object),
       assistants: [{ id: 'estrategista', name: 'Estrategista', description: 'Sugere pautas.' }],
       docsUrl: 'https://palanque.app/docs/api',
+      socialnet: { verifyToken: 'verify-token-of-the-subscription', appSecret: 'app-secret-of-the-social-network' },
+      secretsKey: Buffer.alloc(32, 1).toString('base64'),
+      smsProviderUrl: 'http://127.0.0.1:4020',
     });
+  });
+
+  it('names SECRETS_KEY when it is not 32 bytes, and SMS_PROVIDER_URL when it is not an http(s) URL', () => {
+    expect(() => loadConfig({ SECRETS_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/SECRETS_KEY: must be 32 bytes/);
+    expect(() => loadConfig({ SMS_PROVIDER_URL: 'ftp://sms.example' })).toThrow(/SMS_PROVIDER_URL: must be http\(s\)/);
+    expect(() => loadConfig({ SOCIALNET_APP_SECRET: 'short' })).toThrow(/SOCIALNET_APP_SECRET: must be at least 16 characters/);
   });
 
   it('reads the assistants in their order, trimmed, with an empty description by default', () => {

@@ -9,18 +9,9 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { createAdmin } from './helpers/accounts.js';
 
 const NOT_IMPLEMENTED = [
-  'approvePendingScenarioRequests',
-  'getSocialMonitorData',
-  'getSocialnetRemovalStatus',
-  'listSmsCredentials',
-  'receiveSmsDeliveryReceipt',
-  'receiveSmsWebhook',
-  'receiveSocialnetRemoval',
   'searchnetOAuthCallback',
-  'sendSmsCampaign',
   'socialVideoOAuthCallback',
   'syncElectionsPanel',
-  'verifySocialnetSubscription',
 ];
 
 type Node = Record<string, unknown>;

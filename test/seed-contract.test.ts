@@ -27,7 +27,7 @@ type QueryType = 'string' | 'integer';
 interface QueryParam {
   name: string;
   type: QueryType;
-  required: false;
+  required: boolean;
 }
 
 interface ContractOperation {
@@ -51,6 +51,11 @@ interface ExtraQueryParams {
 /** Every query parameter in the seed is optional. */
 function optional(name: string, type: QueryType): QueryParam {
   return { name, type, required: false };
+}
+
+/** Only operations we add may require a query parameter. */
+function required(name: string, type: QueryType): QueryParam {
+  return { name, type, required: true };
 }
 
 /** The seed's "## Endpoints" tables, row by row, in the seed's order. */
@@ -185,6 +190,55 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     auth: 'ApiKeyAuth',
     query: [],
     reason: 'The public list of requested news sources cannot be fed without a way to request one (issue 6).',
+  },
+  {
+    method: 'POST',
+    path: '/api/monitor_social/add_monitor/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'Social monitors cannot exist without a way to create one (issue 6).',
+  },
+  {
+    method: 'POST',
+    path: '/api/monitor_social/import_metrics/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'Admins import metric snapshots besides the providers\' webhooks (issue 6).',
+  },
+  {
+    method: 'POST',
+    path: '/api/strategy/add_scenario_request/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'There is nothing to approve without a way to ask for a scenario (issue 6).',
+  },
+  {
+    method: 'GET',
+    path: '/api/strategy/get_scenario_requests/',
+    auth: 'ApiKeyAuth',
+    query: [required('monitor_id', 'string'), optional('state', 'string'), optional('page', 'integer')],
+    reason: 'A scenario request\'s state and projection cannot be read without it (issue 6).',
+  },
+  {
+    method: 'POST',
+    path: '/api/strategy/reject_pending_scenario_requests/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'Without it a request nobody wants stays pending for ever (issue 6).',
+  },
+  {
+    method: 'POST',
+    path: '/api/webhook/socialnet/',
+    auth: 'none',
+    query: [],
+    reason: 'The subscription the seed\'s handshake confirms delivers its events by POST on the same path (issue 7).',
+  },
+  {
+    method: 'POST',
+    path: '/api/sms/add_credential/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'SMS campaigns cannot be sent without a credential to send with (issue 7).',
   },
 ];
 

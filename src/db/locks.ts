@@ -31,3 +31,8 @@ function inProcess<T>(keys: string[], work: () => Promise<T>): Promise<T> {
   });
   return run;
 }
+
+/** Like withLocks, but the work always runs in one transaction (on SQLite a new one, once the locks are held). */
+export function withLockedTransaction<T>(sequelize: Sequelize, keys: string[], work: (transaction: Transaction) => Promise<T>): Promise<T> {
+  return withLocks(sequelize, keys, (transaction) => (transaction ? work(transaction) : sequelize.transaction(work)));
+}

@@ -11,8 +11,11 @@ import * as jobs from './migrations/0003-jobs.js';
 import * as accounts from './migrations/0004-accounts.js';
 import * as entities from './migrations/0005-entities.js';
 import * as researchNews from './migrations/0006-research-news.js';
+import * as monitorsScenarios from './migrations/0007-monitors-scenarios.js';
+import * as socialnetRemovals from './migrations/0008-socialnet-removals.js';
+import * as sms from './migrations/0009-sms.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

@@ -14,6 +14,8 @@ const MAY = {
   read: new Set<TeamRole>(['owner', 'admin', 'operator', 'viewer']),
   edit: new Set<TeamRole>(['owner', 'admin', 'operator']),
   manageTeam: new Set<TeamRole>(['owner', 'admin']),
+  /** Approve or reject the strategy scenario requests made on the entity's monitors. */
+  decideScenarios: new Set<TeamRole>(['owner', 'admin']),
 } as const;
 
 export type Permission = keyof typeof MAY;
@@ -39,12 +41,21 @@ export class Teams {
         { ...where, rule: 'in_your_teams', message: 'must be an entity of one of your teams', value: entityId },
       ]);
     }
+    this.require(caller, role, permission);
+    return { entity, role };
+  }
+
+  /** Whether `role` (the caller's in some team) allows `permission`. */
+  may(caller: Caller, role: TeamRole, permission: Permission): boolean {
     // A platform admin keeps admin rights even where a membership gives a lesser role.
-    const allowed = MAY[permission].has(role) || (caller.user.is_admin && MAY[permission].has('admin'));
-    if (!allowed) {
+    return MAY[permission].has(role) || (caller.user.is_admin && MAY[permission].has('admin'));
+  }
+
+  /** Throws 403 unless `role` (the caller's in some team) allows `permission`. */
+  require(caller: Caller, role: TeamRole, permission: Permission): void {
+    if (!this.may(caller, role, permission)) {
       throw new ApiError(403, 'forbidden', `Your role in this team (${role}) may not ${describe(permission)}.`);
     }
-    return { entity, role };
   }
 
   async roleOf(caller: Caller, entityId: number): Promise<TeamRole | undefined> {
@@ -88,5 +99,10 @@ export class Teams {
 }
 
 function describe(permission: Permission): string {
-  return { read: 'read this entity', edit: 'change this entity', manageTeam: 'manage this team' }[permission];
+  return {
+    read: 'read this entity',
+    edit: 'change this entity',
+    manageTeam: 'manage this team',
+    decideScenarios: 'approve or reject scenario requests',
+  }[permission];
 }

@@ -11,6 +11,14 @@ export interface PublicUrlSettings {
 }
 
 export function apiBaseUrl(req: Pick<Request, 'protocol' | 'host'>, settings: PublicUrlSettings): string {
-  const origin = settings.publicUrl ?? `${req.protocol}://${req.host}`;
-  return origin + settings.basePath;
+  return publicOrigin(req, settings) + settings.basePath;
+}
+
+/** The absolute URL the client requested (what providers sign): the public origin, then the path and query as sent. */
+export function requestedUrl(req: Pick<Request, 'protocol' | 'host' | 'originalUrl'>, settings: Pick<PublicUrlSettings, 'publicUrl'>): string {
+  return publicOrigin(req, settings) + req.originalUrl;
+}
+
+function publicOrigin(req: Pick<Request, 'protocol' | 'host'>, settings: Pick<PublicUrlSettings, 'publicUrl'>): string {
+  return settings.publicUrl ?? `${req.protocol}://${req.host}`;
 }

@@ -26,10 +26,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createAccounts, type Accounts, type AccountSettings } from '../../src/accounts/index.js';
 import { createMailer, type Mailer } from '../../src/mail/mailer.js';
-import { createEntities, type Entities } from '../../src/entities/index.js';
-import { createResearchBookmarks } from '../../src/research/bookmarks.js';
-import { createNewsSources } from '../../src/news/sources.js';
+import type { Entities } from '../../src/entities/index.js';
+import { createDomains } from '../../src/domains.js';
 import { statusSourcesOf, type StatusSources } from '../../src/control/status.js';
+import type { Monitors } from '../../src/monitors/index.js';
+import type { Strategy } from '../../src/strategy/index.js';
+import { createJobQueue, type JobQueue } from '../../src/jobs/index.js';
+import type { SocialnetRemovals } from '../../src/socialnet/removals.js';
+import type { Sms } from '../../src/messaging/sms.js';
+import { freePort } from './process.js';
+
+/** The SECRETS_KEY of test apps (32 bytes, base64): credentials can be stored unless a test unsets it. */
+export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
 /** Accounts as configured by default, except a cheap password hash: tests log in hundreds of times. */
 export const testAccountSettings: AccountSettings = {
@@ -53,6 +61,7 @@ export const defaultAppConfig: AppConfig = {
   metricsToken: undefined,
   assistants: [],
   docsUrl: undefined,
+  socialnet: { verifyToken: undefined, appSecret: undefined },
   // Off unless a test sets them: tests send many requests from one address.
   rateLimits: { auth: undefined, read: undefined, write: undefined, callback: undefined },
 };
@@ -65,6 +74,12 @@ export interface TestApp {
   database: TestDatabase;
   accounts: Accounts;
   entities: Entities;
+  monitors: Monitors;
+  strategy: Strategy;
+  socialnetRemovals: SocialnetRemovals;
+  sms: Sms;
+  /** The running job queue, when the app was started `withJobs`. */
+  jobs?: JobQueue;
   /** Where the app writes its mail (.eml files), unless a test passed its own mailer. */
   mailDir: string;
   logs: Array<Record<string, unknown>>;
@@ -91,9 +106,37 @@ export interface TestAppOptions {
   accounts?: Partial<AccountSettings>;
   /** Send mail through this instead of .eml files in a temporary folder. */
   mailer?: Mailer;
-  /** Replace what basicStatus reads (by default the test database, and an idle job queue: the test app runs none). */
+  /** Replace what basicStatus reads (by default the test database, and the job queue's figures). */
   status?: Partial<StatusSources>;
+  /**
+   * Run a real job queue (pg-boss on PostgreSQL, the table runner on SQLite), polling often. Without it
+   * the app runs no jobs, and an operation that queues one fails.
+   */
+  withJobs?: boolean;
+  /** SMS settings: the provider's address (its simulator) and SECRETS_KEY (TEST_SECRETS_KEY unless set; null for none). */
+  sms?: { providerUrl?: string; secretsKey?: string | null };
+  /**
+   * Listen on a port chosen beforehand and make it the app's PUBLIC_URL, so that addresses the app gives
+   * out for later calls (the SMS delivery-receipt callback) reach it.
+   */
+  selfPublicUrl?: boolean;
 }
+
+/** The queue of a test app started without jobs: it holds nothing, and queueing is an error. */
+const noJobs: JobQueue = {
+  async start() {},
+  async register() {},
+  async enqueue(name) {
+    throw new Error(`This test app runs no jobs (start it withJobs to queue ${name})`);
+  },
+  async get() {
+    return undefined;
+  },
+  async stats() {
+    return { queued: 0, running: 0, failed: 0 };
+  },
+  async stop() {},
+};
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const logs: Array<Record<string, unknown>> = [];
@@ -116,18 +159,22 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const mailDir = await mkdtemp(path.join(tmpdir(), 'palanque-mail-'));
   const mailer = options.mailer ?? createMailer({ smtpUrl: undefined, from: 'Palanque <no-reply@palanque.app>', directory: mailDir }, logger);
   const accounts = createAccounts(sequelize, { ...testAccountSettings, ...options.accounts }, mailer, logger);
-  const entities = createEntities(sequelize);
+  const jobs = options.withJobs ? createJobQueue(database.url, sequelize, logger, { pollIntervalMs: 50, pollingIntervalSeconds: 0.5 }) : noJobs;
+  await jobs.start();
+  const port = options.selfPublicUrl ? await freePort() : 0; // 0: any free port
+  const config = { ...defaultAppConfig, ...options.config, ...(options.selfPublicUrl ? { publicUrl: `http://127.0.0.1:${port}` } : {}) };
+  const secretsKey = options.sms?.secretsKey === null ? undefined : (options.sms?.secretsKey ?? TEST_SECRETS_KEY);
+  const messaging = { secretsKey, smsProviderUrl: options.sms?.providerUrl ?? 'http://127.0.0.1:9', publicUrl: config.publicUrl, basePath: config.basePath };
+  const domains = await createDomains(sequelize, { accounts, jobs, logger, messaging });
   const idempotencyKeys = new IdempotencyStore(sequelize, { ttlMs: 24 * 3600_000, abandonAfterMs: 60_000, ...options.idempotency });
   const app = createApp({
-    config: { ...defaultAppConfig, ...options.config },
+    config,
     logger,
     municipalities: catalog,
     municipalityModel: model,
     accounts,
-    entities,
-    researchBookmarks: createResearchBookmarks(sequelize),
-    newsSources: createNewsSources(sequelize),
-    status: { ...statusSourcesOf(sequelize, async () => ({ queued: 0, running: 0, failed: 0 })), ...options.status },
+    ...domains,
+    status: { ...statusSourcesOf(sequelize, () => jobs.stats()), ...options.status },
     fastPaths: !options.withoutFastPaths,
     metrics: new Metrics({ poolStats: () => poolStatsOf(sequelize) }),
     redis: options.redis,
@@ -136,22 +183,24 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     handlers: options.handlers,
   });
   const server: Server = await new Promise((resolve) => {
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+    const listening = app.listen(port, '127.0.0.1', () => resolve(listening));
   });
-  const { port } = server.address() as AddressInfo;
+  const { port: listeningPort } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://127.0.0.1:${listeningPort}`,
     sequelize,
     catalog,
     idempotencyKeys,
     database,
     accounts,
-    entities,
+    ...domains,
+    jobs: options.withJobs ? jobs : undefined,
     mailDir,
     logs,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await jobs.stop();
       await sequelize.close();
       if (!options.database) await database.drop();
       await rm(mailDir, { recursive: true, force: true });

@@ -1,0 +1,37 @@
+/**
+ * The domains built on the accounts and the job queue, assembled in one place for the server and the
+ * tests, with their background jobs registered: one list of what the app is made of.
+ */
+import type { Sequelize } from 'sequelize';
+import type { Accounts } from './accounts/index.js';
+import type { AppDependencies } from './app.js';
+import { createEntities } from './entities/index.js';
+import type { JobQueue } from './jobs/index.js';
+import type { Logger } from './logger.js';
+import { createSms, type MessagingSettings } from './messaging/index.js';
+import { createMonitors } from './monitors/index.js';
+import { createNewsSources } from './news/sources.js';
+import { createResearchBookmarks } from './research/bookmarks.js';
+import { createSocialnetRemovals } from './socialnet/index.js';
+import { createStrategy } from './strategy/index.js';
+
+export type Domains = Pick<AppDependencies, 'entities' | 'monitors' | 'strategy' | 'socialnetRemovals' | 'sms' | 'researchBookmarks' | 'newsSources'>;
+
+export interface DomainDependencies {
+  accounts: Accounts;
+  jobs: JobQueue;
+  logger: Logger;
+  messaging: MessagingSettings;
+}
+
+export async function createDomains(sequelize: Sequelize, { accounts, jobs, logger, messaging }: DomainDependencies): Promise<Domains> {
+  const entities = createEntities(sequelize);
+  const monitors = createMonitors(sequelize, entities.teams);
+  const strategy = createStrategy(sequelize, { monitors, entities, jobs, logger });
+  const socialnetRemovals = createSocialnetRemovals(sequelize, { accounts: accounts.models, entities: entities.models, jobs });
+  const sms = createSms(sequelize, messaging, { jobs, teams: entities.teams, logger });
+  await strategy.registerRuns();
+  await socialnetRemovals.registerJobs();
+  await sms.registerJobs();
+  return { entities, monitors, strategy, socialnetRemovals, sms, researchBookmarks: createResearchBookmarks(sequelize), newsSources: createNewsSources(sequelize) };
+}

@@ -1,0 +1,116 @@
+/**
+ * The HTTP side of SMS: credentials (admins add them, teams list the ones they may use), campaigns, and
+ * the provider's signed callbacks (delivery receipts by POST, replies by GET), whose signatures
+ * `smsSignatureChecks` verifies before these handlers run.
+ */
+import type { Request } from 'express';
+import type { components } from '../../sdk/schema.js';
+import { callerOf, requireAdmin } from '../http/auth.js';
+import { invalidBody, requiredText } from '../http/body-fields.js';
+import { sendEnvelope } from '../http/envelope.js';
+import { ApiError, badRequest, notFound, type ErrorDetail } from '../http/errors.js';
+import type { OperationHandlers, OperationId } from '../http/operations.js';
+import type { SignatureCheck } from '../http/provider-signatures.js';
+import { requestedUrl, type PublicUrlSettings } from '../http/public-url.js';
+import type { EntityModels } from '../entities/models.js';
+import { providerSignatureMatches } from './provider-signature.js';
+import { normalisedPhone, readRecipients } from './recipients.js';
+import type { Sms } from './sms.js';
+
+type SmsOperations = 'listSmsCredentials' | 'createSmsCredential' | 'sendSmsCampaign' | 'receiveSmsDeliveryReceipt' | 'receiveSmsWebhook';
+type DeliveryReceipt = components['schemas']['SmsDeliveryReceipt'];
+
+export function smsHandlers(sms: Sms, entities: EntityModels): Pick<Required<OperationHandlers>, SmsOperations> {
+  return {
+    async listSmsCredentials(_req, res) {
+      // The contract declares the POST's body on this GET too; it was validated, and is ignored.
+      const credentials = await sms.usableBy(callerOf(res));
+      sendEnvelope(res, 200, credentials, `${credentials.length} credential${credentials.length === 1 ? '' : 's'}.`);
+    },
+
+    async createSmsCredential(req, res) {
+      const caller = callerOf(res);
+      requireAdmin(caller);
+      if (!sms.canStoreSecrets) {
+        throw new ApiError(503, 'service_unavailable', 'This deployment has no SECRETS_KEY, so credential secrets cannot be stored.', [], { 'Retry-After': '3600' });
+      }
+      const problems: ErrorDetail[] = [];
+      const name = requiredText('name', req.body.name, problems);
+      const senderId = normalisedPhone(req.body.sender_id);
+      if (!senderId) problems.push({ location: 'body', field: 'sender_id', rule: 'phone_number', message: 'must be a valid phone number', value: req.body.sender_id });
+      if (problems.length > 0 || !senderId) throw invalidBody(problems);
+      const entityId = req.body.entity_id;
+      if (entityId !== undefined && !(await entities.Entity.findByPk(entityId, { attributes: ['id'] }))) {
+        throw notFound(`There is no entity ${entityId}.`, [{ location: 'body', field: 'entity_id', rule: 'existing_entity', message: 'must be the id of an entity', value: entityId }]);
+      }
+      const added = await sms.addCredential({ name, accountId: req.body.account_id, senderId, secret: req.body.secret, entityId, createdBy: caller.user.id });
+      if (added === 'taken') {
+        throw new ApiError(409, 'conflict', 'A credential with this account and sender already exists.', [
+          { location: 'body', field: 'sender_id', rule: 'unique_per_account', message: 'already has a credential on this account', value: senderId },
+        ]);
+      }
+      sendEnvelope(res, 201, added, `Credential ${added.id} added.`);
+    },
+
+    async sendSmsCampaign(req, res) {
+      const caller = callerOf(res);
+      const { titulo, credencial, mensagem } = req.body;
+      const found = await sms.credentialFor(caller, credencial);
+      if (!found) throw notFound(`There is no SMS credential ${credencial}.`, [{ location: 'body', field: 'credencial', rule: 'existing_credential', message: 'must be the id of a credential', value: credencial }]);
+      if (!found.usable) throw new ApiError(403, 'forbidden', `You may not send with credential ${credencial}.`);
+
+      const problems: ErrorDetail[] = [];
+      const title = requiredText('titulo', titulo, problems);
+      const text = requiredText('mensagem.mensagem', mensagem.mensagem, problems);
+      const recipients = readRecipients(mensagem.recipient_list_str);
+      for (const { position, entry } of recipients.invalid) {
+        problems.push({ location: 'body', field: 'mensagem.recipient_list_str', rule: 'phone_number', message: `entry ${position + 1} is not a valid phone number`, value: entry.slice(0, 40) });
+      }
+      if (recipients.numbers.length === 0 && recipients.invalid.length === 0) {
+        problems.push({ location: 'body', field: 'mensagem.recipient_list_str', rule: 'not_blank', message: 'must hold at least one phone number' });
+      }
+      if (problems.length > 0) throw invalidBody(problems);
+
+      const campaign = await sms.createCampaign(caller, found.credential, title, text, recipients);
+      if (campaign === 'nobody_left') {
+        throw invalidBody([{ location: 'body', field: 'mensagem.recipient_list_str', rule: 'not_opted_out', message: 'every number opted out of campaigns' }]);
+      }
+      sendEnvelope(res, 201, campaign, `Campaign ${campaign.id} created: ${campaign.accepted} message${campaign.accepted === 1 ? '' : 's'} queued.`);
+    },
+
+    async receiveSmsDeliveryReceipt(req, res) {
+      const receipt = req.body as DeliveryReceipt;
+      const result = await sms.applyReceipt({ sid: receipt.MessageSid, accountId: receipt.AccountSid, status: receipt.MessageStatus, errorCode: receipt.ErrorCode });
+      if (!result) throw notFound(`No message has the id ${receipt.MessageSid}.`, [{ location: 'body', field: 'MessageSid', rule: 'known_message', message: 'must be the id of a message Palanque sent', value: receipt.MessageSid }]);
+      sendEnvelope(res, 200, result, result.applied ? `The message is now ${result.status}.` : `The receipt changes nothing: the message is ${result.status}.`);
+    },
+
+    async receiveSmsWebhook(req, res) {
+      const { MessageSid: sid, AccountSid: accountId, From: from, To: to, Body: body } = req.query;
+      const missing = (['MessageSid', 'AccountSid', 'From', 'To', 'Body'] as const).filter((name) => req.query[name] === undefined);
+      if (missing.length > 0) {
+        throw badRequest(`The request is malformed: ${missing.join(', ')} missing.`, missing.map((field) => ({ location: 'query' as const, field, rule: 'required', message: 'is required' })));
+      }
+      const reply = await sms.receiveReply({ sid: sid!, accountId: accountId!, from: from!, to: to!, body: body! });
+      sendEnvelope(res, 200, reply, reply.opted_out ? 'The number was opted out of future campaigns.' : 'The reply was recorded.');
+    },
+  };
+}
+
+/** The provider signs each callback with the auth token of the account it names (`AccountSid`). */
+export function smsSignatureChecks(sms: Sms, urls: PublicUrlSettings): Partial<Record<OperationId, SignatureCheck>> {
+  const check = async (req: Request, accountId: unknown, form: Record<string, string>) => {
+    const signature = req.get('X-Twilio-Signature');
+    if (!signature) return 'missing' as const;
+    const secret = typeof accountId === 'string' ? await sms.secretOfAccount(accountId) : undefined;
+    return secret && providerSignatureMatches(secret, signature, requestedUrl(req, urls), form) ? ('valid' as const) : ('invalid' as const);
+  };
+  return {
+    receiveSmsDeliveryReceipt: (req) => {
+      // The fields exactly as sent (the validator may have coerced the parsed body).
+      const form = Object.fromEntries(new URLSearchParams(req.rawBody?.toString('utf8') ?? ''));
+      return check(req, form.AccountSid, form);
+    },
+    receiveSmsWebhook: (req) => check(req, req.query.AccountSid, {}),
+  };
+}

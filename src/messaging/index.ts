@@ -1,0 +1,28 @@
+/** The messaging domain (SMS for now), assembled from the configuration. */
+import type { Sequelize } from 'sequelize';
+import type { Config } from '../config.js';
+import type { Teams } from '../entities/teams.js';
+import type { JobQueue } from '../jobs/index.js';
+import type { Logger } from '../logger.js';
+import { SecretBox } from '../security/secret-box.js';
+import { HttpSmsProvider, type SmsProvider } from './provider.js';
+import { Sms } from './sms.js';
+
+export { smsHandlers, smsSignatureChecks } from './handlers.js';
+
+export interface MessagingSettings extends Pick<Config, 'secretsKey' | 'smsProviderUrl' | 'publicUrl' | 'basePath'> {}
+
+export function createSms(sequelize: Sequelize, settings: MessagingSettings, dependencies: { jobs: JobQueue; teams: Teams; logger: Logger; provider?: SmsProvider }): Sms {
+  const { jobs, teams, logger } = dependencies;
+  // Receipts need an address the provider can reach: without PUBLIC_URL, messages are sent without one.
+  const statusCallbackUrl = settings.publicUrl ? `${settings.publicUrl}${settings.basePath}/api/callback/provider_sms/` : undefined;
+  if (!statusCallbackUrl) logger.warn('PUBLIC_URL is not set: SMS are sent without a delivery-receipt callback');
+  return new Sms(sequelize, {
+    jobs,
+    teams,
+    logger,
+    provider: dependencies.provider ?? new HttpSmsProvider(settings.smsProviderUrl),
+    box: settings.secretsKey ? SecretBox.fromKey(settings.secretsKey) : undefined,
+    statusCallbackUrl,
+  });
+}

@@ -1,0 +1,133 @@
+/** Sequelize models of the SMS tables (migration 0009). */
+import { DataTypes, type Model, type ModelAttributes, type ModelStatic, type Sequelize } from 'sequelize';
+
+export interface CredentialRow {
+  id: number;
+  name: string;
+  provider: string;
+  account_id: string;
+  sender_id: string;
+  secret_sealed: string;
+  entity_id: number | null;
+  created_by: number | null;
+  created_at: Date;
+}
+
+export interface CampaignRow {
+  id: number;
+  titulo: string;
+  credential_id: number;
+  body: string;
+  encoding: 'GSM-7' | 'UCS-2';
+  segments: number;
+  accepted: number;
+  rejected: number;
+  opted_out_skipped: number;
+  created_by: number | null;
+  created_at: Date;
+}
+
+export interface MessageRow {
+  id: number;
+  campaign_id: number;
+  recipient: string;
+  status: string;
+  provider_sid: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  updated_at: Date;
+}
+
+export interface ReplyRow {
+  id: number;
+  message_sid: string;
+  account_id: string;
+  sender: string;
+  recipient: string;
+  body: string;
+  received_at: Date;
+}
+
+export interface OptOutRow {
+  phone: string;
+  opted_out_at: Date;
+}
+
+type Static<Row extends object> = ModelStatic<Model<Row, Partial<Row>>>;
+
+export interface SmsModels {
+  Credential: Static<CredentialRow>;
+  Campaign: Static<CampaignRow>;
+  Message: Static<MessageRow>;
+  Reply: Static<ReplyRow>;
+  OptOut: Static<OptOutRow>;
+}
+
+const id = { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true };
+
+export function defineSmsModels(sequelize: Sequelize): SmsModels {
+  const define = <Row extends object>(name: string, attributes: ModelAttributes, tableName: string) =>
+    sequelize.define<Model<Row, Partial<Row>>>(name, attributes, { tableName, timestamps: false });
+  return {
+    Credential: define<CredentialRow>(
+      'SmsCredential',
+      {
+        id,
+        name: DataTypes.STRING(120),
+        provider: DataTypes.STRING(20),
+        account_id: DataTypes.STRING(64),
+        sender_id: DataTypes.STRING(32),
+        secret_sealed: DataTypes.TEXT,
+        entity_id: DataTypes.INTEGER,
+        created_by: DataTypes.INTEGER,
+        created_at: DataTypes.DATE,
+      },
+      'sms_credentials',
+    ),
+    Campaign: define<CampaignRow>(
+      'SmsCampaign',
+      {
+        id,
+        titulo: DataTypes.STRING(120),
+        credential_id: DataTypes.INTEGER,
+        body: DataTypes.TEXT,
+        encoding: DataTypes.STRING(10),
+        segments: DataTypes.INTEGER,
+        accepted: DataTypes.INTEGER,
+        rejected: DataTypes.INTEGER,
+        opted_out_skipped: DataTypes.INTEGER,
+        created_by: DataTypes.INTEGER,
+        created_at: DataTypes.DATE,
+      },
+      'sms_campaigns',
+    ),
+    Message: define<MessageRow>(
+      'SmsMessage',
+      {
+        id,
+        campaign_id: DataTypes.INTEGER,
+        recipient: DataTypes.STRING(20),
+        status: DataTypes.STRING(20),
+        provider_sid: DataTypes.STRING(64),
+        error_code: DataTypes.STRING(16),
+        error_message: DataTypes.TEXT,
+        updated_at: DataTypes.DATE,
+      },
+      'sms_messages',
+    ),
+    Reply: define<ReplyRow>(
+      'SmsReply',
+      {
+        id,
+        message_sid: DataTypes.STRING(64),
+        account_id: DataTypes.STRING(64),
+        sender: DataTypes.STRING(32),
+        recipient: DataTypes.STRING(32),
+        body: DataTypes.TEXT,
+        received_at: DataTypes.DATE,
+      },
+      'sms_replies',
+    ),
+    OptOut: define<OptOutRow>('SmsOptOut', { phone: { type: DataTypes.STRING(20), primaryKey: true }, opted_out_at: DataTypes.DATE }, 'sms_opt_outs'),
+  };
+}

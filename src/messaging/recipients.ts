@@ -1,0 +1,39 @@
+/**
+ * A campaign's recipient list as typed: numbers separated by commas, semicolons, spaces or new lines,
+ * read with libphonenumber-js (Brazil as the default region, so `11940028922` is +55 11 94002-8922),
+ * normalised to E.164 and deduplicated in the order given.
+ */
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+
+export interface RecipientList {
+  /** Distinct valid numbers in E.164, in the order first given. */
+  numbers: string[];
+  /** Entries that are not valid phone numbers, with their position in the list (0-based). */
+  invalid: Array<{ position: number; entry: string }>;
+  /** Entries dropped because they repeat an earlier number once normalised. */
+  repeated: number;
+}
+
+export function readRecipients(text: string): RecipientList {
+  const entries = text.split(/[,;\s]+/).filter((entry) => entry !== '');
+  const numbers: string[] = [];
+  const invalid: RecipientList['invalid'] = [];
+  let repeated = 0;
+  entries.forEach((entry, position) => {
+    const phone = parsePhoneNumberFromString(entry, 'BR');
+    if (!phone?.isValid()) {
+      invalid.push({ position, entry });
+    } else if (numbers.includes(phone.number)) {
+      repeated += 1;
+    } else {
+      numbers.push(phone.number);
+    }
+  });
+  return { numbers, invalid, repeated };
+}
+
+/** One number in E.164, or undefined when it is not a valid phone number. */
+export function normalisedPhone(text: string): string | undefined {
+  const phone = parsePhoneNumberFromString(text.trim(), 'BR');
+  return phone?.isValid() ? phone.number : undefined;
+}

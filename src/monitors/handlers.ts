@@ -1,0 +1,67 @@
+/**
+ * The HTTP side of social monitors: read them with their metrics, create one for an entity, and (admins)
+ * import metric snapshots. Access goes through the monitor's entity team (index.ts).
+ */
+import { callerOf, requireAdmin } from '../http/auth.js';
+import { invalidBody, requiredText } from '../http/body-fields.js';
+import { sendEnvelope } from '../http/envelope.js';
+import { ApiError, notFound, type ErrorDetail } from '../http/errors.js';
+import type { OperationHandlers } from '../http/operations.js';
+import type { Teams } from '../entities/teams.js';
+import type { Monitors } from './index.js';
+import { checkKeywords, checkProfiles, checkSnapshots } from './rules.js';
+
+type MonitorOperations = 'getSocialMonitorData' | 'createSocialMonitor' | 'importMonitorMetrics';
+
+export function monitorHandlers(monitors: Monitors, teams: Teams): Pick<Required<OperationHandlers>, MonitorOperations> {
+  const { store } = monitors;
+  return {
+    async getSocialMonitorData(req, res) {
+      const caller = callerOf(res);
+      const chosen =
+        req.query.id_monitor === undefined
+          ? await monitors.visibleTo(caller)
+          : [(await monitors.access(caller, Number(req.query.id_monitor), 'read', { location: 'query', field: 'id_monitor' })).monitor];
+      const views = await store.views(chosen);
+      sendEnvelope(res, 200, views, `${views.length} monitor${views.length === 1 ? '' : 's'}.`);
+    },
+
+    async createSocialMonitor(req, res) {
+      const caller = callerOf(res);
+      // The right to change the entity is checked before the body is judged: a stranger learns nothing.
+      const { entity } = await teams.access(caller, req.body.entity_id, 'edit', { location: 'body', field: 'entity_id' });
+      const problems: ErrorDetail[] = [];
+      const name = requiredText('name', req.body.name, problems);
+      const keywords = checkKeywords(req.body.keywords ?? [], problems);
+      const profiles = checkProfiles(req.body.profiles ?? [], problems);
+      if (keywords.length === 0 && profiles.length === 0) {
+        problems.push({ location: 'body', field: 'profiles', rule: 'profiles_or_keywords', message: 'a monitor watches at least one profile or keyword' });
+      }
+      if (problems.length > 0) throw invalidBody(problems);
+
+      const created = await store.create({ entityId: entity.id, name, keywords, profiles, createdBy: caller.user.id });
+      if (created === 'name_taken') {
+        throw new ApiError(409, 'conflict', `${entity.nome} already has a monitor named "${name}".`, [
+          { location: 'body', field: 'name', rule: 'unique_per_entity', message: 'is the name of another monitor of this entity', value: name },
+        ]);
+      }
+      const [view] = await store.views([created]);
+      sendEnvelope(res, 201, view!, `Monitor ${created.id} created.`);
+    },
+
+    async importMonitorMetrics(req, res) {
+      requireAdmin(callerOf(res));
+      const { monitor_id: monitorId } = req.body;
+      if (!(await store.byId(monitorId))) {
+        throw notFound(`There is no monitor ${monitorId}.`, [{ location: 'body', field: 'monitor_id', rule: 'existing_monitor', message: 'must be the id of a monitor', value: monitorId }]);
+      }
+      const problems: ErrorDetail[] = [];
+      const snapshots = checkSnapshots(req.body.snapshots, await store.networksOf(monitorId), new Date(), problems);
+      if (problems.length > 0) throw invalidBody(problems);
+
+      const counts = await store.record(monitorId, snapshots, 'import');
+      const data = { monitor_id: monitorId, received: snapshots.length, ...counts };
+      sendEnvelope(res, 200, data, `${snapshots.length} snapshot${snapshots.length === 1 ? '' : 's'} imported into monitor ${monitorId}.`);
+    },
+  };
+}

@@ -1,0 +1,226 @@
+/**
+ * Social monitors: what a monitor watches (profiles and keywords) and the metric snapshots it keeps. A
+ * snapshot is identified by its monitor, network and moment, so importing the same data twice changes
+ * nothing and corrected values replace the stored ones. Callers check team access before coming here.
+ */
+import { Op, QueryTypes, UniqueConstraintError, type Transaction } from 'sequelize';
+import type { components } from '../../sdk/schema.js';
+import { withLockedTransaction } from '../db/locks.js';
+import type { KeywordRow, MonitorModels, MonitorRow, ProfileRow, SnapshotRow } from './models.js';
+
+export type SocialMonitor = components['schemas']['SocialMonitor'];
+export type MonitoredProfile = components['schemas']['MonitoredProfile'];
+export type MetricSnapshot = components['schemas']['MetricSnapshot'];
+type DailyMetric = components['schemas']['DailyMetric'];
+
+/** How many days the daily series covers, today (UTC) included. */
+export const SERIES_DAYS = 30;
+
+export interface NewMonitor {
+  entityId: number;
+  name: string;
+  keywords: string[];
+  profiles: MonitoredProfile[];
+  createdBy: number;
+}
+
+export interface RecordedSnapshots {
+  created: number;
+  replaced: number;
+  unchanged: number;
+}
+
+/** A snapshot as stored, with its counters as numbers. */
+export interface StoredSnapshot extends MetricSnapshot {
+  monitor_id: number;
+}
+
+export class MonitorStore {
+  constructor(private readonly models: MonitorModels) {}
+
+  /** Creates the monitor; `name_taken` when the entity already has one with this name (ignoring case). */
+  async create(monitor: NewMonitor, now = new Date()): Promise<MonitorRow | 'name_taken'> {
+    try {
+      return await this.models.Monitor.sequelize!.transaction(async (transaction) => {
+        const row = await this.models.Monitor.create(
+          { entity_id: monitor.entityId, name: monitor.name, name_key: monitor.name.toLowerCase(), created_by: monitor.createdBy, created_at: now },
+          { transaction },
+        );
+        const monitorId = Number(row.get('id'));
+        await this.models.Profile.bulkCreate(
+          monitor.profiles.map((profile, position) => ({ monitor_id: monitorId, position, nm_rede: profile.nm_rede, username: profile.username ?? null, link: profile.link ?? null })),
+          { transaction },
+        );
+        await this.models.Keyword.bulkCreate(
+          monitor.keywords.map((keyword, position) => ({ monitor_id: monitorId, position, keyword })),
+          { transaction },
+        );
+        return row.get({ plain: true });
+      });
+    } catch (error) {
+      if (error instanceof UniqueConstraintError) return 'name_taken';
+      throw error;
+    }
+  }
+
+  async byId(id: number): Promise<MonitorRow | undefined> {
+    return ((await this.models.Monitor.findByPk(id, { raw: true })) as MonitorRow | null) ?? undefined;
+  }
+
+  /** The monitors of these entities (of every entity when undefined), by id. */
+  async ofEntities(entityIds: number[] | undefined): Promise<MonitorRow[]> {
+    const where = entityIds === undefined ? {} : { entity_id: { [Op.in]: entityIds } };
+    return (await this.models.Monitor.findAll({ where, order: [['id', 'ASC']], raw: true })) as unknown as MonitorRow[];
+  }
+
+  /** Ids of the monitors that watch the user name (ignoring case) on the network (lower-case). */
+  async watching(network: string, username: string): Promise<number[]> {
+    const rows = await this.models.Profile.sequelize!.query<{ monitor_id: number }>(
+      'SELECT DISTINCT monitor_id FROM monitor_profiles WHERE nm_rede = :network AND LOWER(username) = :username ORDER BY monitor_id',
+      { replacements: { network, username: username.toLowerCase() }, type: QueryTypes.SELECT },
+    );
+    return rows.map((row) => Number(row.monitor_id));
+  }
+
+  /** The networks the monitor's profiles are on (lower-case). */
+  async networksOf(monitorId: number): Promise<Set<string>> {
+    const profiles = (await this.models.Profile.findAll({ attributes: ['nm_rede'], where: { monitor_id: monitorId }, raw: true })) as unknown as ProfileRow[];
+    return new Set(profiles.map((profile) => profile.nm_rede));
+  }
+
+  /** The monitors as the contract shows them: what they watch, their latest metrics and the daily series up to `now`. */
+  async views(monitors: MonitorRow[], now = new Date()): Promise<SocialMonitor[]> {
+    if (monitors.length === 0) return [];
+    const ids = monitors.map((monitor) => monitor.id);
+    const inMonitors = { monitor_id: { [Op.in]: ids } };
+    const order: Array<[string, string]> = [['monitor_id', 'ASC'], ['position', 'ASC']];
+    const profiles = (await this.models.Profile.findAll({ where: inMonitors, order, raw: true })) as unknown as ProfileRow[];
+    const keywords = (await this.models.Keyword.findAll({ where: inMonitors, order, raw: true })) as unknown as KeywordRow[];
+    const latest = await this.latestSnapshots(ids);
+    const series = await this.snapshotsBetween(ids, seriesStart(now), now);
+    return monitors.map((monitor) => ({
+      id: monitor.id,
+      entity_id: monitor.entity_id,
+      name: monitor.name,
+      keywords: keywords.filter((row) => row.monitor_id === monitor.id).map((row) => row.keyword),
+      profiles: profiles.filter((row) => row.monitor_id === monitor.id).map(profileOf),
+      created_at: new Date(monitor.created_at).toISOString(),
+      latest_metrics: latest.filter((row) => row.monitor_id === monitor.id).map(({ monitor_id: _, ...snapshot }) => snapshot),
+      daily_series: dailySeries(series.filter((row) => row.monitor_id === monitor.id)),
+    }));
+  }
+
+  /**
+   * Stores the snapshots of one monitor in one transaction, all or none. Imports of the same monitor run
+   * one at a time (a named lock), so two imports of the same data cannot both create it.
+   */
+  async record(monitorId: number, snapshots: MetricSnapshot[], source: string, now = new Date()): Promise<RecordedSnapshots> {
+    const sequelize = this.models.Snapshot.sequelize!;
+    return withLockedTransaction(sequelize, [`monitor-metrics:${monitorId}`], async (transaction) => {
+      const stored = await this.storedAt(monitorId, snapshots, transaction);
+      const counts: RecordedSnapshots = { created: 0, replaced: 0, unchanged: 0 };
+      const fresh: Array<Partial<SnapshotRow>> = [];
+      for (const snapshot of snapshots) {
+        const values = { followers: snapshot.followers, posts: snapshot.posts, engagement: snapshot.engagement, mentions: snapshot.mentions };
+        const existing = stored.get(momentKey(snapshot.network, new Date(snapshot.taken_at)));
+        if (!existing) {
+          fresh.push({ monitor_id: monitorId, network: snapshot.network, taken_at: new Date(snapshot.taken_at), ...values, source, received_at: now });
+          counts.created += 1;
+        } else if (sameValues(existing, values)) {
+          counts.unchanged += 1;
+        } else {
+          await this.models.Snapshot.update({ ...values, source, received_at: now }, { where: { id: existing.id }, transaction });
+          counts.replaced += 1;
+        }
+      }
+      await this.models.Snapshot.bulkCreate(fresh, { transaction });
+      return counts;
+    });
+  }
+
+  /** The snapshots of these monitors taken in [from, to], oldest first. */
+  async snapshotsBetween(monitorIds: number[], from: Date, to: Date): Promise<StoredSnapshot[]> {
+    if (monitorIds.length === 0) return [];
+    const rows = (await this.models.Snapshot.findAll({
+      where: { monitor_id: { [Op.in]: monitorIds }, taken_at: { [Op.between]: [from, to] } },
+      order: [['taken_at', 'ASC'], ['id', 'ASC']],
+      raw: true,
+    })) as unknown as SnapshotRow[];
+    return rows.map(storedSnapshotOf);
+  }
+
+  /** When the newest snapshot of these monitors was taken; undefined when they have none. */
+  async newestSnapshotTime(monitorIds: number[]): Promise<Date | undefined> {
+    if (monitorIds.length === 0) return undefined;
+    const [row] = await this.models.Snapshot.sequelize!.query<{ newest: Date | string | null }>(
+      'SELECT MAX(taken_at) AS newest FROM metric_snapshots WHERE monitor_id IN (:monitorIds)',
+      { replacements: { monitorIds }, type: QueryTypes.SELECT },
+    );
+    return row?.newest ? new Date(row.newest) : undefined;
+  }
+
+  /** The newest snapshot of each monitor and network. */
+  private async latestSnapshots(monitorIds: number[]): Promise<StoredSnapshot[]> {
+    const rows = await this.models.Snapshot.sequelize!.query<SnapshotRow>(
+      `SELECT s.* FROM metric_snapshots s
+         JOIN (SELECT monitor_id, network, MAX(taken_at) AS taken_at FROM metric_snapshots
+                WHERE monitor_id IN (:monitorIds) GROUP BY monitor_id, network) newest
+           ON s.monitor_id = newest.monitor_id AND s.network = newest.network AND s.taken_at = newest.taken_at
+        ORDER BY s.monitor_id, s.network`,
+      { replacements: { monitorIds }, type: QueryTypes.SELECT },
+    );
+    return rows.map(storedSnapshotOf);
+  }
+
+  /** The monitor's stored snapshots at the moments of these, by network and moment. */
+  private async storedAt(monitorId: number, snapshots: MetricSnapshot[], transaction: Transaction): Promise<Map<string, SnapshotRow>> {
+    const moments = snapshots.map((snapshot) => new Date(snapshot.taken_at));
+    const rows = (await this.models.Snapshot.findAll({
+      where: { monitor_id: monitorId, taken_at: { [Op.in]: moments } },
+      raw: true,
+      transaction,
+    })) as unknown as SnapshotRow[];
+    return new Map(rows.map((row) => [momentKey(row.network, new Date(row.taken_at)), row]));
+  }
+}
+
+function momentKey(network: string, takenAt: Date): string {
+  return `${network}@${takenAt.getTime()}`;
+}
+
+function sameValues(row: SnapshotRow, values: Omit<MetricSnapshot, 'network' | 'taken_at'>): boolean {
+  return Number(row.followers) === values.followers && Number(row.posts) === values.posts && row.engagement === values.engagement && Number(row.mentions) === values.mentions;
+}
+
+function storedSnapshotOf(row: SnapshotRow): StoredSnapshot {
+  return {
+    monitor_id: row.monitor_id,
+    network: row.network,
+    taken_at: new Date(row.taken_at).toISOString(),
+    followers: Number(row.followers),
+    posts: Number(row.posts),
+    engagement: Number(row.engagement),
+    mentions: Number(row.mentions),
+  };
+}
+
+function profileOf(row: ProfileRow): MonitoredProfile {
+  return { nm_rede: row.nm_rede, ...(row.username ? { username: row.username } : {}), ...(row.link ? { link: row.link } : {}) };
+}
+
+/** Midnight (UTC) of the first day of the series ending on `now`'s day. */
+function seriesStart(now: Date): Date {
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  start.setUTCDate(start.getUTCDate() - (SERIES_DAYS - 1));
+  return start;
+}
+
+/** One point per network and day (UTC): the day's last snapshot. Input oldest first; output by day, then network. */
+function dailySeries(snapshots: StoredSnapshot[]): DailyMetric[] {
+  const lastOfDay = new Map<string, DailyMetric>();
+  for (const { monitor_id: _, taken_at, ...metrics } of snapshots) {
+    const date = taken_at.slice(0, 10);
+    lastOfDay.set(`${date} ${metrics.network}`, { date, ...metrics });
+  }
+  return [...lastOfDay.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, point]) => point);
+}

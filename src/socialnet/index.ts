@@ -1,0 +1,12 @@
+/** The social-network domain: its webhook (handshake and event deliveries) and its data-removal requests. */
+import type { Sequelize } from 'sequelize';
+import type { AccountModels } from '../accounts/models.js';
+import type { EntityModels } from '../entities/models.js';
+import type { JobQueue } from '../jobs/index.js';
+import { SocialnetRemovals } from './removals.js';
+
+export { socialnetHandlers, socialnetSignatureChecks } from './handlers.js';
+
+export function createSocialnetRemovals(sequelize: Sequelize, dependencies: { accounts: AccountModels; entities: EntityModels; jobs: JobQueue }): SocialnetRemovals {
+  return new SocialnetRemovals(sequelize, dependencies);
+}
