@@ -43,6 +43,11 @@ export function buildRoutes(document: OpenApiDocument, basePath: string): Route[
   });
 }
 
+/**
+ * The route of a path. OpenAPI matches concrete paths before templated ones (`/api/usuario/start_social_login/`
+ * before `/api/usuario/{user_id}/`), and so does the validator: among the matches, the fewest templates win.
+ */
 export function findRoute(routes: Route[], path: string): Route | undefined {
-  return routes.find((route) => route.matches(path) !== false);
+  const templatesIn = (route: Route) => route.template.split('{').length - 1;
+  return routes.filter((route) => route.matches(path) !== false).sort((a, b) => templatesIn(a) - templatesIn(b))[0];
 }
