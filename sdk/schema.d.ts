@@ -287,19 +287,56 @@ export interface paths {
         put?: never;
         /**
          * Send the caller's candidates to the elections panel
-         * @description Queues a background job that sends the caller's candidate entities to the external elections
-         *     panel, using `sync_sm.elections_token` as the panel credential (used for this job only, never
-         *     stored in clear or returned). The answer carries the job, whose state can be followed until it
-         *     is `completed` or `failed` (with the reason).
+         * @description Queues a background job that sends the caller's candidate entities (`tp` `candidato` in the
+         *     caller's teams) to the external elections panel (`ELECTIONS_PANEL_URL`), using
+         *     `sync_sm.elections_token` as the panel credential. The token is kept encrypted
+         *     (AES-256-GCM, `SECRETS_KEY`) until the job ends, then erased; it is never returned. The panel
+         *     receives each candidate's public campaign card (names, number, party, office, place of
+         *     dispute, social profiles), never CPF, voter id, e-mails or addresses. The answer carries the
+         *     job; `getElectionsPanelSync` follows it until it is `completed` (with what the panel
+         *     received) or `dead` (with the reason). A refused token is not retried; an unreachable or
+         *     failing panel is retried with backoff, four times.
          *
          *     - **201**: a new sync job was queued; `data` is the job.
-         *     - **200**: a sync of the same caller is already queued or running; `data` is that job and no
-         *       second one is queued.
+         *     - **200**: a sync of the same caller is already queued, running or waiting for a retry;
+         *       `data` is that job and no second one is queued.
          *     - **401** `unauthorized`: no valid key.
          *     - **422** `validation_failed`: `sync_sm.elections_token` is missing or empty.
+         *     - **503** `service_unavailable`: the deployment has no `ELECTIONS_PANEL_URL` or no
+         *       `SECRETS_KEY`; `error.details` names which.
          *     - 403, 404 and 409 are not returned.
          */
         post: operations["syncElectionsPanel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/elections/syncs/{sync_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A sync with the elections panel
+         * @description Not in the seed: `syncElectionsPanel` answers with a job that runs later, and its outcome must
+         *     be readable. Gives the sync's state, tries and, once `completed`, what the panel received
+         *     (`result`); a sync that failed says why in `error` (`failed` while a retry is due, `dead`
+         *     when none follows: the panel refused the token or the tries ran out). Readable by the user who
+         *     asked for it and by admins.
+         *
+         *     - **200**: the sync.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **400** `bad_request`: `sync_id` is not a UUID.
+         *     - **404** `not_found`: no sync with this id that the caller may read.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["getElectionsPanelSync"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -357,6 +394,42 @@ export interface paths {
         get: operations["listUserSocialLogins"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/usuario/start_social_login/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start linking a social account (OAuth)
+         * @description Not in the seed: the OAuth callbacks need a `state` that Palanque issued. This starts an OAuth
+         *     2.0 authorization-code flow (with PKCE, S256) for the caller with `provider`. The answer gives
+         *     the provider's `authorization_url`, where the front end sends the browser. The `state` inside
+         *     it is signed, expires at `expires_at` (10 minutes), may be used once and belongs to the
+         *     caller. The provider then redirects the browser to `redirect_uri` with `code` and `state`:
+         *     for `searchnet` that is `searchnetOAuthCallback` itself; for `socialvideo` it is the
+         *     front-end page (`SOCIALVIDEO_REDIRECT_URI`) that forwards both to `socialVideoOAuthCallback`
+         *     with the user's key.
+         *
+         *     - **201**: the flow started; `data` says where to send the browser.
+         *     - **200**: not returned; same body as 201.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **422** `validation_failed`: `provider` is missing or not one of `searchnet`, `socialvideo`.
+         *     - **503** `service_unavailable`: the deployment has no client credentials for the provider
+         *       (`SEARCHNET_CLIENT_ID`/`_SECRET`, `SOCIALVIDEO_CLIENT_ID`/`_SECRET`/`_REDIRECT_URI`) or no
+         *       `SECRETS_KEY` to keep the tokens with; `error.details` names what is missing.
+         *     - 400, 403, 404 and 409 are not returned.
+         */
+        post: operations["startSocialLogin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1351,15 +1424,18 @@ export interface paths {
         /**
          * OAuth callback of the search provider
          * @description Completes the OAuth 2.0 authorization-code flow with the search provider. The provider
-         *     redirects the browser here with `code` and `state`. `state` was issued by Palanque when the
-         *     flow started: signed, expiring and bound to the user, which is why this operation needs no
-         *     key. Palanque checks it, exchanges `code` at the provider's token endpoint, stores the
-         *     tokens encrypted and links the account to the user.
+         *     redirects the browser here with `code` and `state`. `state` was issued by `startSocialLogin`:
+         *     signed, expiring, single-use and bound to the user, which is why this operation needs no
+         *     key. Palanque checks it, exchanges `code` (with the PKCE verifier) at the provider's token
+         *     endpoint (`SEARCHNET_TOKEN_URL`), reads the account's id and name (`SEARCHNET_USERINFO_URL`,
+         *     OpenID Connect userinfo), stores the tokens encrypted (AES-256-GCM, `SECRETS_KEY`) and links
+         *     the account to the user. Linking the same account again refreshes its tokens and name.
+         *     Parameters the provider adds of its own (such as `scope`, `authuser` or `prompt`) are ignored.
          *
          *     - **200**: the account was linked; `data` is the link.
          *     - **400** `bad_request`: `code` or `state` is missing, or the provider sent `error` (for
          *       example `access_denied`; its `error_description` is passed on in `error.details`);
-         *       `invalid_token`: `state` is forged, expired or already used.
+         *       `invalid_token`: `state` is forged, expired, already used or issued for the other provider.
          *     - **409** `conflict`: the provider account is already linked to another user.
          *     - **500** `internal_error`: the token exchange with the provider failed; start again.
          *     - 401, 403, 404 and 422 are not returned.
@@ -1385,12 +1461,17 @@ export interface paths {
          * @description Completes the OAuth 2.0 authorization-code flow with the social-video provider. Unlike the
          *     search provider's callback, the contract requires a key here: the provider redirects the
          *     browser to the front end, which forwards `code` and `state` to this operation with the
-         *     user's key. `state` must also belong to that user. Palanque exchanges `code` at the
-         *     provider's token endpoint, stores the tokens encrypted and links the account.
+         *     user's key. `state` (from `startSocialLogin`) must also belong to that user. Palanque
+         *     exchanges `code` (with the PKCE verifier) at the provider's token endpoint
+         *     (`SOCIALVIDEO_TOKEN_URL`), reads the caller's channel (`SOCIALVIDEO_CHANNELS_URL`, `mine=true`),
+         *     stores the tokens encrypted (AES-256-GCM, `SECRETS_KEY`) and links the channel. Linking the
+         *     same channel again refreshes its tokens and name. Parameters the provider adds of its own are
+         *     ignored.
          *
          *     - **200**: the account was linked; `data` is the link.
          *     - **400** `bad_request`: `code` or `state` is missing, or the provider sent `error`;
-         *       `invalid_token`: `state` is forged, expired, already used or issued to another user.
+         *       `invalid_token`: `state` is forged, expired, already used, issued for the other provider
+         *       or issued to another user (a state of another user is not used up by the attempt).
          *     - **401** `unauthorized`: no valid key.
          *     - **409** `conflict`: the provider account is already linked to another user.
          *     - **500** `internal_error`: the token exchange with the provider failed; start again.
@@ -1715,8 +1796,9 @@ export interface components {
             };
         };
         /**
-         * @description A background job. States: `queued` -> `running` -> `completed`, or -> `failed` and back to
-         *     `queued` for a retry with backoff, until `dead` after the last try.
+         * @description A background job. States: `queued` -> `running` -> `completed`; a try that fails leaves it
+         *     `failed` (with `error`) until its retry, after a backoff, makes it `running` again; `dead` when
+         *     no retry follows (the last try failed, or the failure would repeat).
          */
         Job: {
             /** Format: uuid */
@@ -1730,6 +1812,40 @@ export interface components {
             updated_at: components["schemas"]["Timestamp"];
             /** @description Why the last try failed; null otherwise. */
             error: string | null;
+            /** @description What a `completed` job produced; null before. */
+            result: components["schemas"]["ElectionsPanelSyncResult"] | null;
+        };
+        /** @description What the elections panel acknowledged. */
+        ElectionsPanelSyncResult: {
+            /** @description How many candidate cards the panel received. */
+            entities_sent: number;
+            /** @description The panel's id for the batch, to quote in support requests to the panel. */
+            panel_reference: string;
+        };
+        StartSocialLoginRequest: {
+            /**
+             * @description The provider to link an account of.
+             * @enum {string}
+             */
+            provider: "searchnet" | "socialvideo";
+        };
+        /** @description Where to send the browser to let the user authorize Palanque at the provider. */
+        SocialLoginAuthorization: {
+            /** @enum {string} */
+            provider: "searchnet" | "socialvideo";
+            /**
+             * Format: uri
+             * @description The provider's consent page, with `state` and the PKCE challenge.
+             */
+            authorization_url: string;
+            /**
+             * Format: uri
+             * @description Where the provider sends the browser back.
+             */
+            redirect_uri: string;
+            /** @description The `state` in `authorization_url`: single use, bound to the caller. */
+            state: string;
+            expires_at: components["schemas"]["Timestamp"];
         };
         /** @description A member of an entity's team. */
         Operator: {
@@ -2474,6 +2590,9 @@ export interface components {
         };
         JobEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["Job"];
+        };
+        SocialLoginAuthorizationEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SocialLoginAuthorization"];
         };
         SocialLoginEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SocialLogin"];
@@ -3378,6 +3497,48 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getElectionsPanelSync: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The `id` of the job `syncElectionsPanel` answered with. */
+                sync_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sync. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
         };
     };
@@ -3462,6 +3623,70 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    startSocialLogin: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartSocialLoginRequest"];
+            };
+        };
+        responses: {
+            /** @description Not returned by this operation; same body as 201. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SocialLoginAuthorizationEnvelope"];
+                };
+            };
+            /** @description The flow started. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SocialLoginAuthorizationEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };

@@ -45,6 +45,8 @@ import { socialnetHandlers, socialnetSignatureChecks } from './socialnet/index.j
 import type { SocialnetRemovals } from './socialnet/removals.js';
 import { providerSignatures } from './http/provider-signatures.js';
 import { smsHandlers, smsSignatureChecks } from './messaging/index.js';
+import { oauthHandlers, type SocialLinks } from './oauth/index.js';
+import { electionsHandlers, type ElectionsPanelSyncs } from './elections/index.js';
 import type { Sms } from './messaging/sms.js';
 
 export type AppConfig = Pick<
@@ -80,6 +82,10 @@ export interface AppDependencies {
   socialnetRemovals: SocialnetRemovals;
   /** SMS credentials, campaigns and the provider's callbacks. */
   sms: Sms;
+  /** Accounts at OAuth providers linked to users. */
+  socialLinks: SocialLinks;
+  /** Syncs with the elections panel. */
+  electionsPanelSyncs: ElectionsPanelSyncs;
   /** Each user's research bookmarks. */
   researchBookmarks: ResearchBookmarks;
   /** News sources requested for monitoring. */
@@ -116,6 +122,8 @@ export function createApp(dependencies: AppDependencies): Express {
     ...strategyHandlers({ strategy: dependencies.strategy, monitors: dependencies.monitors, entities, urls: config }),
     ...socialnetHandlers({ settings: config.socialnet, monitors: dependencies.monitors.store, removals: dependencies.socialnetRemovals, urls: config }),
     ...smsHandlers(dependencies.sms, entities.models),
+    ...oauthHandlers(dependencies.socialLinks, config, logger),
+    ...electionsHandlers(dependencies.electionsPanelSyncs),
     ...researchHandlers(dependencies.researchBookmarks),
     ...newsHandlers(dependencies.newsSources),
     ...controlHandlers(config, municipalities, dependencies.status),

@@ -89,6 +89,12 @@ export type Assistant = z.infer<typeof assistant>;
 /** Usernames: no `@`, so that a login name is either a username or an e-mail address, never both. */
 export const USERNAME_PATTERN = /^[A-Za-z0-9._+-]{1,150}$/;
 
+/** An http(s) endpoint of another service; a query is allowed (some providers need one). */
+const endpoint = z
+  .string()
+  .url('must be an absolute URL')
+  .regex(/^https?:\/\/[^#\s]+$/, 'must be an http(s) URL without a fragment');
+
 const environmentSchema = z.object({
   NODE_ENV: z.string().default('development'),
   PORT: z
@@ -165,6 +171,22 @@ const environmentSchema = z.object({
     .default('https://api.twilio.com'),
   SOCIALNET_VERIFY_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
   SOCIALNET_APP_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  SEARCHNET_CLIENT_ID: z.string().min(1).max(512).optional(),
+  SEARCHNET_CLIENT_SECRET: z.string().min(1).max(512).optional(),
+  SEARCHNET_AUTHORIZE_URL: endpoint.default('https://accounts.google.com/o/oauth2/v2/auth'),
+  SEARCHNET_TOKEN_URL: endpoint.default('https://oauth2.googleapis.com/token'),
+  SEARCHNET_USERINFO_URL: endpoint.default('https://openidconnect.googleapis.com/v1/userinfo'),
+  SOCIALVIDEO_CLIENT_ID: z.string().min(1).max(512).optional(),
+  SOCIALVIDEO_CLIENT_SECRET: z.string().min(1).max(512).optional(),
+  SOCIALVIDEO_REDIRECT_URI: endpoint.optional(),
+  SOCIALVIDEO_AUTHORIZE_URL: endpoint.default('https://accounts.google.com/o/oauth2/v2/auth'),
+  SOCIALVIDEO_TOKEN_URL: endpoint.default('https://oauth2.googleapis.com/token'),
+  SOCIALVIDEO_CHANNELS_URL: endpoint.default('https://www.googleapis.com/youtube/v3/channels'),
+  ELECTIONS_PANEL_URL: z
+    .string()
+    .url('must be an absolute URL such as https://painel.example.org')
+    .regex(/^https?:\/\/[^?#]*[^/?#]$/, 'must be http(s), without a trailing slash, query or fragment')
+    .optional(),
 });
 
 export interface Config {
@@ -206,6 +228,22 @@ export interface Config {
   secretsKey: string | undefined;
   /** SMS_PROVIDER_URL: the SMS provider's API (its simulator in tests). */
   smsProviderUrl: string;
+  /** The OAuth providers whose accounts users may link (SEARCHNET_*, SOCIALVIDEO_*). */
+  oauth: { searchnet: OAuthClientSettings; socialvideo: OAuthClientSettings };
+  /** ELECTIONS_PANEL_URL: the elections panel's API; without it no sync can be queued. */
+  electionsPanelUrl: string | undefined;
+}
+
+/** Palanque as a client of an OAuth 2.0 provider; unset credentials leave the provider off. */
+export interface OAuthClientSettings {
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  authorizeUrl: string;
+  tokenUrl: string;
+  /** Where the account's id and name are read with the access token. */
+  profileUrl: string;
+  /** Where the provider sends the browser back; unset, the API's own callback. */
+  redirectUri: string | undefined;
 }
 
 /** The social network's webhook settings; unset, every handshake and signed call is refused (403). */
@@ -282,6 +320,25 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     socialnet: { verifyToken: env.SOCIALNET_VERIFY_TOKEN, appSecret: env.SOCIALNET_APP_SECRET },
     secretsKey: env.SECRETS_KEY,
     smsProviderUrl: env.SMS_PROVIDER_URL,
+    oauth: {
+      searchnet: {
+        clientId: env.SEARCHNET_CLIENT_ID,
+        clientSecret: env.SEARCHNET_CLIENT_SECRET,
+        authorizeUrl: env.SEARCHNET_AUTHORIZE_URL,
+        tokenUrl: env.SEARCHNET_TOKEN_URL,
+        profileUrl: env.SEARCHNET_USERINFO_URL,
+        redirectUri: undefined,
+      },
+      socialvideo: {
+        clientId: env.SOCIALVIDEO_CLIENT_ID,
+        clientSecret: env.SOCIALVIDEO_CLIENT_SECRET,
+        authorizeUrl: env.SOCIALVIDEO_AUTHORIZE_URL,
+        tokenUrl: env.SOCIALVIDEO_TOKEN_URL,
+        profileUrl: env.SOCIALVIDEO_CHANNELS_URL,
+        redirectUri: env.SOCIALVIDEO_REDIRECT_URI,
+      },
+    },
+    electionsPanelUrl: env.ELECTIONS_PANEL_URL,
   };
 }
 

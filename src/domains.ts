@@ -5,33 +5,53 @@
 import type { Sequelize } from 'sequelize';
 import type { Accounts } from './accounts/index.js';
 import type { AppDependencies } from './app.js';
+import { createElectionsPanelSyncs, type ElectionsSettings } from './elections/index.js';
 import { createEntities } from './entities/index.js';
 import type { JobQueue } from './jobs/index.js';
 import type { Logger } from './logger.js';
 import { createSms, type MessagingSettings } from './messaging/index.js';
 import { createMonitors } from './monitors/index.js';
 import { createNewsSources } from './news/sources.js';
+import { createSocialLinks, type OAuthSettings } from './oauth/index.js';
 import { createResearchBookmarks } from './research/bookmarks.js';
 import { createSocialnetRemovals } from './socialnet/index.js';
 import { createStrategy } from './strategy/index.js';
 
-export type Domains = Pick<AppDependencies, 'entities' | 'monitors' | 'strategy' | 'socialnetRemovals' | 'sms' | 'researchBookmarks' | 'newsSources'>;
+export type Domains = Pick<
+  AppDependencies,
+  'entities' | 'monitors' | 'strategy' | 'socialnetRemovals' | 'sms' | 'socialLinks' | 'electionsPanelSyncs' | 'researchBookmarks' | 'newsSources'
+>;
+
+/** The configuration the domains read (the server passes its Config). */
+export interface DomainSettings extends MessagingSettings, OAuthSettings, ElectionsSettings {}
 
 export interface DomainDependencies {
   accounts: Accounts;
   jobs: JobQueue;
   logger: Logger;
-  messaging: MessagingSettings;
+  settings: DomainSettings;
 }
 
-export async function createDomains(sequelize: Sequelize, { accounts, jobs, logger, messaging }: DomainDependencies): Promise<Domains> {
+export async function createDomains(sequelize: Sequelize, { accounts, jobs, logger, settings }: DomainDependencies): Promise<Domains> {
   const entities = createEntities(sequelize);
   const monitors = createMonitors(sequelize, entities.teams);
   const strategy = createStrategy(sequelize, { monitors, entities, jobs, logger });
   const socialnetRemovals = createSocialnetRemovals(sequelize, { accounts: accounts.models, entities: entities.models, jobs });
-  const sms = createSms(sequelize, messaging, { jobs, teams: entities.teams, logger });
+  const sms = createSms(sequelize, settings, { jobs, teams: entities.teams, logger });
+  const electionsPanelSyncs = createElectionsPanelSyncs(sequelize, settings, { jobs, entities, logger });
   await strategy.registerRuns();
   await socialnetRemovals.registerJobs();
   await sms.registerJobs();
-  return { entities, monitors, strategy, socialnetRemovals, sms, researchBookmarks: createResearchBookmarks(sequelize), newsSources: createNewsSources(sequelize) };
+  await electionsPanelSyncs.registerJobs();
+  return {
+    entities,
+    monitors,
+    strategy,
+    socialnetRemovals,
+    sms,
+    socialLinks: createSocialLinks(sequelize, accounts.models, settings),
+    electionsPanelSyncs,
+    researchBookmarks: createResearchBookmarks(sequelize),
+    newsSources: createNewsSources(sequelize),
+  };
 }

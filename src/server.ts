@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   });
   const purge = setInterval(() => void purgeExpiredRows(idempotencyKeys, accounts, logger), PURGE_INTERVAL_MS);
   purge.unref();
-  const domains = await createDomains(sequelize, { accounts, jobs, logger, messaging: config });
+  const domains = await createDomains(sequelize, { accounts, jobs, logger, settings: config });
   const app = createApp({
     config,
     logger,

@@ -57,6 +57,25 @@ describe('loadConfig defaults', () => {
       socialnet: { verifyToken: undefined, appSecret: undefined },
       secretsKey: undefined,
       smsProviderUrl: 'https://api.twilio.com',
+      oauth: {
+        searchnet: {
+          clientId: undefined,
+          clientSecret: undefined,
+          authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+          tokenUrl: 'https://oauth2.googleapis.com/token',
+          profileUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
+          redirectUri: undefined,
+        },
+        socialvideo: {
+          clientId: undefined,
+          clientSecret: undefined,
+          authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+          tokenUrl: 'https://oauth2.googleapis.com/token',
+          profileUrl: 'https://www.googleapis.com/youtube/v3/channels',
+          redirectUri: undefined,
+        },
+      },
+      electionsPanelUrl: undefined,
     });
   });
 
@@ -135,6 +154,18 @@ describe('loadConfig values', () => {
       SOCIALNET_APP_SECRET: 'app-secret-of-the-social-network',
       SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
       SMS_PROVIDER_URL: 'http://127.0.0.1:4020',
+      SEARCHNET_CLIENT_ID: 'palanque-search',
+      SEARCHNET_CLIENT_SECRET: 'search-secret',
+      SEARCHNET_AUTHORIZE_URL: 'http://127.0.0.1:4030/authorize',
+      SEARCHNET_TOKEN_URL: 'http://127.0.0.1:4030/token',
+      SEARCHNET_USERINFO_URL: 'http://127.0.0.1:4030/userinfo',
+      SOCIALVIDEO_CLIENT_ID: 'palanque-video',
+      SOCIALVIDEO_CLIENT_SECRET: 'video-secret',
+      SOCIALVIDEO_REDIRECT_URI: 'https://app.palanque.app/contas/video',
+      SOCIALVIDEO_AUTHORIZE_URL: 'http://127.0.0.1:4031/authorize?hl=pt-BR',
+      SOCIALVIDEO_TOKEN_URL: 'http://127.0.0.1:4031/token',
+      SOCIALVIDEO_CHANNELS_URL: 'http://127.0.0.1:4031/channels',
+      ELECTIONS_PANEL_URL: 'http://127.0.0.1:4040',
     });
     expect(config).toEqual({
       env: 'production',
@@ -166,6 +197,25 @@ describe('loadConfig values', () => {
       socialnet: { verifyToken: 'verify-token-of-the-subscription', appSecret: 'app-secret-of-the-social-network' },
       secretsKey: Buffer.alloc(32, 1).toString('base64'),
       smsProviderUrl: 'http://127.0.0.1:4020',
+      oauth: {
+        searchnet: {
+          clientId: 'palanque-search',
+          clientSecret: 'search-secret',
+          authorizeUrl: 'http://127.0.0.1:4030/authorize',
+          tokenUrl: 'http://127.0.0.1:4030/token',
+          profileUrl: 'http://127.0.0.1:4030/userinfo',
+          redirectUri: undefined,
+        },
+        socialvideo: {
+          clientId: 'palanque-video',
+          clientSecret: 'video-secret',
+          authorizeUrl: 'http://127.0.0.1:4031/authorize?hl=pt-BR',
+          tokenUrl: 'http://127.0.0.1:4031/token',
+          profileUrl: 'http://127.0.0.1:4031/channels',
+          redirectUri: 'https://app.palanque.app/contas/video',
+        },
+      },
+      electionsPanelUrl: 'http://127.0.0.1:4040',
     });
   });
 
@@ -173,6 +223,12 @@ describe('loadConfig values', () => {
     expect(() => loadConfig({ SECRETS_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/SECRETS_KEY: must be 32 bytes/);
     expect(() => loadConfig({ SMS_PROVIDER_URL: 'ftp://sms.example' })).toThrow(/SMS_PROVIDER_URL: must be http\(s\)/);
     expect(() => loadConfig({ SOCIALNET_APP_SECRET: 'short' })).toThrow(/SOCIALNET_APP_SECRET: must be at least 16 characters/);
+  });
+
+  it('names the OAuth endpoints and ELECTIONS_PANEL_URL when they are not http(s) URLs', () => {
+    expect(() => loadConfig({ SEARCHNET_TOKEN_URL: 'ftp://token.example' })).toThrow(/SEARCHNET_TOKEN_URL: must be an http\(s\) URL/);
+    expect(() => loadConfig({ SOCIALVIDEO_REDIRECT_URI: 'not a url' })).toThrow(/SOCIALVIDEO_REDIRECT_URI: must be an absolute URL/);
+    expect(() => loadConfig({ ELECTIONS_PANEL_URL: 'https://painel.example/' })).toThrow(/ELECTIONS_PANEL_URL: must be http\(s\), without a trailing slash/);
   });
 
   it('reads the assistants in their order, trimmed, with an empty description by default', () => {

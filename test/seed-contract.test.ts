@@ -240,6 +240,20 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     query: [],
     reason: 'SMS campaigns cannot be sent without a credential to send with (issue 7).',
   },
+  {
+    method: 'POST',
+    path: '/api/usuario/start_social_login/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'The OAuth callbacks need a state Palanque issued: a flow must be started first (issue 7).',
+  },
+  {
+    method: 'GET',
+    path: '/api/elections/syncs/{sync_id}/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'The elections-panel sync runs later; its outcome must be readable (issue 7).',
+  },
 ];
 
 /** Query parameters we add to seed operations, on purpose. All optional. */

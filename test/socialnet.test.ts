@@ -378,7 +378,16 @@ describe('POST and GET /api/callback/socialnet_removal/ (receiveSocialnetRemoval
   beforeAll(async () => {
     person = await createUser(app);
     stranger = await createUser(app);
-    await app.accounts.models.SocialLogin.create({ user_id: person.user.id, provider: 'socialnet', external_id: APP_USER, display_name: 'x', linked_at: new Date() });
+    // The person's login holds provider tokens (sealed): they go with it, and are counted.
+    await app.accounts.models.SocialLogin.create({
+      user_id: person.user.id,
+      provider: 'socialnet',
+      external_id: APP_USER,
+      display_name: 'x',
+      linked_at: new Date(),
+      access_token_sealed: 'v1.sealed-access-token',
+      refresh_token_sealed: 'v1.sealed-refresh-token',
+    });
     // Another person's login on the same network stays.
     await app.accounts.models.SocialLogin.create({ user_id: stranger.user.id, provider: 'socialnet', external_id: '99887766', display_name: 'y', linked_at: new Date() });
     entityId = await app.entities.store.create('candidato', person.user.id, {
@@ -421,7 +430,7 @@ describe('POST and GET /api/callback/socialnet_removal/ (receiveSocialnetRemoval
         status: 'completed',
         received_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         completed_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-        removed: { social_logins: 1, provider_tokens: 0, profiles: 1 },
+        removed: { social_logins: 1, provider_tokens: 1, profiles: 1 },
       },
       message: 'The data was removed.',
       request_id: expect.any(String),
@@ -538,6 +547,7 @@ describe('POST and GET /api/callback/socialnet_removal/ (receiveSocialnetRemoval
     // The first worker's deletion takes a while, so the second runs while the first holds its claim.
     const slow = {
       findOne: SocialLogin.findOne.bind(SocialLogin),
+      count: SocialLogin.count.bind(SocialLogin),
       async destroy(options: Parameters<typeof SocialLogin.destroy>[0]) {
         await new Promise((resolve) => setTimeout(resolve, 300));
         return SocialLogin.destroy(options);

@@ -20,7 +20,8 @@ export interface Accounts {
   lock: LoginLock;
   sessions: Sessions;
   resets: PasswordResets;
-  socialLoginsOf(userId: number): Promise<SocialLoginRow[]>;
+  /** The user's linked accounts, without their tokens. */
+  socialLoginsOf(userId: number): Promise<Array<Pick<SocialLoginRow, 'provider' | 'external_id' | 'display_name' | 'linked_at'>>>;
   /** Housekeeping: forgets failures, reset tokens and long-dead keys that no longer count; returns how many rows went. */
   purgeExpired(): Promise<number>;
 }
@@ -39,7 +40,8 @@ export function createAccounts(sequelize: Sequelize, settings: AccountSettings, 
     sessions: new Sessions(users, tokens, lock, settings.passwordHashCost),
     resets,
     async socialLoginsOf(userId) {
-      return (await models.SocialLogin.findAll({ where: { user_id: userId }, order: [['linked_at', 'ASC']], raw: true })) as unknown as SocialLoginRow[];
+      const attributes = ['provider', 'external_id', 'display_name', 'linked_at'] as const;
+      return (await models.SocialLogin.findAll({ attributes: [...attributes], where: { user_id: userId }, order: [['linked_at', 'ASC']], raw: true })) as unknown as SocialLoginRow[];
     },
     async purgeExpired() {
       return (await lock.purgeExpired()) + (await resets.purgeExpired()) + (await tokens.purgeDead(DEAD_KEYS_KEPT_MS));

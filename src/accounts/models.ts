@@ -48,6 +48,11 @@ export interface SocialLoginRow {
   external_id: string;
   display_name: string;
   linked_at: Date;
+  /** The provider's tokens, sealed (src/security/secret-box.ts); null when none are held. */
+  access_token_sealed: string | null;
+  refresh_token_sealed: string | null;
+  token_expires_at: Date | null;
+  scope: string | null;
 }
 
 type Static<Row extends object> = ModelStatic<Model<Row, Partial<Row>>>;
@@ -121,6 +126,10 @@ export function defineAccountModels(sequelize: Sequelize): AccountModels {
       external_id: DataTypes.STRING(255),
       display_name: DataTypes.STRING(255),
       linked_at: DataTypes.DATE,
+      access_token_sealed: DataTypes.TEXT,
+      refresh_token_sealed: DataTypes.TEXT,
+      token_expires_at: DataTypes.DATE,
+      scope: DataTypes.STRING(1024),
     },
     { tableName: 'social_logins', ...plain },
   );

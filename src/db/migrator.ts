@@ -14,8 +14,9 @@ import * as researchNews from './migrations/0006-research-news.js';
 import * as monitorsScenarios from './migrations/0007-monitors-scenarios.js';
 import * as socialnetRemovals from './migrations/0008-socialnet-removals.js';
 import * as sms from './migrations/0009-sms.js';
+import * as oauthElections from './migrations/0010-oauth-elections.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

@@ -6,7 +6,7 @@
  * the admins to read.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { DataTypes, UniqueConstraintError, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+import { DataTypes, Op, UniqueConstraintError, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import type { AccountModels, SocialLoginRow } from '../accounts/models.js';
 import type { EntityModels } from '../entities/models.js';
@@ -123,15 +123,17 @@ export class SocialnetRemovals {
       const [claimed] = await this.model.update({ status: 'processing' }, { where: { id, status: 'received' }, transaction });
       if (claimed === 0) return { status: (await this.find({ id }))?.status ?? 'deleted' };
       const row = (await this.model.findByPk(id, { raw: true, transaction })) as RemovalRow | null;
-      const socialLogins = await accounts.SocialLogin.destroy({ where: { provider: 'socialnet', external_id: row!.app_user_id }, transaction });
+      const theirLogins = { provider: 'socialnet', external_id: row!.app_user_id } as const;
+      const providerTokens = await accounts.SocialLogin.count({ where: { ...theirLogins, access_token_sealed: { [Op.ne]: null } }, transaction });
+      const socialLogins = await accounts.SocialLogin.destroy({ where: theirLogins, transaction });
       const profiles = await entities.SocialNetworkEntry.destroy({ where: { profile_id: row!.app_user_id }, transaction });
       await this.model.update(
         {
           status: 'completed',
           completed_at: new Date(),
           removed_social_logins: socialLogins,
-          // Provider tokens live on the social logins (OAuth); none are held apart from them yet.
-          removed_provider_tokens: 0,
+          // Provider tokens are held on the social logins (src/oauth/): they went with them.
+          removed_provider_tokens: providerTokens,
           removed_profiles: profiles,
         },
         { where: { id }, transaction },

@@ -19,7 +19,7 @@ import { migrate } from '../../src/db/migrator.js';
 import { MunicipalityCatalog } from '../../src/municipalities/catalog.js';
 import { importMunicipalities } from '../../src/municipalities/import.js';
 import { defineMunicipalityModel, loadAllMunicipalities, type Municipality } from '../../src/municipalities/model.js';
-import { DEFAULT_MUNICIPIOS_SHA256 } from '../../src/config.js';
+import { DEFAULT_MUNICIPIOS_SHA256, type OAuthClientSettings } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,13 +27,15 @@ import path from 'node:path';
 import { createAccounts, type Accounts, type AccountSettings } from '../../src/accounts/index.js';
 import { createMailer, type Mailer } from '../../src/mail/mailer.js';
 import type { Entities } from '../../src/entities/index.js';
-import { createDomains } from '../../src/domains.js';
+import { createDomains, type DomainSettings } from '../../src/domains.js';
 import { statusSourcesOf, type StatusSources } from '../../src/control/status.js';
 import type { Monitors } from '../../src/monitors/index.js';
 import type { Strategy } from '../../src/strategy/index.js';
 import { createJobQueue, type JobQueue } from '../../src/jobs/index.js';
 import type { SocialnetRemovals } from '../../src/socialnet/removals.js';
 import type { Sms } from '../../src/messaging/sms.js';
+import type { SocialLinks } from '../../src/oauth/index.js';
+import type { ElectionsPanelSyncs } from '../../src/elections/index.js';
 import { freePort } from './process.js';
 
 /** The SECRETS_KEY of test apps (32 bytes, base64): credentials can be stored unless a test unsets it. */
@@ -78,6 +80,8 @@ export interface TestApp {
   strategy: Strategy;
   socialnetRemovals: SocialnetRemovals;
   sms: Sms;
+  socialLinks: SocialLinks;
+  electionsPanelSyncs: ElectionsPanelSyncs;
   /** The running job queue, when the app was started `withJobs`. */
   jobs?: JobQueue;
   /** Where the app writes its mail (.eml files), unless a test passed its own mailer. */
@@ -115,12 +119,26 @@ export interface TestAppOptions {
   withJobs?: boolean;
   /** SMS settings: the provider's address (its simulator) and SECRETS_KEY (TEST_SECRETS_KEY unless set; null for none). */
   sms?: { providerUrl?: string; secretsKey?: string | null };
+  /** OAuth clients (their simulator's endpoints); unset, no provider is configured. */
+  oauth?: { searchnet?: Partial<OAuthClientSettings>; socialvideo?: Partial<OAuthClientSettings> };
+  /** ELECTIONS_PANEL_URL (its simulator); unset, syncs answer 503. */
+  electionsPanelUrl?: string;
   /**
    * Listen on a port chosen beforehand and make it the app's PUBLIC_URL, so that addresses the app gives
    * out for later calls (the SMS delivery-receipt callback) reach it.
    */
   selfPublicUrl?: boolean;
 }
+
+/** A provider without credentials: linking its accounts answers 503. */
+const unconfiguredOAuth: OAuthClientSettings = {
+  clientId: undefined,
+  clientSecret: undefined,
+  authorizeUrl: 'http://127.0.0.1:9/authorize',
+  tokenUrl: 'http://127.0.0.1:9/token',
+  profileUrl: 'http://127.0.0.1:9/profile',
+  redirectUri: undefined,
+};
 
 /** The queue of a test app started without jobs: it holds nothing, and queueing is an error. */
 const noJobs: JobQueue = {
@@ -164,8 +182,15 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const port = options.selfPublicUrl ? await freePort() : 0; // 0: any free port
   const config = { ...defaultAppConfig, ...options.config, ...(options.selfPublicUrl ? { publicUrl: `http://127.0.0.1:${port}` } : {}) };
   const secretsKey = options.sms?.secretsKey === null ? undefined : (options.sms?.secretsKey ?? TEST_SECRETS_KEY);
-  const messaging = { secretsKey, smsProviderUrl: options.sms?.providerUrl ?? 'http://127.0.0.1:9', publicUrl: config.publicUrl, basePath: config.basePath };
-  const domains = await createDomains(sequelize, { accounts, jobs, logger, messaging });
+  const settings: DomainSettings = {
+    secretsKey,
+    smsProviderUrl: options.sms?.providerUrl ?? 'http://127.0.0.1:9',
+    publicUrl: config.publicUrl,
+    basePath: config.basePath,
+    oauth: { searchnet: { ...unconfiguredOAuth, ...options.oauth?.searchnet }, socialvideo: { ...unconfiguredOAuth, ...options.oauth?.socialvideo } },
+    electionsPanelUrl: options.electionsPanelUrl,
+  };
+  const domains = await createDomains(sequelize, { accounts, jobs, logger, settings });
   const idempotencyKeys = new IdempotencyStore(sequelize, { ttlMs: 24 * 3600_000, abandonAfterMs: 60_000, ...options.idempotency });
   const app = createApp({
     config,

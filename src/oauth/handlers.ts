@@ -1,0 +1,94 @@
+/**
+ * The HTTP side of account linking: the start operation, and the two callbacks the contract fixes (the
+ * search provider's, reached by the browser without a key, and the video platform's, forwarded by the
+ * front end with the user's key). Both callbacks answer the same way; only who the state must belong
+ * to differs.
+ */
+import type { Response } from 'express';
+import { callerOf } from '../http/auth.js';
+import { sendEnvelope } from '../http/envelope.js';
+import { ApiError, badRequest, type ErrorDetail } from '../http/errors.js';
+import type { OperationHandlers, OperationRequest } from '../http/operations.js';
+import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
+import type { Logger } from '../logger.js';
+import { ExchangeError, type LinkableProvider } from './providers.js';
+import type { SocialLinks } from './index.js';
+import type { StateRefusal } from './states.js';
+
+type OAuthOperations = 'startSocialLogin' | 'searchnetOAuthCallback' | 'socialVideoOAuthCallback';
+
+const REFUSALS: Record<StateRefusal, string> = {
+  forged: 'was not issued by Palanque or was altered',
+  expired: 'has expired; start again',
+  used: 'was already used; start again',
+  other_provider: 'was issued for another provider',
+  foreign: 'was issued to another user',
+};
+
+export function oauthHandlers(links: SocialLinks, urls: PublicUrlSettings, logger: Logger): Pick<Required<OperationHandlers>, OAuthOperations> {
+  /** What both callbacks do; `userId` is the authenticated caller, when the callback has one. */
+  async function complete(provider: LinkableProvider, req: OperationRequest<'searchnetOAuthCallback'>, res: Response, userId?: number): Promise<void> {
+    const { code, state, error, error_description: description } = req.query;
+    if (error) {
+      await links.abandon(provider, state, userId);
+      throw badRequest(`The provider did not authorize the link: ${error}.`, [
+        { location: 'query', field: 'error', rule: 'provider_error', message: clipped(description ?? `the provider answered ${error}`), value: error },
+      ]);
+    }
+    const missing = (['code', 'state'] as const).filter((name) => !req.query[name]);
+    if (missing.length > 0) {
+      throw badRequest(`The callback is incomplete: ${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} required.`, missing.map((field) => ({ location: 'query' as const, field, rule: 'required', message: 'is required' })));
+    }
+    if (links.missingFor(provider).length > 0) throw invalidState(`No ${provider} link can be completed here: this deployment does not link ${provider} accounts.`);
+
+    let completion;
+    try {
+      completion = await links.complete(provider, code!, state!, userId);
+    } catch (failure) {
+      if (!(failure instanceof ExchangeError)) throw failure;
+      logger.warn({ provider, reason: failure.message }, 'OAuth token exchange failed');
+      const details: ErrorDetail[] = failure.providerError
+        ? [{ location: 'query', field: 'code', rule: 'token_exchange', message: clipped(failure.message), value: clipped(failure.providerError) }]
+        : [];
+      throw new ApiError(500, 'internal_error', `The token exchange with ${provider} failed; start again.`, details);
+    }
+    if ('refused' in completion) throw invalidState(`The state ${REFUSALS[completion.refused]}.`);
+    if ('taken' in completion) {
+      throw new ApiError(409, 'conflict', `This ${provider} account is already linked to another user.`, [
+        { location: 'query', field: 'code', rule: 'unique_link', message: 'names an account linked to another user' },
+      ]);
+    }
+    sendEnvelope(res, 200, completion.linked, 'The account was linked.');
+  }
+
+  return {
+    async startSocialLogin(req, res) {
+      const { provider } = req.body;
+      const missing = links.missingFor(provider);
+      if (missing.length > 0) {
+        throw new ApiError(
+          503,
+          'service_unavailable',
+          `This deployment cannot link ${provider} accounts: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set.`,
+          missing.map((variable) => ({ location: 'body', field: 'provider', rule: 'configured', message: `needs ${variable}`, value: provider })),
+          { 'Retry-After': '3600' },
+        );
+      }
+      const authorization = await links.start(callerOf(res).user.id, provider, `${apiBaseUrl(req, urls)}/api/callback/searchnet/`);
+      sendEnvelope(res, 201, authorization, 'Send the browser to authorization_url.');
+    },
+
+    searchnetOAuthCallback: (req, res) => complete('searchnet', req, res),
+
+    socialVideoOAuthCallback: (req, res) => complete('socialvideo', req, res, callerOf(res).user.id),
+  };
+}
+
+/** A provider's words, cut to what the error model holds (1,000 characters). */
+function clipped(text: string): string {
+  return text.length <= 1000 ? text : `${text.slice(0, 999)}…`;
+}
+
+function invalidState(message: string): ApiError {
+  return new ApiError(400, 'invalid_token', message, [{ location: 'query', field: 'state', rule: 'issued_state', message }]);
+}

@@ -1,0 +1,138 @@
+/**
+ * Linking a user's accounts at OAuth providers (the search provider and the video platform): a flow is
+ * started for the user (a single-use state and a PKCE challenge), and the provider's redirect completes
+ * it: the state is checked and used up, the code exchanged for tokens, the account read, and the link
+ * stored on the user's social logins with the tokens sealed under SECRETS_KEY.
+ */
+import { UniqueConstraintError, type Sequelize } from 'sequelize';
+import type { components } from '../../sdk/schema.js';
+import type { AccountModels, SocialLoginRow } from '../accounts/models.js';
+import type { Config, OAuthClientSettings } from '../config.js';
+import { SecretBox } from '../security/secret-box.js';
+import { HttpOAuthProvider, type LinkableProvider, type OAuthProvider, type ProviderAccount, type TokenSet } from './providers.js';
+import { OAuthStates, type StateRefusal } from './states.js';
+
+export { oauthHandlers } from './handlers.js';
+export { ExchangeError, type LinkableProvider } from './providers.js';
+
+export type SocialLogin = components['schemas']['SocialLogin'];
+export type Authorization = components['schemas']['SocialLoginAuthorization'];
+
+export type Completion = { linked: SocialLogin } | { refused: StateRefusal } | { taken: true };
+
+export interface OAuthSettings extends Pick<Config, 'secretsKey' | 'oauth'> {}
+
+/** The environment variables each provider needs, beyond its defaults. */
+const REQUIRED: Record<LinkableProvider, Array<[keyof OAuthClientSettings, string]>> = {
+  searchnet: [
+    ['clientId', 'SEARCHNET_CLIENT_ID'],
+    ['clientSecret', 'SEARCHNET_CLIENT_SECRET'],
+  ],
+  socialvideo: [
+    ['clientId', 'SOCIALVIDEO_CLIENT_ID'],
+    ['clientSecret', 'SOCIALVIDEO_CLIENT_SECRET'],
+    ['redirectUri', 'SOCIALVIDEO_REDIRECT_URI'],
+  ],
+};
+
+export class SocialLinks {
+  private readonly box: SecretBox | undefined;
+  private readonly states: OAuthStates | undefined;
+  private readonly providers = new Map<LinkableProvider, OAuthProvider>();
+
+  constructor(
+    sequelize: Sequelize,
+    private readonly accounts: AccountModels,
+    private readonly settings: OAuthSettings,
+  ) {
+    this.box = settings.secretsKey ? SecretBox.fromKey(settings.secretsKey) : undefined;
+    this.states = this.box && settings.secretsKey ? new OAuthStates(sequelize, this.box, settings.secretsKey) : undefined;
+    for (const name of ['searchnet', 'socialvideo'] as const) {
+      const client = settings.oauth[name];
+      if (this.missingFor(name).length === 0 && client.clientId && client.clientSecret) {
+        this.providers.set(name, new HttpOAuthProvider(name, { ...client, clientId: client.clientId, clientSecret: client.clientSecret }));
+      }
+    }
+  }
+
+  /** The variables this deployment lacks to link accounts of `provider`; empty when it can. */
+  missingFor(provider: LinkableProvider): string[] {
+    const missing = REQUIRED[provider].filter(([setting]) => !this.settings.oauth[provider][setting]).map(([, variable]) => variable);
+    return this.settings.secretsKey ? missing : [...missing, 'SECRETS_KEY'];
+  }
+
+  /** Starts a flow; `apiCallbackUrl` is where searchnet sends the browser back unless configured otherwise. */
+  async start(userId: number, provider: LinkableProvider, apiCallbackUrl: string): Promise<Authorization> {
+    const { oauthProvider, states } = this.ready(provider);
+    const redirectUri = this.settings.oauth[provider].redirectUri ?? apiCallbackUrl;
+    const issued = await states.issue(userId, provider, redirectUri);
+    return {
+      provider,
+      authorization_url: oauthProvider.authorizationUrl({ state: issued.state, redirectUri, codeChallenge: issued.codeChallenge }),
+      redirect_uri: redirectUri,
+      state: issued.state,
+      expires_at: issued.expiresAt.toISOString(),
+    };
+  }
+
+  /**
+   * Completes a flow. `userId` is the caller when the callback is authenticated (the state must be
+   * theirs). Throws ExchangeError when the provider's token or account endpoint fails; the state is used
+   * up by then, so the user starts again.
+   */
+  async complete(provider: LinkableProvider, code: string, state: string, userId?: number): Promise<Completion> {
+    const { oauthProvider, states } = this.ready(provider);
+    const consumed = await states.consume(state, provider, userId);
+    if (typeof consumed === 'string') return { refused: consumed };
+    const tokens = await oauthProvider.exchange({ code, redirectUri: consumed.redirectUri, codeVerifier: consumed.codeVerifier });
+    const account = await oauthProvider.account(tokens.accessToken);
+    return this.link(consumed.userId, provider, account, tokens);
+  }
+
+  /** The provider reported an error: the state, if genuine (and the caller's, when given), cannot be used any more. */
+  async abandon(provider: LinkableProvider, state: string | undefined, userId?: number): Promise<void> {
+    if (state && this.states) await this.states.discard(state, provider, userId);
+  }
+
+  private async link(userId: number, provider: LinkableProvider, account: ProviderAccount, tokens: TokenSet): Promise<Completion> {
+    const box = this.box!;
+    const where = { provider, external_id: account.externalId };
+    const existing = (await this.accounts.SocialLogin.findOne({ where, raw: true })) as SocialLoginRow | null;
+    if (existing && existing.user_id !== userId) return { taken: true };
+    const values = {
+      display_name: account.displayName.slice(0, 255),
+      access_token_sealed: box.seal(tokens.accessToken),
+      // A provider sends a refresh token on the first consent only: keep the one held until a new one comes.
+      refresh_token_sealed: tokens.refreshToken ? box.seal(tokens.refreshToken) : (existing?.refresh_token_sealed ?? null),
+      token_expires_at: tokens.expiresAt ?? null,
+      scope: tokens.scope?.slice(0, 1024) ?? null,
+    };
+    if (existing) {
+      await this.accounts.SocialLogin.update(values, { where: { id: existing.id } });
+      return { linked: viewOf({ ...existing, ...values }) };
+    }
+    try {
+      const linkedAt = new Date();
+      await this.accounts.SocialLogin.create({ ...where, user_id: userId, linked_at: linkedAt, ...values });
+      return { linked: viewOf({ provider, external_id: account.externalId, display_name: values.display_name, linked_at: linkedAt }) };
+    } catch (error) {
+      // Linked at the same moment by another flow: by this user (retry as an update) or another one.
+      if (error instanceof UniqueConstraintError) return this.link(userId, provider, account, tokens);
+      throw error;
+    }
+  }
+
+  private ready(provider: LinkableProvider): { oauthProvider: OAuthProvider; states: OAuthStates } {
+    const oauthProvider = this.providers.get(provider);
+    if (!oauthProvider || !this.states) throw new Error(`OAuth with ${provider} is not configured (${this.missingFor(provider).join(', ')})`);
+    return { oauthProvider, states: this.states };
+  }
+}
+
+function viewOf(row: Pick<SocialLoginRow, 'provider' | 'external_id' | 'display_name' | 'linked_at'>): SocialLogin {
+  return { provider: row.provider, external_id: row.external_id, display_name: row.display_name, linked_at: new Date(row.linked_at).toISOString() };
+}
+
+export function createSocialLinks(sequelize: Sequelize, accounts: AccountModels, settings: OAuthSettings): SocialLinks {
+  return new SocialLinks(sequelize, accounts, settings);
+}
