@@ -1,7 +1,7 @@
 /**
- * Idempotency-Key on POST: a retried POST never acts twice. The contract's POSTs are not implemented
- * yet (501), so these tests give POST /api/account/ (syncElectionsPanel) a stand-in handler that
- * counts its runs and answers what the contract says it answers (201 with a job).
+ * Idempotency-Key on POST: a retried POST never acts twice. These tests give POST /api/account/
+ * (syncElectionsPanel) a stand-in handler that counts its runs and answers what the contract says it
+ * answers (201 with a job), so that the store is tested apart from any one domain.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,7 +37,7 @@ function standIn(): StandIn {
       const now = new Date().toISOString();
       res.status(201).json({
         success: true,
-        data: { id: randomUUID(), kind: 'elections_panel_sync', state: 'queued', attempts: 0, created_at: now, updated_at: now, error: null },
+        data: { id: randomUUID(), kind: 'elections_panel_sync', state: 'queued', attempts: 0, created_at: now, updated_at: now, error: null, result: null },
         message: `The sync was queued (run ${state.runs}).`,
         request_id: String(res.locals.requestId),
       });
