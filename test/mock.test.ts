@@ -3,18 +3,18 @@
  * real server. These tests start Prism for real on spec/openapi.yaml and talk to it through the SDK.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient } from '../sdk/index.js';
+import { createApiClient, type PalanqueClient } from '../sdk/index.js';
 import { startPrismMock, type RunningMock } from './helpers/prism.js';
 import { responseExample } from './helpers/spec.js';
 
 let mock: RunningMock;
-let anonymous: ApiClient;
-let authenticated: ApiClient;
+let anonymous: PalanqueClient;
+let authenticated: PalanqueClient;
 
 beforeAll(async () => {
   mock = await startPrismMock();
-  anonymous = createApiClient({ baseUrl: mock.baseUrl });
-  authenticated = createApiClient({ baseUrl: mock.baseUrl, token: 'mock-token' });
+  anonymous = createApiClient({ baseUrl: mock.baseUrl, throwOnError: false });
+  authenticated = createApiClient({ baseUrl: mock.baseUrl, token: 'mock-token', throwOnError: false });
 });
 
 afterAll(async () => {

@@ -4,17 +4,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient, type components } from '../sdk/index.js';
+import { createApiClient, type PalanqueClient, type components } from '../sdk/index.js';
 import { SHARED_MUNICIPIOS, startTestApp, type TestApp } from './helpers/app.js';
 
 type MunicipalityPage = components['schemas']['MunicipalityPage'];
 
 let app: TestApp;
-let api: ApiClient;
+let api: PalanqueClient;
 
 beforeAll(async () => {
   app = await startTestApp({ withMunicipalities: true });
-  api = createApiClient({ baseUrl: app.baseUrl });
+  api = createApiClient({ baseUrl: app.baseUrl, throwOnError: false });
 });
 
 afterAll(async () => {

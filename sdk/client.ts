@@ -1,0 +1,58 @@
+/**
+ * The client: openapi-fetch with Palanque's conventions added as one middleware and a fetch wrapper.
+ * - `Authorization: Token <key>` when the client holds a key (`login` stores one, `logout` drops it);
+ * - a fresh `X-Request-Id` per call, kept by its retries, so one call is one line to look for in logs;
+ * - an `Idempotency-Key` on every POST, kept by its retries, so a retried POST is applied once;
+ * - retries on 429 and 503 honouring `Retry-After`, and on failed connections (retry.ts);
+ * - an answer that is not 2xx throws PalanqueApiError (errors.ts) instead of returning `{ error }`
+ *   (unless `throwOnError: false`, openapi-fetch's own way).
+ */
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import { PalanqueApiError } from './errors.js';
+import { retryingFetch, type RetryOptions } from './retry.js';
+import type { paths } from './schema.js';
+
+export interface ApiClientOptions {
+  /** Base URL of the API: `http://127.0.0.1:8000` locally, `https://<host>/v1` elsewhere, or the mock's. */
+  baseUrl: string;
+  /** An API key (from `login`); sent as `Authorization: Token <key>`. */
+  token?: string;
+  /** A fetch implementation to use instead of the global one (tests, msw, custom agents). */
+  fetch?: typeof globalThis.fetch;
+  /** Retry settings; `false` turns retrying off. */
+  retry?: RetryOptions | false;
+  /** Throw PalanqueApiError for an answer that is not 2xx (default), or return it as `{ error, response }`. */
+  throwOnError?: boolean;
+}
+
+export interface PalanqueClient extends Client<paths> {
+  /** The key sent with every call; undefined sends none. */
+  token: string | undefined;
+}
+
+export function createApiClient({ baseUrl, token, fetch = globalThis.fetch, retry = {}, throwOnError = true }: ApiClientOptions): PalanqueClient {
+  const client = createClient<paths>({ baseUrl, fetch: retryingFetch((input) => fetch(input), retry === false ? { retries: 0 } : retry) });
+  const state = { token };
+  client.use(conventions(() => state.token, throwOnError));
+  return Object.defineProperty(client, 'token', {
+    get: () => state.token,
+    set: (value: string | undefined) => (state.token = value),
+    enumerable: true,
+  }) as PalanqueClient;
+}
+
+function conventions(currentToken: () => string | undefined, throwOnError: boolean): Middleware {
+  return {
+    onRequest({ request }) {
+      const token = currentToken();
+      if (token && !request.headers.has('Authorization')) request.headers.set('Authorization', `Token ${token}`);
+      if (!request.headers.has('X-Request-Id')) request.headers.set('X-Request-Id', crypto.randomUUID());
+      if (request.method === 'POST' && !request.headers.has('Idempotency-Key')) request.headers.set('Idempotency-Key', crypto.randomUUID());
+      return request;
+    },
+    async onResponse({ request, response }) {
+      if (!response.ok && throwOnError) throw await PalanqueApiError.from(response, request);
+      return response;
+    },
+  };
+}
