@@ -205,7 +205,7 @@ describe('the server process on its first start', () => {
       const exit = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
       try {
         await waitFor(() => (stdout.includes('"msg":"listening on') ? true : undefined), {
-          timeoutMs: 30_000,
+          timeoutMs: 60_000, // a build-free start, but slow when the machine is busy with the rest of the suite
           what: 'the server to listen',
           output: () => stdout + stderr,
         });
