@@ -1,9 +1,10 @@
 /**
  * A campaign's recipient list as typed: numbers separated by commas, semicolons, spaces or new lines,
  * read with libphonenumber-js (Brazil as the default region, so `11940028922` is +55 11 94002-8922),
- * normalised to E.164 and deduplicated in the order given.
+ * normalised to E.164 and deduplicated in the order given. Its full ("max") metadata checks numbering
+ * plans, not just lengths: a mobile number without its area code is not valid.
  */
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
 export interface RecipientList {
   /** Distinct valid numbers in E.164, in the order first given. */
