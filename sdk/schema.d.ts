@@ -1147,9 +1147,10 @@ export interface paths {
          *     is, absolute links to the main collections and to the documentation, and the assistants this
          *     deployment has configured (the `ia` tag).
          *
-         *     `links` always holds `entities`, `monitors`, `research_bookmarks`, `news_sources` and
-         *     `municipalities`; admins also get `users` and `status`; `documentation` is there when the
-         *     deployment publishes its documentation. Links start with the deployment's public address.
+         *     `links` always holds `entities`, `monitors`, `research_bookmarks`, `news_sources`,
+         *     `municipalities` and `documentation`; admins also get `users` and `status`. `documentation`
+         *     is where the deployment publishes its documentation, or else this server's own page
+         *     (`getApiDocs`). Links start with the deployment's public address.
          *     `assistants` lists the assistants the deployment configured, in its order; empty when none.
          *
          *     - **200**: the root.
@@ -1544,6 +1545,102 @@ export interface paths {
          *     - 404 is not returned.
          */
         post: operations["createMunicipality"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Interactive API documentation (public)
+         * @description An HTML page that renders this document with Swagger UI: every operation by tag, with its
+         *     parameters, bodies, responses and examples. Public: no key needed. Everything the page loads
+         *     comes from the same server, so it works without internet access: Swagger UI's script and
+         *     styles and the page's own script under `/docs/` (not operations of this document), and the
+         *     document from `openapi.json` next to the page. "Try it out" sends its requests to the server
+         *     that served the page, under the same base path. `/docs/` redirects (301) here.
+         *
+         *     The page is fixed for a given server version, so it carries an `ETag` and
+         *     `Cache-Control: public, max-age=60`.
+         *
+         *     - **200**: the page.
+         *     - **304**: unchanged since the `ETag` sent in `If-None-Match`.
+         *     - **400** `bad_request`: a query parameter (none is taken), or a malformed `X-Request-Id` or
+         *       `If-None-Match`.
+         *     - 401, 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["getApiDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document, as YAML (public)
+         * @description The OpenAPI document that describes this API, byte for byte as the server uses it (the file
+         *     `spec/openapi.yaml` of its version). Public: no key needed. Give it to any OpenAPI tool: code
+         *     generators, mock servers, linters, documentation renderers.
+         *
+         *     The document is fixed for a given server version, so it carries an `ETag` and
+         *     `Cache-Control: public, max-age=60`.
+         *
+         *     - **200**: the document.
+         *     - **304**: unchanged since the `ETag` sent in `If-None-Match`.
+         *     - **400** `bad_request`: a query parameter (none is taken), or a malformed `X-Request-Id` or
+         *       `If-None-Match`.
+         *     - 401, 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["getOpenApiYaml"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document, as JSON (public)
+         * @description The same OpenAPI document as `/openapi.yaml`, converted to JSON: the same content, for tools
+         *     that read only JSON (the documentation page reads this one). Not enveloped. Public: no key
+         *     needed.
+         *
+         *     The document is fixed for a given server version, so it carries an `ETag` and
+         *     `Cache-Control: public, max-age=60`.
+         *
+         *     - **200**: the document.
+         *     - **304**: unchanged since the `ETag` sent in `If-None-Match`.
+         *     - **400** `bad_request`: a query parameter (none is taken), or a malformed `X-Request-Id` or
+         *       `If-None-Match`.
+         *     - 401, 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["getOpenApiJson"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2332,8 +2429,7 @@ export interface components {
             };
             /**
              * @description Absolute URLs of the main collections and of the documentation. `users` and `status` are
-             *     given to admins only, `documentation` only when the deployment publishes it; clients must
-             *     ignore links they do not know.
+             *     given to admins only; clients must ignore links they do not know.
              */
             links: {
                 /**
@@ -2373,9 +2469,9 @@ export interface components {
                 status?: string;
                 /**
                  * Format: uri
-                 * @description The API's documentation; only when the deployment publishes it.
+                 * @description The API's documentation: the deployment's published documentation, or this server's own page (`getApiDocs`).
                  */
-                documentation?: string;
+                documentation: string;
             } & {
                 [key: string]: string;
             };
@@ -2551,6 +2647,20 @@ export interface components {
         /** @description The paginated list structure of municipalities (not enveloped). */
         MunicipalityPage: components["schemas"]["PageMeta"] & {
             results: components["schemas"]["Municipality"][];
+        };
+        /** @description An OpenAPI 3.1 document (this one), as JSON; not enveloped. */
+        OpenApiDocument: {
+            /** @description The OpenAPI version of the document. */
+            openapi: string;
+            /** @description The API's title, version and description. */
+            info: {
+                title: string;
+                version: string;
+            };
+            /** @description The operations, by path. */
+            paths: Record<string, never>;
+        } & {
+            [key: string]: unknown;
         };
         /** @description A page of User records (the paginated list structure). */
         UserPage: components["schemas"]["PageMeta"] & {
@@ -2863,6 +2973,8 @@ export interface components {
          * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
          */
         IdempotencyKey: string;
+        /** @description The `ETag` of the version the client has; 304 when it is still current. */
+        IfNoneMatch: string;
         /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
         Page: number;
         /**
@@ -5588,6 +5700,162 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["MunicipalityEnvelope"];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiDocs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description The `ETag` of the version the client has; 304 when it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The documentation page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not modified; the `ETag` matches `If-None-Match`. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getOpenApiYaml: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description The `ETag` of the version the client has; 304 when it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document, as YAML. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/yaml": string;
+                };
+            };
+            /** @description Not modified; the `ETag` matches `If-None-Match`. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getOpenApiJson: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description The `ETag` of the version the client has; 304 when it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document, as JSON. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+            /** @description Not modified; the `ETag` matches `If-None-Match`. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

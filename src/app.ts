@@ -1,10 +1,10 @@
 /**
  * The Express application, built on the contract. Every request passes, in order: metrics, the request
  * id, security headers and CORS, the rate limiter, the municipality list's fast path (which answers the
- * valid requests it can prove valid), the request log, the path/method guard, the body parsers, the
- * contract validator (which also authenticates the API key, see http/auth.ts) and the idempotency keys,
- * before reaching its operation's handler; every error
- * leaves through one handler in the error model.
+ * valid requests it can prove valid), the request log, the documentation page's assets (docs/), the
+ * path/method guard, the body parsers, the contract validator (which also authenticates the API key, see
+ * http/auth.ts) and the idempotency keys, before reaching its operation's handler; every error leaves
+ * through one handler in the error model.
  */
 import type { IncomingMessage } from 'node:http';
 import express, { type Express } from 'express';
@@ -32,6 +32,7 @@ import { accountHandlers } from './accounts/handlers.js';
 import type { Entities } from './entities/index.js';
 import { entityHandlers } from './entities/handlers.js';
 import { controlHandlers } from './control/handlers.js';
+import { docsAssets, docsHandlers } from './docs/index.js';
 import type { StatusSources } from './control/status.js';
 import { newsHandlers } from './news/handlers.js';
 import type { NewsSources } from './news/sources.js';
@@ -127,6 +128,7 @@ export function createApp(dependencies: AppDependencies): Express {
     ...researchHandlers(dependencies.researchBookmarks),
     ...newsHandlers(dependencies.newsSources),
     ...controlHandlers(config, municipalities, dependencies.status),
+    ...docsHandlers(contract),
     ...dependencies.handlers,
   };
 
@@ -151,6 +153,8 @@ export function createApp(dependencies: AppDependencies): Express {
   }
   app.use(requestLogging(logger));
   app.use(rejectInvalidRequestId);
+  // The documentation page's scripts and styles (not operations of the contract), before the path guard.
+  app.use(docsAssets(config.basePath));
   app.use(methodGuard(routes));
   // The raw bytes are kept for the idempotency fingerprint ("the same body" means the same bytes).
   const keepRawBody = (req: IncomingMessage, _res: unknown, raw: Buffer) => {

@@ -23,7 +23,7 @@ async function get(baseUrl: string, path: string, headers: Record<string, string
 type Behaviour = 'works' | 'fails' | 'hangs';
 const hang = () => new Promise<never>(() => {});
 
-/** The default deployment: municipalities loaded, every link local, no assistants or documentation. */
+/** The default deployment: municipalities loaded, every link local, no assistants, no published documentation (the server's own page). */
 let app: TestApp;
 let admin: TestUser;
 let user: TestUser;
@@ -186,8 +186,8 @@ describe('getApiRoot', () => {
         service: 'Palanque API',
         version: VERSION,
         user: { id: user.user.id, username: user.user.username, is_admin: false },
-        // No documentation link and no assistants where the deployment configured none.
-        links: absolute(app.baseUrl, COLLECTIONS),
+        // The server's own documentation page where the deployment publishes none; no assistants where it configured none.
+        links: { ...absolute(app.baseUrl, COLLECTIONS), documentation: `${app.baseUrl}/docs` },
         assistants: [],
       },
       message: `Welcome to Palanque, ${user.user.username}.`,
@@ -199,7 +199,7 @@ describe('getApiRoot', () => {
     const result = await get(app.baseUrl, '/', admin.headers);
     expect(result.status, result.text).toBe(200);
     expect(result.body.data.user).toEqual({ id: admin.user.id, username: admin.user.username, is_admin: true });
-    expect(result.body.data.links).toEqual(absolute(app.baseUrl, { ...COLLECTIONS, ...ADMIN_COLLECTIONS }));
+    expect(result.body.data.links).toEqual(absolute(app.baseUrl, { ...COLLECTIONS, ...ADMIN_COLLECTIONS, documentation: '/docs' }));
     for (const link of Object.values(result.body.data.links) as string[]) {
       const followed = await fetch(link, { headers: admin.headers });
       // 501 is an operation of the contract not implemented yet; never an unknown path or method.

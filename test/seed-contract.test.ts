@@ -254,6 +254,27 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     query: [],
     reason: 'The elections-panel sync runs later; its outcome must be readable (issue 7).',
   },
+  {
+    method: 'GET',
+    path: '/docs',
+    auth: 'none',
+    query: [],
+    reason: "The seed's `docs` tag has no operation; the running server serves interactive documentation of the spec (issue 8).",
+  },
+  {
+    method: 'GET',
+    path: '/openapi.yaml',
+    auth: 'none',
+    query: [],
+    reason: 'Clients and tools read the contract from the running server, as written (issue 8).',
+  },
+  {
+    method: 'GET',
+    path: '/openapi.json',
+    auth: 'none',
+    query: [],
+    reason: 'The same contract as JSON, for tools that read only JSON; the documentation page loads it (issue 8).',
+  },
 ];
 
 /** Query parameters we add to seed operations, on purpose. All optional. */

@@ -1,7 +1,7 @@
 /**
  * Status checks and the API root: a cheap liveness answer for any caller with a key, the backend status
- * for admins, and the root that tells a client who it is and where to go (links and the deployment's
- * assistants). basicStatus is bound only when the app was given what it reads (StatusSources).
+ * for admins, and the root that tells a client who it is and where to go (links, the documentation and
+ * the deployment's assistants). basicStatus is bound only when the app was given what it reads (StatusSources).
  */
 import type { Config } from '../config.js';
 import { callerOf, requireAdmin } from '../http/auth.js';
@@ -41,7 +41,8 @@ export function controlHandlers(
       const links = {
         ...(absolute(COLLECTIONS) as Record<keyof typeof COLLECTIONS, string>),
         ...(user.is_admin ? absolute(ADMIN_COLLECTIONS) : {}),
-        ...(settings.docsUrl ? { documentation: settings.docsUrl } : {}),
+        // The published documentation (DOCS_URL), or else this server's own page (docs/).
+        documentation: settings.docsUrl ?? `${base}/docs`,
       };
       const data = {
         service: SERVICE_NAME,

@@ -1,0 +1,166 @@
+/**
+ * The API's own documentation (the `docs` tag): the contract as written (`/openapi.yaml`) and as JSON
+ * (`/openapi.json`), and an interactive page (`/docs`) that renders it with Swagger UI. Everything the
+ * page loads comes from this server (swagger-ui-dist's files, our script and styles under `/docs/`), so it
+ * works without internet access, and every link in it is relative, so it works under any BASE_PATH and
+ * behind a proxy that adds a prefix of its own:
+ *
+ * - the page is `<base>/docs` (no trailing slash): `docs/<asset>` is then `<base>/docs/<asset>` and
+ *   `openapi.json` is `<base>/openapi.json`; `<base>/docs/` redirects to it (301, relative `Location`);
+ * - the three operations go through the contract pipeline like every other one (request id, rate limit,
+ *   validation, metrics by operationId); the assets are not operations of the contract and are answered
+ *   by `docsAssets` before the path guard, GET and HEAD only.
+ *
+ * The page gets a Content-Security-Policy of its own instead of the API's "nothing allowed": scripts,
+ * styles and fetches from this origin only (no inline script: the initializer is a file), plus `data:`
+ * images, which swagger-ui.css uses for its icons. Every answer carries an ETag (304 on If-None-Match).
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { Request, RequestHandler, Response } from 'express';
+import { parse } from 'yaml';
+import type { OpenApiDocument } from '../http/contract.js';
+import { ifNoneMatchHits } from '../http/conditional.js';
+import { methodNotAllowed } from '../http/errors.js';
+import type { OperationHandlers } from '../http/operations.js';
+import { projectRoot, specFile } from '../project-root.js';
+
+/** The page and the document change only with the server's version. */
+export const DOCS_CACHE_CONTROL = 'public, max-age=60';
+/** Swagger UI's files change only when the package is upgraded. */
+export const ASSET_CACHE_CONTROL = 'public, max-age=3600';
+
+/** The page's policy: same-origin scripts, styles and fetches; `data:` images (swagger-ui.css's icons); nothing inline. */
+export const DOCS_PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join(';');
+
+const ASSETS_ALLOW = 'GET, HEAD, OPTIONS';
+
+interface Representation {
+  body: Buffer;
+  contentType: string;
+  etag: string;
+}
+
+function representation(body: Buffer, contentType: string): Representation {
+  return { body, contentType, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+}
+
+/** Sends a fixed representation with its ETag, or 304 when the client already has it. */
+function sendFixed(req: Pick<Request, 'get'>, res: Response, { body, contentType, etag }: Representation, cacheControl: string): void {
+  res.set('Cache-Control', cacheControl);
+  res.set('ETag', etag);
+  if (ifNoneMatchHits(req.get('If-None-Match'), etag)) {
+    res.status(304).end();
+    return;
+  }
+  res.status(200).set('Content-Type', contentType).send(body);
+}
+
+/** Computes a value on first use only: most requests never ask for the documentation. */
+function once<T>(compute: () => T): () => T {
+  let value: { computed: T } | undefined;
+  return () => (value ??= { computed: compute() }).computed;
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+
+function renderPage(title: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<link rel="icon" type="image/png" href="docs/favicon-32x32.png" sizes="32x32">
+<link rel="icon" type="image/png" href="docs/favicon-16x16.png" sizes="16x16">
+<link rel="stylesheet" href="docs/swagger-ui.css">
+<link rel="stylesheet" href="docs/palanque-docs.css">
+</head>
+<body>
+<header class="palanque-docs-bar">${escapeHtml(title)} &middot; the OpenAPI document:<a href="openapi.yaml">openapi.yaml</a><a href="openapi.json">openapi.json</a></header>
+<noscript><p class="palanque-docs-problem">This page needs JavaScript to render the API description; read it directly as <a href="openapi.yaml">openapi.yaml</a> or <a href="openapi.json">openapi.json</a>.</p></noscript>
+<div id="swagger-ui"></div>
+<script src="docs/swagger-ui-bundle.js"></script>
+<script src="docs/palanque-docs.js"></script>
+</body>
+</html>
+`;
+}
+
+/** The handlers of getApiDocs, getOpenApiYaml and getOpenApiJson. The document is read once, when the app is built. */
+export function docsHandlers(contract: OpenApiDocument): Pick<Required<OperationHandlers>, 'getApiDocs' | 'getOpenApiYaml' | 'getOpenApiJson'> {
+  // The bytes the validator's contract was parsed from (loadContract reads the same file).
+  const yaml = representation(readFileSync(specFile), 'application/yaml');
+  const json = once(() => representation(Buffer.from(JSON.stringify(parse(yaml.body.toString('utf8')))), 'application/json; charset=utf-8'));
+  const info = (contract.info ?? {}) as { title?: string; version?: string };
+  const page = representation(Buffer.from(renderPage(`${info.title ?? 'API'} ${info.version ?? ''} documentation`.replace(/\s+/g, ' '))), 'text/html; charset=utf-8');
+
+  return {
+    async getApiDocs(req, res) {
+      res.set('Content-Security-Policy', DOCS_PAGE_CSP);
+      sendFixed(req, res, page, DOCS_CACHE_CONTROL);
+    },
+    async getOpenApiYaml(req, res) {
+      sendFixed(req, res, yaml, DOCS_CACHE_CONTROL);
+    },
+    async getOpenApiJson(req, res) {
+      sendFixed(req, res, json(), DOCS_CACHE_CONTROL);
+    },
+  };
+}
+
+const swaggerUiDist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+const ownAssets = join(projectRoot, 'src', 'docs', 'assets');
+
+/** The files under `/docs/`, by name: Swagger UI's (never its index.html or its petstore initializer) and ours. */
+const ASSET_FILES: Record<string, { file: string; contentType: string }> = {
+  'swagger-ui-bundle.js': { file: join(swaggerUiDist, 'swagger-ui-bundle.js'), contentType: 'text/javascript; charset=utf-8' },
+  'swagger-ui-bundle.js.map': { file: join(swaggerUiDist, 'swagger-ui-bundle.js.map'), contentType: 'application/json; charset=utf-8' },
+  'swagger-ui.css': { file: join(swaggerUiDist, 'swagger-ui.css'), contentType: 'text/css; charset=utf-8' },
+  'swagger-ui.css.map': { file: join(swaggerUiDist, 'swagger-ui.css.map'), contentType: 'application/json; charset=utf-8' },
+  'favicon-32x32.png': { file: join(swaggerUiDist, 'favicon-32x32.png'), contentType: 'image/png' },
+  'favicon-16x16.png': { file: join(swaggerUiDist, 'favicon-16x16.png'), contentType: 'image/png' },
+  'palanque-docs.js': { file: join(ownAssets, 'palanque-docs.js'), contentType: 'text/javascript; charset=utf-8' },
+  'palanque-docs.css': { file: join(ownAssets, 'palanque-docs.css'), contentType: 'text/css; charset=utf-8' },
+};
+
+/**
+ * The page's assets under `<base>/docs/`, and the redirect of `<base>/docs/` to the page. Read from disk
+ * on first request and kept in memory. Anything else under `/docs/` goes on to the path guard (404).
+ */
+export function docsAssets(basePath: string): RequestHandler {
+  const prefix = `${basePath}/docs/`;
+  const loaded = new Map<string, () => Representation>(
+    Object.entries(ASSET_FILES).map(([name, { file, contentType }]) => [name, once(() => representation(readFileSync(file), contentType))]),
+  );
+  return (req, res, next) => {
+    if (!req.path.startsWith(prefix)) return next();
+    const name = req.path.slice(prefix.length);
+    const asset = loaded.get(name);
+    if (name !== '' && !asset) return next();
+    if (req.method === 'OPTIONS') {
+      res.set('Allow', ASSETS_ALLOW).status(200).end();
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') return next(methodNotAllowed(req.method, req.path, ASSETS_ALLOW));
+    if (!asset) {
+      // `<base>/docs/` -> `<base>/docs`, relative so that it holds behind a proxy that adds a prefix.
+      res.redirect(301, '../docs');
+      return;
+    }
+    sendFixed(req, res, asset(), ASSET_CACHE_CONTROL);
+  };
+}

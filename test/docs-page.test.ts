@@ -1,0 +1,282 @@
+/**
+ * The API's own documentation (the `docs` tag): /openapi.yaml and /openapi.json serve the contract, and
+ * /docs renders it with Swagger UI served by the server itself. The page is checked in a real browser:
+ * Debian's `chromium` (never a downloaded one) driven by playwright-core, headless, with a fresh profile.
+ * It must show the contract's operations, load nothing from anywhere but the server under test, log no
+ * console error (a CSP violation is one), and its "Try it out" must reach this server. Everything runs at
+ * the root and under BASE_PATH /v1.
+ *
+ * Without /usr/bin/chromium the browser tests fail (they never skip): install it with
+ * `apt-get install -y chromium` (.ci/run does).
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { DOCS_PAGE_CSP } from '../src/docs/index.js';
+import { createUser } from './helpers/accounts.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { expectError, request } from './helpers/http.js';
+import { loadSpec, specPath } from './helpers/spec.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+const spec = loadSpec() as { paths: Record<string, Record<string, { operationId?: string; tags?: string[] }>> };
+const OPERATION_COUNT = Object.values(spec.paths).flatMap((item) =>
+  Object.keys(item).filter((method) => ['get', 'post', 'put', 'patch', 'delete'].includes(method)),
+).length;
+
+/** The API at the root, and a deployment under /v1. */
+let app: TestApp;
+let deployed: TestApp;
+
+beforeAll(async () => {
+  [app, deployed] = await Promise.all([
+    startTestApp({ withMunicipalities: true }),
+    startTestApp({ withMunicipalities: true, config: { basePath: '/v1' } }),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all([app?.close(), deployed?.close()]);
+});
+
+describe.each([
+  ['at the root', () => app, ''],
+  ['under BASE_PATH /v1', () => deployed, '/v1'],
+])('the OpenAPI document %s', (_where, server, base) => {
+  it('is served as YAML, byte for byte the spec file, public and cacheable', async () => {
+    const response = await fetch(`${server().baseUrl}${base}/openapi.yaml`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/yaml');
+    expect(Buffer.from(await response.arrayBuffer()).equals(await readFile(specPath))).toBe(true);
+    expect(response.headers.get('cache-control')).toBe('public, max-age=60');
+    expect(response.headers.get('x-request-id')).toBeTruthy();
+    const etag = response.headers.get('etag');
+    expect(etag).toMatch(/^"[\w-]+"$/);
+
+    const again = await fetch(`${server().baseUrl}${base}/openapi.yaml`, { headers: { 'If-None-Match': etag! } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+  });
+
+  it('is served as JSON, the same document', async () => {
+    const response = await fetch(`${server().baseUrl}${base}/openapi.json`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await response.json()).toEqual(parse(await readFile(specPath, 'utf8')));
+    const etag = response.headers.get('etag');
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    expect(etag).not.toBe((await fetch(`${server().baseUrl}${base}/openapi.yaml`)).headers.get('etag'));
+    expect((await fetch(`${server().baseUrl}${base}/openapi.json`, { headers: { 'If-None-Match': etag! } })).status).toBe(304);
+  });
+
+  it('answers HEAD and OPTIONS like every operation, and refuses what the contract does not allow', async () => {
+    const head = await fetch(`${server().baseUrl}${base}/openapi.yaml`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('application/yaml');
+    const options = await fetch(`${server().baseUrl}${base}/openapi.json`, { method: 'OPTIONS' });
+    expect(options.status).toBe(200);
+    expect(options.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    expectError(await request(server().baseUrl, 'POST', `${base}/openapi.json`, {}, {}), 405, 'method_not_allowed');
+    expectError(await request(server().baseUrl, 'GET', `${base}/openapi.json?format=yaml`), 400, 'bad_request');
+  });
+});
+
+describe.each([
+  ['at the root', () => app, ''],
+  ['under BASE_PATH /v1', () => deployed, '/v1'],
+])('the documentation page %s', (_where, server, base) => {
+  it('is HTML whose every link is relative, with no inline script, under a policy of its own', async () => {
+    const response = await fetch(`${server().baseUrl}${base}/docs`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('content-security-policy')).toBe(DOCS_PAGE_CSP);
+    expect(DOCS_PAGE_CSP).toContain("script-src 'self';");
+    expect(DOCS_PAGE_CSP).not.toContain('unsafe');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('etag')).toMatch(/^"[\w-]+"$/);
+    const html = await response.text();
+    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.map(([, attributes]) => /src="([^"]+)"/.exec(attributes!)?.[1])).toEqual(['docs/swagger-ui-bundle.js', 'docs/palanque-docs.js']);
+    expect(scripts.every(([, , content]) => content!.trim() === '')).toBe(true);
+    for (const [, link] of html.matchAll(/(?:href|src)="([^"]+)"/g)) expect(link, 'links are relative to the page').not.toMatch(/^(\/|[a-z]+:)/i);
+  });
+
+  it('serves its assets under /docs/ (and only those), cacheable', async () => {
+    for (const [asset, type] of [
+      ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
+      ['swagger-ui.css', 'text/css; charset=utf-8'],
+      ['palanque-docs.js', 'text/javascript; charset=utf-8'],
+      ['palanque-docs.css', 'text/css; charset=utf-8'],
+      ['favicon-32x32.png', 'image/png'],
+    ]) {
+      const response = await fetch(`${server().baseUrl}${base}/docs/${asset}`);
+      expect(response.status, asset).toBe(200);
+      expect(response.headers.get('content-type'), asset).toBe(type);
+      expect(response.headers.get('cache-control')).toBe('public, max-age=3600');
+      expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(100);
+      const etag = response.headers.get('etag')!;
+      expect((await fetch(`${server().baseUrl}${base}/docs/${asset}`, { headers: { 'If-None-Match': etag } })).status, asset).toBe(304);
+    }
+    // Swagger UI's own page and initializer (which point at the petstore) are not served.
+    expectError(await request(server().baseUrl, 'GET', `${base}/docs/index.html`), 404, 'not_found');
+    expectError(await request(server().baseUrl, 'GET', `${base}/docs/swagger-initializer.js`), 404, 'not_found');
+    expectError(await request(server().baseUrl, 'GET', `${base}/docs/../package.json`), 404, 'not_found');
+    expectError(await request(server().baseUrl, 'POST', `${base}/docs/swagger-ui.css`, {}, {}), 405, 'method_not_allowed');
+    const head = await fetch(`${server().baseUrl}${base}/docs/swagger-ui.css`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+  });
+
+  it('redirects /docs/ to /docs, relatively', async () => {
+    const response = await fetch(`${server().baseUrl}${base}/docs/`, { redirect: 'manual' });
+    expect(response.status).toBe(301);
+    expect(response.headers.get('location')).toBe('../docs');
+    expect(new URL(response.headers.get('location')!, `${server().baseUrl}${base}/docs/`).pathname).toBe(`${base}/docs`);
+  });
+});
+
+it('is the documentation the API root links to when the deployment publishes none', async () => {
+  const user = await createUser(deployed);
+  const root = await request(deployed.baseUrl, 'GET', '/v1/', user.headers);
+  expect(root.status, root.text).toBe(200);
+  expect(root.body.data.links.documentation).toBe(`${deployed.baseUrl}/v1/docs`);
+  const page = await fetch(root.body.data.links.documentation);
+  expect(page.status).toBe(200);
+  expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+});
+
+it('serves nothing of the documentation outside the base path', async () => {
+  for (const path of ['/docs', '/docs/swagger-ui.css', '/openapi.yaml', '/openapi.json']) {
+    expectError(await request(deployed.baseUrl, 'GET', path), 404, 'not_found');
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// In a browser
+// ---------------------------------------------------------------------------------------------
+
+describe('in headless Chromium', () => {
+  let context: BrowserContext;
+  let profile: string;
+  let screenshots: string;
+
+  beforeAll(async () => {
+    // Without the browser, each browser test fails with how to install it (see openDocs); none is skipped.
+    if (!existsSync(CHROMIUM)) return;
+    profile = await mkdtemp(join(tmpdir(), 'palanque-chromium-'));
+    // DOCS_SCREENSHOT_DIR keeps the screenshots for a person to look at; otherwise they go with the temp dir.
+    screenshots = process.env.DOCS_SCREENSHOT_DIR ?? (await mkdtemp(join(tmpdir(), 'palanque-docs-shots-')));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1280, height: 900 },
+      timeout: 30_000,
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+    if (screenshots && !process.env.DOCS_SCREENSHOT_DIR) await rm(screenshots, { recursive: true, force: true });
+  });
+
+  async function expectScreenshot(page: Page, file: string): Promise<void> {
+    await page.screenshot({ path: file });
+    const png = await readFile(file);
+    expect(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), `${file} is a PNG`).toBe(true);
+    expect((await stat(file)).size, `${file} shows something`).toBeGreaterThan(20_000);
+  }
+
+  /** Opens the page, recording every request the browser makes and every problem it reports. */
+  async function openDocs(url: string): Promise<{ page: Page; requests: string[]; problems: string[] }> {
+    if (!context) {
+      throw new Error(
+        `Chromium is not installed (${CHROMIUM} is missing), so the documentation page cannot be tested in a browser. ` +
+          "Install Debian's package: `sudo DEBIAN_FRONTEND=noninteractive apt-get install -y chromium` (.ci/run does it).",
+      );
+    }
+    const page = await context.newPage();
+    const requests: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (sent) => requests.push(sent.url()));
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') problems.push(`console ${message.type()}: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('requestfailed', (failed) => problems.push(`request failed: ${failed.url()} (${failed.failure()?.errorText})`));
+    page.on('response', (response) => {
+      if (response.status() >= 400) problems.push(`${response.status()} for ${response.url()}`);
+    });
+    const response = await page.goto(url, { waitUntil: 'load' });
+    expect(response?.status()).toBe(200);
+    // Swagger UI has rendered the document once the operations are on the page.
+    await page.locator('.opblock').first().waitFor({ state: 'visible', timeout: 20_000 });
+    return { page, requests, problems };
+  }
+
+  it.each([
+    ['at the root', () => app, ''],
+    ['under BASE_PATH /v1', () => deployed, '/v1'],
+  ])('renders every operation of the contract %s, from this server alone, without a console error', async (_where, server, base) => {
+    const origin = server().baseUrl;
+    const { page, requests, problems } = await openDocs(`${origin}${base}/docs`);
+    try {
+      await expect.poll(() => page.locator('.opblock').count()).toBe(OPERATION_COUNT);
+      // The municipality list, under its tag, with its path and operationId.
+      const list = page.locator('#operations-Location-listMunicipalities');
+      await expect.poll(() => list.locator('.opblock-summary-path').getAttribute('data-path')).toBe('/api/municipios/');
+      await expect.poll(() => list.locator('.opblock-summary-operation-id').textContent()).toBe('listMunicipalities');
+      await expect.poll(() => page.locator('.opblock-tag[data-tag="Location"]').count()).toBe(1);
+      await expect.poll(() => page.locator('.opblock-tag[data-tag="docs"]').count()).toBe(1);
+      expect(await page.locator('.info .title').textContent()).toContain('Palanque API');
+
+      // The top of the page (title and introduction), then the operations of the municipality list's tag.
+      const name = `docs${base.replace('/', '-') || '-root'}`;
+      await expectScreenshot(page, join(screenshots, `${name}-top.png`));
+      await page.locator('.opblock-tag[data-tag="Location"]').scrollIntoViewIfNeeded();
+      await expectScreenshot(page, join(screenshots, `${name}-operations.png`));
+
+      expect(requests.filter((url) => !url.startsWith('data:')).every((url) => new URL(url).hostname === '127.0.0.1'), requests.join('\n')).toBe(true);
+      expect(requests.filter((url) => !url.startsWith(`${origin}${base}/`) && !url.startsWith('data:')), 'everything comes from under the base path').toEqual([]);
+      expect(requests).toContain(`${origin}${base}/openapi.json`);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it.each([
+    ['at the root', () => app, ''],
+    ['under BASE_PATH /v1', () => deployed, '/v1'],
+  ])('tries an operation out against the server that served the page %s', async (_where, server, base) => {
+    const origin = server().baseUrl;
+    const { page, requests, problems } = await openDocs(`${origin}${base}/docs#/Location/listMunicipalities`);
+    try {
+      const list = page.locator('#operations-Location-listMunicipalities');
+      await list.locator('.try-out__btn').click();
+      await list.locator('.execute').click();
+      await expect.poll(() => list.locator('.live-responses-table tbody .response-col_status').first().textContent(), { timeout: 10_000 }).toContain('200');
+      expect(requests).toContain(`${origin}${base}/api/municipios/`);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});
