@@ -30,8 +30,10 @@ export interface PalanqueClient extends Client<paths> {
   token: string | undefined;
 }
 
-export function createApiClient({ baseUrl, token, fetch = globalThis.fetch, retry = {}, throwOnError = true }: ApiClientOptions): PalanqueClient {
-  const client = createClient<paths>({ baseUrl, fetch: retryingFetch((input) => fetch(input), retry === false ? { retries: 0 } : retry) });
+export function createApiClient({ baseUrl, token, fetch, retry = {}, throwOnError = true }: ApiClientOptions): PalanqueClient {
+  // The global fetch is looked up per call, so a mock installed after the client was made (msw) still sees it.
+  const send: typeof globalThis.fetch = (input, init) => (fetch ?? globalThis.fetch)(input, init);
+  const client = createClient<paths>({ baseUrl, fetch: retryingFetch(send, retry === false ? { retries: 0 } : retry) });
   const state = { token };
   client.use(conventions(() => state.token, throwOnError));
   return Object.defineProperty(client, 'token', {

@@ -34,7 +34,8 @@ export function retryingFetch(fetchImpl: typeof globalThis.fetch, options: Retry
       }
       if (last || !RETRIED_STATUSES.has(response.status)) return response;
       const wait = retryAfterMs(response.headers.get('Retry-After')) ?? backoff(attempt, baseDelayMs, maxDelayMs);
-      await response.body?.cancel();
+      // Not awaited: the body is dropped either way, and some fetch stand-ins (msw in Node) never settle it.
+      void response.body?.cancel().catch(() => undefined);
       await sleep(Math.min(wait, maxDelayMs), request.signal);
     }
   };
