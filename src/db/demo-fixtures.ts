@@ -1,0 +1,160 @@
+/**
+ * The demo data of `fixtures/` (see fixtures/README.md): its shape, and reading it. The records follow the
+ * contract's shapes (the bodies the API takes, with the ids and moments its answers show), so they can
+ * be compared with the spec's examples; people are named by username rather than by id.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { components } from '../../sdk/schema.js';
+import { projectRoot } from '../project-root.js';
+
+type Schemas = components['schemas'];
+
+export const FIXTURES_DIR = join(projectRoot, 'fixtures');
+
+export interface UserFixture {
+  id: number;
+  username: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  phone: string | null;
+  is_admin: boolean;
+  date_joined: string;
+}
+
+export interface MemberFixture {
+  /** The membership's id, when the spec shows it. */
+  id?: number;
+  user: string;
+  role: Schemas['TeamRole'];
+  added_at: string;
+}
+
+export interface EntityFixture {
+  id: number;
+  tp: Schemas['EntityType'];
+  created_at: string;
+  updated_at: string;
+  /** The team; exactly one `owner`, who owns the entity. */
+  team: MemberFixture[];
+  /** The entity as addEntity takes it (no id). */
+  record: Omit<Schemas['CandidateEntity'], 'id'>;
+}
+
+export interface GuardianshipFixture {
+  id: number;
+  tutor_id: number;
+  ward_id: number;
+  created_at: string;
+}
+
+export interface DailyMetricsFixture {
+  followers: number;
+  posts: number;
+  engagement: number;
+  mentions: number;
+}
+
+export interface MonitorFixture {
+  id: number;
+  entity_id: number;
+  name: string;
+  keywords: string[];
+  profiles: Schemas['MonitoredProfile'][];
+  created_by: string;
+  created_at: string;
+  /** One snapshot a day, oldest first; the last is taken on the day of the seed (see seed.ts). */
+  metrics: { network: string; daily: DailyMetricsFixture[] };
+}
+
+export interface ScenarioFixture {
+  id: number;
+  monitor_id: number;
+  entity_ids: number[];
+  horizon_days: number;
+  /** The state the request is left in. `completed` and `failed` come from a real run on the seeded data. */
+  state: Schemas['ScenarioState'];
+  requested_by: string;
+  created_at: string;
+  decided_by?: string;
+  decided_at?: string;
+  rejection_reason?: string;
+}
+
+export interface SmsCredentialFixture {
+  id: number;
+  name: string;
+  account_id: string;
+  sender_id: string;
+  entity_id?: number;
+  created_by: string;
+  created_at: string;
+}
+
+export interface SmsCampaignFixture {
+  id: number;
+  titulo: string;
+  credencial: number;
+  mensagem: Schemas['SmsCampaignRequest']['mensagem'];
+  created_by: string;
+  created_at: string;
+  /** One per number of the list, with the status the provider's receipts left it in. */
+  messages: Array<{ recipient: string; status: string; provider_sid: string }>;
+}
+
+export interface SmsReplyFixture {
+  message_sid: string;
+  account_id: string;
+  from: string;
+  to: string;
+  body: string;
+}
+
+export interface BookmarkFixture {
+  id: number;
+  user: string;
+  title: string;
+  url: string;
+  source: string | null;
+  notes: string | null;
+  created_at: string;
+}
+
+export interface NewsSourceFixture {
+  id: number;
+  name: string;
+  url: string;
+  status: 'requested' | 'monitoring' | 'rejected';
+  requested_by: string;
+  requested_at: string;
+  updated_at: string;
+}
+
+export interface DemoFixtures {
+  users: UserFixture[];
+  entities: EntityFixture[];
+  guardianship: GuardianshipFixture[];
+  monitors: MonitorFixture[];
+  scenarios: ScenarioFixture[];
+  sms: { credentials: SmsCredentialFixture[]; campaigns: SmsCampaignFixture[]; replies: SmsReplyFixture[] };
+  bookmarks: BookmarkFixture[];
+  newsSources: NewsSourceFixture[];
+}
+
+/** Reads the fixture files of `directory` (the project's `fixtures/` by default). */
+export function loadDemoFixtures(directory = FIXTURES_DIR): DemoFixtures {
+  const read = <T>(file: string): T => JSON.parse(readFileSync(join(directory, file), 'utf8')) as T;
+  const entities = read<{ entities: EntityFixture[]; guardianship: GuardianshipFixture[] }>('entities.json');
+  const research = read<{ bookmarks: BookmarkFixture[]; news_sources: NewsSourceFixture[] }>('research.json');
+  return {
+    users: read('users.json'),
+    entities: entities.entities,
+    guardianship: entities.guardianship,
+    monitors: read('monitors.json'),
+    scenarios: read('scenarios.json'),
+    sms: read('sms.json'),
+    bookmarks: research.bookmarks,
+    newsSources: research.news_sources,
+  };
+}
