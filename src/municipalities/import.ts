@@ -25,6 +25,8 @@ export interface ImportOptions {
   source: string;
   /** Expected sha256 of the source, hex; undefined skips the check. */
   sha256: string | undefined;
+  /** Told how the writing goes: rows written so far out of those to insert or update (the admin CLI's progress bar). */
+  onProgress?: (written: number, toWrite: number) => void;
 }
 
 export interface ImportReport {
@@ -63,7 +65,7 @@ export async function importMunicipalities(sequelize: Sequelize, options: Import
   }
   if (rows.length === 0) throw new ImportError(`${options.source} holds no municipalities; nothing was written.`);
   try {
-    const counts = await writeRows(sequelize, rows);
+    const counts = await writeRows(sequelize, rows, options.onProgress);
     return { source: options.source, sha256, rows: rows.length, ...counts };
   } catch (error) {
     const cause = (error as { original?: Error }).original ?? (error as Error);
@@ -169,7 +171,11 @@ function toMunicipality(record: Record<string, string>): { row?: Municipality; r
   return { row, rowProblems };
 }
 
-async function writeRows(sequelize: Sequelize, rows: Municipality[]): Promise<Pick<ImportReport, 'inserted' | 'updated' | 'unchanged'>> {
+async function writeRows(
+  sequelize: Sequelize,
+  rows: Municipality[],
+  onProgress: ImportOptions['onProgress'] = () => {},
+): Promise<Pick<ImportReport, 'inserted' | 'updated' | 'unchanged'>> {
   const model = defineMunicipalityModel(sequelize);
   return sequelize.transaction(async (transaction) => {
     const existing = new Map(
@@ -180,11 +186,17 @@ async function writeRows(sequelize: Sequelize, rows: Municipality[]): Promise<Pi
       const current = existing.get(row.codigo_ibge);
       return current !== undefined && !sameMunicipality(current, row);
     });
+    const toWrite = toInsert.length + toUpdate.length;
+    let written = 0;
+    onProgress(written, toWrite);
     for (let start = 0; start < toInsert.length; start += 500) {
-      await model.bulkCreate(toInsert.slice(start, start + 500), { transaction });
+      const batch = toInsert.slice(start, start + 500);
+      await model.bulkCreate(batch, { transaction });
+      onProgress((written += batch.length), toWrite);
     }
     for (const row of toUpdate) {
       await model.update(row, { where: { codigo_ibge: row.codigo_ibge }, transaction });
+      onProgress((written += 1), toWrite);
     }
     return { inserted: toInsert.length, updated: toUpdate.length, unchanged: rows.length - toInsert.length - toUpdate.length };
   });

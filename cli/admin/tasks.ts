@@ -1,0 +1,247 @@
+/**
+ * The database tasks: what an admin does on the server's database itself, without a server running.
+ * They call the server's own code (src/): the migrator, the municipality import, the accounts domain
+ * and the demo-data seed, so they apply exactly the server's rules.
+ */
+import type { Sequelize } from 'sequelize';
+import { defineAccountModels } from '../../src/accounts/models.js';
+import { hashPassword } from '../../src/accounts/passwords.js';
+import { newReadablePassword } from '../../src/accounts/secrets.js';
+import { createAccounts } from '../../src/accounts/index.js';
+import { DuplicateUserError, publicUser, UserDirectory } from '../../src/accounts/users.js';
+import type { Config } from '../../src/config.js';
+import { createMigrator, migrate } from '../../src/db/migrator.js';
+import { formatSeedPasswords, formatSeedReport, seedDemoData, SeedError } from '../../src/db/seed.js';
+import { createDomains } from '../../src/domains.js';
+import type { JobQueue } from '../../src/jobs/index.js';
+import type { Logger } from '../../src/logger.js';
+import { createMailer } from '../../src/mail/mailer.js';
+import { MunicipalityCatalog } from '../../src/municipalities/catalog.js';
+import { ImportError, importMunicipalities } from '../../src/municipalities/import.js';
+import { defineMunicipalityModel, loadAllMunicipalities } from '../../src/municipalities/model.js';
+import { ReportedFailure, UsageError } from '../errors.js';
+import { passwordFromStdin, promptPassword } from '../input.js';
+import { printJson, printValue, type Output } from '../output.js';
+import { progressBar } from '../progress.js';
+import { migrated, redacted, withDatabase, type DatabaseOptions } from './database.js';
+
+// --- db migrate ----------------------------------------------------------------------------------
+
+export async function migrateTask(options: DatabaseOptions, output: Output): Promise<void> {
+  await withDatabase(options, async ({ sequelize, logger, config }) => {
+    const applied = await migrate(sequelize, logger);
+    const executed = await createMigrator(sequelize, logger).executed();
+    if (output.json) {
+      printJson(output, { database: redacted(config.databaseUrl), applied, migrations: executed.map((migration) => migration.name) });
+      return;
+    }
+    output.stdout.write(
+      applied.length > 0
+        ? `Applied ${applied.length} migration(s) to ${redacted(config.databaseUrl)}:\n${applied.map((name) => `  ${name}\n`).join('')}`
+        : `The database ${redacted(config.databaseUrl)} is up to date (${executed.length} migrations).\n`,
+    );
+  });
+}
+
+// --- db seed -------------------------------------------------------------------------------------
+
+/** The seed queues nothing (no scenario run, no SMS): a queue that refuses, so nothing can slip through. */
+const noJobs: JobQueue = {
+  async start() {},
+  async register() {},
+  async enqueue(name) {
+    throw new Error(`The seed queues no jobs (${name})`);
+  },
+  async get() {
+    return undefined;
+  },
+  async stats() {
+    return { queued: 0, running: 0, failed: 0 };
+  },
+  async stop() {},
+};
+
+export async function seedTask(options: DatabaseOptions & { passwordStdin?: boolean }, output: Output): Promise<void> {
+  const password = options.passwordStdin ? await passwordFromStdin() : process.env.SEED_PASSWORD || undefined;
+  await withDatabase(options, async (task) => {
+    const { sequelize, config, logger } = task;
+    if (config.env === 'production' && process.env.SEED_IN_PRODUCTION !== 'yes') {
+      throw new ReportedFailure('NODE_ENV is production: the demo data includes a platform admin. Set SEED_IN_PRODUCTION=yes to seed anyway.');
+    }
+    await migrated(task);
+    const municipalities = await loadedMunicipalities(sequelize, config, logger, output);
+    const accounts = createAccounts(sequelize, config.accounts, createMailer(config.mail, logger), logger);
+    const domains = await createDomains(sequelize, { accounts, jobs: noJobs, logger, settings: config });
+    let report;
+    try {
+      report = await seedDemoData(
+        { sequelize, accounts, municipalities, ...domains },
+        { passwordHashCost: config.accounts.passwordHashCost, password, secretsKey: config.secretsKey, logger },
+      );
+    } catch (error) {
+      if (error instanceof SeedError) throw new ReportedFailure(error.message);
+      throw error;
+    }
+    if (output.json) {
+      printJson(output, report);
+      return;
+    }
+    output.stdout.write(`Demo data in ${redacted(config.databaseUrl)}:\n${formatSeedReport(report)}\n`);
+    const passwords = formatSeedPasswords(report);
+    if (passwords) output.stdout.write(`\n${passwords}\n`);
+  });
+}
+
+/** The list as the entity rules read it; imported from MUNICIPIOS_SOURCE first when the table is empty. */
+async function loadedMunicipalities(sequelize: Sequelize, config: Config, logger: Logger, output: Output): Promise<MunicipalityCatalog> {
+  const model = defineMunicipalityModel(sequelize);
+  const catalog = new MunicipalityCatalog(() => loadAllMunicipalities(model));
+  await catalog.reload();
+  if (catalog.size > 0) return catalog;
+  try {
+    await runImport(sequelize, config.municipiosSource, config.municipiosSha256, output);
+  } catch (error) {
+    throw new ReportedFailure(
+      `The municipality list is empty and could not be imported from ${config.municipiosSource} (${(error as Error).message}). ` +
+        'Import it with palanque municipios import --source <file or URL> (or set MUNICIPIOS_SOURCE), then seed again.',
+    );
+  }
+  logger.info('municipality list imported');
+  await catalog.reload();
+  return catalog;
+}
+
+// --- municipios import ---------------------------------------------------------------------------
+
+export async function importTask(options: DatabaseOptions & { source?: string; sha256?: string }, output: Output): Promise<void> {
+  await withDatabase(options, async (task) => {
+    await migrated(task);
+    const source = options.source ?? task.config.municipiosSource;
+    // An explicit empty --sha256 skips the check (for one's own data), as MUNICIPIOS_SHA256= does.
+    const sha256 = options.sha256 !== undefined ? options.sha256 || undefined : task.config.municipiosSha256;
+    let report;
+    try {
+      report = await runImport(task.sequelize, source, sha256, output);
+    } catch (error) {
+      if (error instanceof ImportError) throw new ReportedFailure(error.message);
+      throw error;
+    }
+    if (output.json) {
+      printJson(output, report);
+      return;
+    }
+    output.stdout.write(
+      `Imported ${report.rows} municipalities from ${report.source}: ${report.inserted} inserted, ${report.updated} updated, ${report.unchanged} unchanged.\n` +
+        (report.inserted + report.updated > 0 ? 'A running server picks the list up by itself while its list is empty; otherwise restart it.\n' : ''),
+    );
+  });
+}
+
+async function runImport(sequelize: Sequelize, source: string, sha256: string | undefined, output: Output) {
+  const progress = progressBar('importing', 'rows', { json: output.json });
+  try {
+    return await importMunicipalities(sequelize, {
+      source,
+      sha256,
+      onProgress: (written, toWrite) => {
+        if (toWrite === 0) return; // nothing to write: no bar
+        progress.setTotal(toWrite);
+        progress.update(written);
+      },
+    });
+  } finally {
+    progress.stop();
+  }
+}
+
+// --- user create, user set-password --------------------------------------------------------------
+
+export interface PasswordOptions {
+  passwordStdin?: boolean;
+  generatePassword?: boolean;
+}
+
+/** The new password: piped, generated (and shown once), or typed twice on the terminal. */
+async function newPassword(options: PasswordOptions, username: string): Promise<{ password: string; generated: boolean }> {
+  if (options.passwordStdin && options.generatePassword) throw new UsageError('choose --password-stdin or --generate-password, not both');
+  let password: string;
+  if (options.generatePassword) return { password: newReadablePassword(), generated: true };
+  if (options.passwordStdin) password = await passwordFromStdin();
+  else {
+    if (!process.stdin.isTTY) throw new UsageError('there is no terminal to ask for the password: use --password-stdin or --generate-password');
+    password = await promptPassword(`New password for ${username}:`);
+    if ((await promptPassword('The same password again:')) !== password) throw new UsageError('the two passwords differ');
+  }
+  if (password.length < 12) throw new UsageError('the password must be at least 12 characters');
+  if (password.length > 256) throw new UsageError('the password must be at most 256 characters');
+  return { password, generated: false };
+}
+
+export interface CreateUserOptions extends DatabaseOptions, PasswordOptions {
+  username: string;
+  email: string;
+  firstName?: string;
+  lastName?: string;
+  admin?: boolean;
+}
+
+export async function createUserTask(options: CreateUserOptions, output: Output): Promise<void> {
+  const { password, generated } = await newPassword(options, options.username);
+  await withDatabase(options, async (task) => {
+    await migrated(task);
+    const users = new UserDirectory(defineAccountModels(task.sequelize), task.config.accounts.passwordHashCost);
+    let row;
+    try {
+      row = await users.create({
+        username: options.username,
+        email: options.email,
+        password,
+        first_name: options.firstName ?? '',
+        last_name: options.lastName ?? '',
+        is_admin: Boolean(options.admin),
+      });
+    } catch (error) {
+      if (error instanceof DuplicateUserError) throw new ReportedFailure(`error: ${error.message}`);
+      if (error instanceof Error && error.message.startsWith('Invalid username')) throw new UsageError(`--username: ${error.message}`);
+      throw error;
+    }
+    const user = publicUser(row);
+    if (output.json) {
+      printJson(output, { user, ...(generated ? { password } : {}) });
+      return;
+    }
+    output.stdout.write(`Created ${user.is_admin ? 'admin' : 'user'} ${user.username} (id ${user.id}).\n`);
+    printValue(output, user);
+    if (generated) output.stdout.write(`\nIts password, shown only this once (only a hash is stored):\n\n    ${password}\n\n`);
+  });
+}
+
+export interface SetPasswordOptions extends DatabaseOptions, PasswordOptions {
+  keepSessions?: boolean;
+}
+
+export async function setPasswordTask(login: string, options: SetPasswordOptions, output: Output): Promise<void> {
+  const { password, generated } = await newPassword(options, login);
+  await withDatabase(options, async (task) => {
+    await migrated(task);
+    const models = defineAccountModels(task.sequelize);
+    const users = new UserDirectory(models, task.config.accounts.passwordHashCost);
+    const row = await users.byLoginName(login);
+    if (!row) throw new ReportedFailure(`error: no user with the username or e-mail "${login}"`);
+    const hash = await hashPassword(password, task.config.accounts.passwordHashCost);
+    let revoked = 0;
+    await task.sequelize.transaction(async (transaction) => {
+      await models.User.update({ password_hash: hash }, { where: { id: row.id }, transaction });
+      if (!options.keepSessions) {
+        // As a password reset does: whoever held a session with the old password loses it.
+        [revoked] = await models.ApiToken.update({ revoked_at: new Date() }, { where: { user_id: row.id, revoked_at: null }, transaction });
+      }
+    });
+    if (output.json) {
+      printJson(output, { user: publicUser(row), keys_revoked: revoked, ...(generated ? { password } : {}) });
+      return;
+    }
+    output.stdout.write(`Password of ${row.username} (id ${row.id}) changed; ${options.keepSessions ? 'its keys were kept' : `${revoked} key(s) revoked`}.\n`);
+    if (generated) output.stdout.write(`\nThe new password, shown only this once (only a hash is stored):\n\n    ${password}\n\n`);
+  });
+}

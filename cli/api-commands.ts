@@ -1,0 +1,266 @@
+/**
+ * One command per operation of the contract, built from cli/spec-operations.ts (what the operation
+ * takes) and cli/operations.ts (its name and examples):
+ *
+ * - path parameters are arguments (`accounts get <user_id>`);
+ * - query and header parameters are options named after them (`--tp`, `--hub-mode`, `--x-twilio-signature`),
+ *   with the spec's allowed values, and mandatory when the spec requires them;
+ * - a body is given with `--file <path>` (`-` reads standard input) or `--data <json>`, and a small one
+ *   also field by field (`--title`, `--url`), which override the fields of the file;
+ * - a paginated list takes `--all` to follow every page.
+ *
+ * Every call goes through the SDK client (its key, request id, idempotency key, retries and errors).
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { municipalityPages, PalanqueApiError, type MunicipalityQuery } from '../sdk/index.js';
+import { contextOf, type Context } from './context.js';
+import { withExamples, withGroupExamples } from './examples.js';
+import { UsageError } from './errors.js';
+import { readJsonInput } from './input.js';
+import { COMMANDS, GROUPS, type OperationId } from './operations.js';
+import { isPage, printAnswer, printJson, printRows } from './output.js';
+import { progressBar } from './progress.js';
+import { addBulkSendOptions, bulkSendRequested, sendInBatches } from './sms.js';
+import { SPEC_OPERATIONS } from './spec-operations.js';
+import type { SpecOperation, SpecParameter, SpecValue } from './spec-types.js';
+
+/** Flags every command has already (global options and the body options). */
+const RESERVED_FLAGS = new Set(['help', 'version', 'json', 'profile', 'base-url', 'mock', 'retry', 'no-retry', 'request-id', 'idempotency-key', 'file', 'data', 'all']);
+
+/** The command of each operation, by operationId (filled as commands are built; tests read it). */
+export const commandOfOperation = new Map<string, Command>();
+
+export function flagOf(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .toLowerCase();
+}
+
+/** The group command `name` under the program, created on first use. */
+export function groupCommand(program: Command, name: string): Command {
+  const existing = program.commands.find((command) => command.name() === name);
+  if (existing) return existing;
+  return withGroupExamples(program.command(name).description(GROUPS[name] ?? name));
+}
+
+interface Binding {
+  option: Option;
+  value: SpecValue;
+  target: 'query' | 'header' | 'field';
+}
+
+export function addApiCommands(program: Command): void {
+  for (const name of Object.keys(GROUPS)) groupCommand(program, name);
+  for (const operation of SPEC_OPERATIONS) {
+    const naming = COMMANDS[operation.operationId as OperationId];
+    if (!naming) throw new Error(`cli/operations.ts names no command for ${operation.operationId}: add one`);
+    if (naming.custom) continue;
+    const parent = naming.path.length === 2 ? groupCommand(program, naming.path[0]) : program;
+    const name = naming.path[naming.path.length - 1]!;
+    const command = parent.command(name).description(operation.summary);
+    commandOfOperation.set(operation.operationId, command);
+    buildOperationCommand(command, operation, naming.flags ?? {}, naming.examples ?? []);
+  }
+}
+
+function buildOperationCommand(command: Command, operation: SpecOperation, renames: Readonly<Record<string, string>>, examples: readonly string[]): void {
+  const pathParameters = operation.parameters.filter((parameter) => parameter.in === 'path');
+  for (const parameter of pathParameters) {
+    command.argument(`<${parameter.name}>`, parameter.description || parameter.name, parserOf(parameter));
+  }
+
+  const used = new Set(RESERVED_FLAGS);
+  const bindings: Binding[] = [];
+  const bind = (value: SpecValue, target: Binding['target'], prefix: string) => {
+    let flag = renames[value.name] ?? flagOf(value.name);
+    if (used.has(flag)) flag = `${prefix}-${flag}`;
+    if (used.has(flag)) throw new Error(`${operation.operationId}: two options would be --${flag}`);
+    used.add(flag);
+    const option = new Option(`--${flag} <${placeholderOf(value)}>`, describe(value, target));
+    if (value.enum) option.choices(value.enum);
+    option.argParser(parserOf(value));
+    if (value.required && target !== 'field') option.makeOptionMandatory();
+    command.addOption(option);
+    bindings.push({ option, value, target });
+  };
+  for (const parameter of operation.parameters) {
+    if (parameter.in === 'query') bind(parameter, 'query', 'query');
+  }
+  for (const parameter of operation.parameters) {
+    if (parameter.in === 'header') bind(parameter, 'header', 'header');
+  }
+  if (operation.body) {
+    command.option('--file <path>', `the request body (${operation.body.contentType}), as a JSON file; - reads standard input`);
+    command.option('--data <json>', 'the request body, as JSON text');
+    if (operation.operationId === 'sendSmsCampaign') addBulkSendOptions(command, used);
+    for (const field of operation.body.fields) bind(field, 'field', 'field');
+  }
+  if (operation.paged) command.option('--all', 'follow every page and print all the results (with a progress bar on a terminal)');
+
+  withExamples(command, examples, helpTextOf(operation));
+  command.action(async (...args: unknown[]) => {
+    const self = args[args.length - 1] as Command;
+    const context = await contextOf(self);
+    const path = Object.fromEntries(pathParameters.map((parameter, index) => [parameter.name, args[index]]));
+    const values = (target: Binding['target']) =>
+      Object.fromEntries(
+        bindings
+          .filter((binding) => binding.target === target)
+          .map((binding) => [binding.value.name, self.getOptionValue(binding.option.attributeName())])
+          .filter(([, value]) => value !== undefined),
+      );
+    const query = values('query');
+    const header = values('header');
+    const options = self.opts();
+
+    let body: unknown;
+    if (operation.body) {
+      body = await readJsonInput(options.file as string | undefined, options.data as string | undefined);
+      const fields = values('field');
+      if (Object.keys(fields).length > 0) {
+        if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) throw new UsageError('the field options can only add to a body that is a JSON object');
+        body = { ...(body as object | undefined), ...fields };
+      }
+      if (operation.operationId === 'sendSmsCampaign' && bulkSendRequested(options)) {
+        await sendInBatches(context, (body ?? {}) as Record<string, unknown>, options, (campaign) => call(context, operation, { path, query, header, body: campaign }));
+        return;
+      }
+      if (body === undefined && operation.body.required) {
+        const fieldFlags = bindings.filter((binding) => binding.target === 'field').map((binding) => binding.option.long);
+        throw new UsageError(`this command needs a request body: --file <path>, --data <json>${fieldFlags.length ? ` or the options ${fieldFlags.join(', ')}` : ''}`);
+      }
+    }
+
+    if (operation.paged && options.all) {
+      await printAllPages(context, operation, path, query, header);
+      return;
+    }
+    const answer = await call(context, operation, { path, query, header, body });
+    if (answer !== NOT_MODIFIED) printAnswer(context.output, answer);
+  });
+}
+
+const NOT_MODIFIED = Symbol('not modified');
+
+interface CallParameters {
+  path: Record<string, unknown>;
+  query: Record<string, unknown>;
+  header: Record<string, unknown>;
+  body: unknown;
+}
+
+/** One call of the operation through the SDK client; returns the answer's body (JSON or text). */
+async function call(context: Context, operation: SpecOperation, { path, query, header, body }: CallParameters): Promise<unknown> {
+  const form = operation.body?.contentType === 'application/x-www-form-urlencoded';
+  const init = {
+    params: { path, query, header },
+    ...(body !== undefined ? { body } : {}),
+    headers: { ...context.headers, ...(form && body !== undefined ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
+    parseAs: /json/.test(operation.answer) ? 'json' : 'text',
+  };
+  const request = context.client.request as unknown as (method: string, path: string, init: unknown) => Promise<{ data?: unknown }>;
+  try {
+    const { data } = await request(operation.method, operation.path, init);
+    return data;
+  } catch (error) {
+    // With If-None-Match, 304 is the good news that the copy one has is current.
+    if (error instanceof PalanqueApiError && error.status === 304) {
+      context.output.stderr.write('Not modified (304): the version you have is current.\n');
+      return NOT_MODIFIED;
+    }
+    throw error;
+  }
+}
+
+/** `--all`: every page, one after the other (following `links.next`), printed as one list. */
+async function printAllPages(context: Context, operation: SpecOperation, path: Record<string, unknown>, query: Record<string, unknown>, header: Record<string, unknown>): Promise<void> {
+  const progress = progressBar(COMMANDS[operation.operationId as OperationId].path.join(' '), 'pages', { json: context.output.json });
+  const results: unknown[] = [];
+  try {
+    for await (const page of pagesOf(context, operation, path, query, header)) {
+      progress.setTotal(page.total_pages);
+      progress.increment();
+      results.push(...page.results);
+    }
+  } finally {
+    progress.stop();
+  }
+  if (context.output.json) printJson(context.output, results);
+  else {
+    printRows(context.output, results);
+    context.output.stdout.write(`${results.length} result(s)\n`);
+  }
+}
+
+type Page = { results: unknown[]; total_pages: number; links: { next?: string | null } };
+
+async function* pagesOf(context: Context, operation: SpecOperation, path: Record<string, unknown>, query: Record<string, unknown>, header: Record<string, unknown>): AsyncGenerator<Page> {
+  if (operation.operationId === 'listMunicipalities') {
+    // The SDK's own pager for the municipality list.
+    yield* municipalityPages(context.client, query as MunicipalityQuery);
+    return;
+  }
+  let next: Record<string, unknown> | undefined = query;
+  while (next) {
+    const answer = await call(context, operation, { path, query: next, header, body: undefined });
+    const page = answer && typeof answer === 'object' && 'data' in answer ? (answer as { data: unknown }).data : answer;
+    if (!isPage(page)) throw new Error(`${operation.operationId} did not answer a page`);
+    yield page;
+    next = page.links.next ? Object.fromEntries(new URL(page.links.next).searchParams) : undefined;
+  }
+}
+
+function placeholderOf(value: SpecValue): string {
+  if (value.enum) return 'value';
+  if (value.type === 'boolean') return 'true|false';
+  return value.type === 'string' ? 'text' : value.type;
+}
+
+function describe(value: SpecValue, target: Binding['target']): string {
+  const where = target === 'field' ? `body field ${value.name}` : target === 'header' ? `header ${value.name}` : `${value.name}`;
+  const required = value.required && target === 'field' ? ', required' : '';
+  return `${value.description || value.name} (${where}${required})`.replace(/\.\s*\(/, ' (');
+}
+
+function parserOf(value: SpecValue | SpecParameter): (input: string) => unknown {
+  switch (value.type) {
+    case 'integer':
+      return (input) => {
+        if (value.enum && !value.enum.includes(input)) throw new InvalidArgumentError(`Allowed choices are ${value.enum.join(', ')}.`);
+        if (!/^-?\d+$/.test(input)) throw new InvalidArgumentError('Not an integer.');
+        return Number(input);
+      };
+    case 'number':
+      return (input) => {
+        const number = Number(input);
+        if (input.trim() === '' || !Number.isFinite(number)) throw new InvalidArgumentError('Not a number.');
+        return number;
+      };
+    case 'boolean':
+      return (input) => {
+        if (input !== 'true' && input !== 'false') throw new InvalidArgumentError('Allowed choices are true, false.');
+        return input === 'true';
+      };
+    default:
+      return (input) => {
+        if (value.enum && !value.enum.includes(input)) throw new InvalidArgumentError(`Allowed choices are ${value.enum.join(', ')}.`);
+        return input;
+      };
+  }
+}
+
+function helpTextOf(operation: SpecOperation): string {
+  const lines = [''];
+  if (operation.description) lines.push(operation.description, '');
+  lines.push(`Calls ${operation.method.toUpperCase()} ${operation.path} (operation ${operation.operationId}; ${operation.auth ? 'needs a key: palanque login' : 'no key needed'}).`);
+  if (operation.body) {
+    lines.push(
+      `Body: ${operation.body.contentType}${operation.body.required ? '' : ' (optional)'}, with --file <path> (- for standard input) or --data <json>` +
+        (operation.body.fields.length > 0 ? ', or field by field with the options above (they override the file).' : '.'),
+    );
+  }
+  if (operation.paged) lines.push('A page at a time: --page <n>, or --all for every page.');
+  return lines.join('\n');
+}

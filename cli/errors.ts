@@ -1,0 +1,85 @@
+/**
+ * Exit codes and error reports. A script can tell what failed from the code alone:
+ *
+ *   0  success
+ *   1  anything else (a bad configuration file, a failed import, a bug)
+ *   2  usage: unknown command or option, missing or invalid argument (commander's errors and ours)
+ *   3  the API answered with an error (PalanqueApiError): its status, code, message, details and request id go to stderr
+ *   4  the API could not be reached (PalanqueNetworkError): refused, reset, timed out, after the retries
+ */
+import { CommanderError } from 'commander';
+import { PalanqueApiError, PalanqueNetworkError } from '../sdk/index.js';
+
+export const EXIT = { ok: 0, failure: 1, usage: 2, api: 3, network: 4 } as const;
+
+export const EXIT_CODES_HELP = `Exit codes:
+  0  success
+  1  any other failure (configuration, database task, unexpected error)
+  2  usage error: unknown command or option, missing or invalid argument
+  3  API error: the server answered with an error (status, code, message and request id on stderr)
+  4  network error: the server could not be reached`;
+
+/** A mistake on the command line that commander cannot see (a body that is not JSON, a missing password). */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** A failure already explained to the user, with the exit code to end with. */
+export class ReportedFailure extends Error {
+  override name = 'ReportedFailure';
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failure,
+  ) {
+    super(message);
+  }
+}
+
+/** Writes what went wrong to stderr and returns the exit code. */
+export function reportError(error: unknown, stderr: NodeJS.WritableStream): number {
+  if (error instanceof CommanderError) {
+    // commander has already written its message (or the help); only the code is ours to choose.
+    return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  if (error instanceof PalanqueApiError) {
+    const lines = [`Error ${error.status} ${error.code}: ${error.message}`];
+    for (const detail of error.details) {
+      const where = [detail.location, detail.field].filter(Boolean).join(' ');
+      const value = detail.value !== undefined ? ` (value: ${JSON.stringify(detail.value)})` : '';
+      lines.push(`  - ${where ? `${where}: ` : ''}${detail.message}${detail.rule ? ` [${detail.rule}]` : ''}${value}`);
+    }
+    if (error.requestId) lines.push(`request id: ${error.requestId}`);
+    stderr.write(lines.join('\n') + '\n');
+    return EXIT.api;
+  }
+  if (error instanceof PalanqueNetworkError) {
+    const cause = describeCause(error.cause);
+    stderr.write(
+      `Network error: ${error.message}${cause ? ` (${cause})` : ''}\n` +
+        (error.requestId ? `request id: ${error.requestId}\n` : '') +
+        'Is the server running at that address? Choose another with --base-url, --profile or --mock.\n',
+    );
+    return EXIT.network;
+  }
+  if (error instanceof UsageError) {
+    stderr.write(`error: ${error.message}\n(add --help for usage and examples)\n`);
+    return EXIT.usage;
+  }
+  if (error instanceof ReportedFailure) {
+    stderr.write(`${error.message}\n`);
+    return error.exitCode;
+  }
+  stderr.write(`error: ${error instanceof Error ? (process.env.PALANQUE_DEBUG ? error.stack : error.message) : String(error)}\n`);
+  return EXIT.failure;
+}
+
+/** The reason under fetch's "fetch failed": `connect ECONNREFUSED 127.0.0.1:9`. */
+function describeCause(cause: unknown): string {
+  let current = cause as { message?: string; cause?: unknown; code?: string } | undefined;
+  let reason = '';
+  for (let depth = 0; current && depth < 5; depth += 1) {
+    if (current.message && current.message !== 'fetch failed') reason = current.message;
+    current = current.cause as typeof current;
+  }
+  return reason;
+}

@@ -1,0 +1,136 @@
+/**
+ * Every operation of the contract as a command. cli/spec-operations.ts (generated from the spec) says
+ * what each operation takes; this table gives it a human command name, grouped like the spec's tags,
+ * with examples. The table is typed by the SDK's generated `operations`, so an operation added to the
+ * spec without a command here does not compile, and test/cli.test.ts checks the built command tree
+ * against the spec itself.
+ */
+import type { operations } from '../sdk/index.js';
+
+export type OperationId = keyof operations;
+
+export interface CommandName {
+  /** `[group, command]`, or `[command]` for a top-level one. */
+  path: readonly [string] | readonly [string, string];
+  /** Flag names that differ from the API's parameter or field name (`codigo_uf` is `--uf`). */
+  flags?: Readonly<Record<string, string>>;
+  /** Example command lines, shown by `--help` (without the leading `palanque`). */
+  examples?: readonly string[];
+  /** Handled by a command of its own (login, logout), not the generic one. */
+  custom?: true;
+}
+
+/** Group names and what they hold, in `--help` order. */
+export const GROUPS: Readonly<Record<string, string>> = {
+  auth: 'Sessions, keys, password resets and credential checks (Login/Register)',
+  accounts: 'User accounts and profiles (Accounts)',
+  chat: 'Chat contacts (chat)',
+  social: "The caller's linked social accounts (Social Networks)",
+  entities: 'Candidates, competitors and parties (entidades)',
+  competitors: 'Guardianship links between players (concorrentes)',
+  operators: "An entity's team (equipe/operadores)",
+  monitors: 'Social monitors and their metrics (monitor_social)',
+  strategy: 'Strategy scenario requests (Evaluation)',
+  research: 'Research bookmarks (research)',
+  news: 'News sources requested for monitoring (news)',
+  sms: 'SMS credentials and campaigns (SMS)',
+  elections: 'Syncs with the elections panel (Elections)',
+  municipios: 'The 5,570 Brazilian municipalities (Location)',
+  callbacks: 'Provider callbacks, as a provider would call them (callbacks)',
+  webhooks: 'Provider webhooks, as a provider would call them (webhooks)',
+  docs: "The API's own documentation (docs)",
+};
+
+export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
+  // Login/Register
+  login: { path: ['login'], custom: true },
+  logout: { path: ['logout'], custom: true },
+  removeToken: { path: ['auth', 'remove-token'], flags: { token_key: 'key' }, examples: ['auth remove-token --key plq_...'] },
+  checkCredential: { path: ['auth', 'check-credential'], examples: ['auth check-credential --file credentials.json'] },
+  generateNewPassword: {
+    path: ['auth', 'reset-password'],
+    examples: ['auth reset-password --email ana.souza@palanque.app   # mails a reset link', 'auth reset-password --email ana.souza@palanque.app --token <token from the mail>'],
+  },
+  validatePasswordResetToken: { path: ['auth', 'check-reset-token'], examples: ['auth check-reset-token --email ana.souza@palanque.app --token <token>'] },
+  checkEmail: { path: ['auth', 'check-email'], examples: ['auth check-email --email nova.pessoa@exemplo.com.br'] },
+  checkLoginAttempt: { path: ['auth', 'login-attempt'], examples: ['auth login-attempt'] },
+  // Accounts, chat, social networks
+  listUsers: { path: ['accounts', 'list'], examples: ['accounts list', 'accounts list --all --json'] },
+  getUser: { path: ['accounts', 'get'], examples: ['accounts get 1'] },
+  listChatContacts: { path: ['chat', 'contacts'], examples: ['chat contacts --only-team true'] },
+  listUserSocialLogins: { path: ['social', 'logins'], examples: ['social logins'] },
+  startSocialLogin: { path: ['social', 'link'], examples: ['social link --provider searchnet'] },
+  // Entities and teams
+  listEntities: { path: ['entities', 'list'], examples: ['entities list --tp candidato', 'entities list --all --json'] },
+  getEntity: { path: ['entities', 'get'], examples: ['entities get --id 12 --json > candidate.json'] },
+  addEntity: {
+    path: ['entities', 'add'],
+    examples: ['entities add --tp candidato --file candidate.json', 'entities add --tp partido --data \'{"nome":"Partido Exemplo","partido":"99"}\''],
+  },
+  manageGuardianship: {
+    path: ['competitors', 'guardianship'],
+    examples: ['competitors guardianship --tutor 12', 'competitors guardianship --tutor 12 --ward 15 --action add'],
+  },
+  listOperators: { path: ['operators', 'list'], examples: ['operators list --id 12'] },
+  addOperator: { path: ['operators', 'add'], examples: ['operators add --entity-id 12 --email carlos.pereira@palanque.app --role operator'] },
+  removeOperator: { path: ['operators', 'remove'], examples: ['operators remove --entity-id 12 --user-id 3'] },
+  checkOperatorEmail: { path: ['operators', 'check-email'], examples: ['operators check-email --entity-id 12 --email carlos.pereira@palanque.app'] },
+  // Monitors and strategy
+  getSocialMonitorData: { path: ['monitors', 'data'], examples: ['monitors data', 'monitors data --id-monitor 4'] },
+  createSocialMonitor: { path: ['monitors', 'add'], examples: ['monitors add --file monitor.json'] },
+  importMonitorMetrics: { path: ['monitors', 'import-metrics'], examples: ['monitors import-metrics --file snapshots.json'] },
+  createScenarioRequest: { path: ['strategy', 'request'], examples: ['strategy request --data \'{"monitor_id":4,"entity_ids":[12,15],"horizon_days":30}\''] },
+  listScenarioRequests: { path: ['strategy', 'list'], examples: ['strategy list --monitor-id 4 --state pending'] },
+  approvePendingScenarioRequests: { path: ['strategy', 'approve'], examples: ['strategy approve --data \'{"selectedMonitorId":4,"scenarios_list":[7,8]}\''] },
+  rejectPendingScenarioRequests: { path: ['strategy', 'reject'], examples: ['strategy reject --data \'{"selectedMonitorId":4,"scenarios_list":[9],"reason":"duplicate"}\''] },
+  // Research and news
+  listResearchBookmarks: { path: ['research', 'list'], examples: ['research list'] },
+  addResearchBookmark: { path: ['research', 'add'], examples: ['research add --title "Pesquisa Datafolha" --url https://exemplo.com.br/pesquisa'] },
+  removeResearchBookmark: { path: ['research', 'remove'], examples: ['research remove --id 3'] },
+  listRequestedNewsSources: { path: ['news', 'list'], examples: ['news list'] },
+  requestNewsSource: { path: ['news', 'request'], examples: ['news request --name "Jornal da Cidade" --url https://jornaldacidade.com.br'] },
+  // Control and the root
+  basicStatus: { path: ['status'], examples: ['status', 'status --json'] },
+  systemIsOnline: { path: ['online'], examples: ['online'] },
+  getApiRoot: { path: ['root'], examples: ['root'] },
+  // SMS and elections
+  listSmsCredentials: { path: ['sms', 'credentials'], examples: ['sms credentials'] },
+  createSmsCredential: { path: ['sms', 'add-credential'], examples: ['sms add-credential --file credential.json'] },
+  sendSmsCampaign: {
+    path: ['sms', 'send'],
+    flags: { titulo: 'title', credencial: 'credential' },
+    examples: [
+      'sms send --credential 1 --title "Convite" --message "Reunião hoje às 19h" --to "+5511999990001,+5511999990002"',
+      'sms send --credential 1 --title "Convite" --message "Reunião hoje às 19h" --to-file numeros.txt --batch-size 500',
+      'sms send --file campaign.json',
+    ],
+  },
+  syncElectionsPanel: { path: ['elections', 'sync'], examples: ['elections sync --data \'{"sync_sm":{"entity_ids":[12]}}\''] },
+  getElectionsPanelSync: { path: ['elections', 'sync-status'], examples: ['elections sync-status 3f1c...'] },
+  // Municipalities
+  listMunicipalities: {
+    path: ['municipios', 'list'],
+    flags: { codigo_uf: 'uf' },
+    examples: ['municipios list --uf 35', 'municipios list --uf 35 --page 2', 'municipios list --all --json > municipios.json'],
+  },
+  createMunicipality: {
+    path: ['municipios', 'add'],
+    examples: ['municipios add --codigo-ibge 3550308 --nome "São Paulo" --latitude -23.5329 --longitude -46.6395 --capital true --codigo-uf 35'],
+  },
+  // Provider callbacks and webhooks (signed by the provider; useful for testing a deployment)
+  receiveSmsDeliveryReceipt: { path: ['callbacks', 'sms-receipt'], examples: ['callbacks sms-receipt --x-twilio-signature <sig> --file receipt.json'] },
+  receiveSocialnetRemoval: { path: ['callbacks', 'socialnet-removal'], examples: ['callbacks socialnet-removal --signed-request <signed request>'] },
+  getSocialnetRemovalStatus: { path: ['callbacks', 'socialnet-removal-status'], examples: ['callbacks socialnet-removal-status --id abc123def456'] },
+  searchnetOAuthCallback: { path: ['callbacks', 'searchnet-oauth'], examples: ['callbacks searchnet-oauth --code <code> --state <state>'] },
+  socialVideoOAuthCallback: { path: ['callbacks', 'socialvideo-oauth'], examples: ['callbacks socialvideo-oauth --code <code> --state <state>'] },
+  receiveSmsWebhook: { path: ['webhooks', 'sms'], examples: ['webhooks sms --x-twilio-signature <sig> --from +5511999990001 --to +5511999990000 --body SAIR'] },
+  verifySocialnetSubscription: {
+    path: ['webhooks', 'socialnet-verify'],
+    examples: ['webhooks socialnet-verify --hub-mode subscribe --hub-challenge 1158201444 --hub-verify-token <token>'],
+  },
+  receiveSocialnetEvents: { path: ['webhooks', 'socialnet-events'], examples: ['webhooks socialnet-events --x-hub-signature-256 sha256=<hex> --file events.json'] },
+  // Documentation
+  getApiDocs: { path: ['docs', 'page'], examples: ['docs page > docs.html'] },
+  getOpenApiYaml: { path: ['docs', 'yaml'], examples: ['docs yaml > openapi.yaml'] },
+  getOpenApiJson: { path: ['docs', 'json'], examples: ['docs json > openapi.json'] },
+};

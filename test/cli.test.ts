@@ -1,0 +1,516 @@
+/**
+ * The admin CLI (cli/), as an admin runs it: the built binary (`node dist/cli/palanque.js`) as a child
+ * process, against a live test server, with its configuration file in a temporary folder.
+ *
+ * The build goes to a folder of this file's own (tsc with the project's build config, into a temporary
+ * folder that links back to node_modules, spec and fixtures), not to dist/: test/start-command.test.ts
+ * builds dist/ and serves from it at the same time, and one build must not rewrite the files the other
+ * is running.
+ *
+ * Covered: login (password on stdin, the 0600 file, the stored key), whoami, logout; the municipality
+ * list, one page and every page; an entity from a file; the exit codes of API, network and usage errors
+ * with the error model's message and request id; --help with examples; bash completion; --mock and a
+ * bulk SMS send against the Prism mock; the database tasks (db migrate, municipios import, db seed,
+ * user create --admin, user set-password) on a database of their own, then logging in with that user; and
+ * that every operation of the spec is a command, generated from the spec, that reaches the server.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extractOperations, render } from '../cli/generate.js';
+import { COMMANDS, type OperationId } from '../cli/operations.js';
+import { buildProgram } from '../cli/program.js';
+import { createAdmin, type TestUser } from './helpers/accounts.js';
+import { SHARED_MUNICIPIOS, startTestApp, type TestApp } from './helpers/app.js';
+import { createTestDatabase, type TestDatabase } from './helpers/database.js';
+import { startPrismMock, type RunningMock } from './helpers/prism.js';
+import { freePort } from './helpers/process.js';
+import { loadSpec, tryResolvePointer } from './helpers/spec.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+let buildDir: string;
+let bin: string;
+let work: string;
+let app: TestApp;
+let admin: TestUser;
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI; stdin gets `input` (or is closed at once), the environment `env` over a clean one. */
+function cli(args: string[], options: { input?: string; env?: Record<string, string | undefined>; configFile?: string } = {}): Promise<CliResult> {
+  const env: Record<string, string | undefined> = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PALANQUE_') && name !== 'DATABASE_URL'));
+  Object.assign(env, { PALANQUE_CONFIG: options.configFile ?? join(work, 'config', 'palanque.json'), NO_COLOR: '1' }, options.env);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: work, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** The output of a run, for failure messages. */
+const shown = (result: CliResult) => `exit ${result.code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`;
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'palanque-cli-'));
+  buildDir = join(work, 'build');
+  await mkdir(buildDir);
+  // The runtime finds the project (spec, fixtures) by walking up from its files, and packages from node_modules.
+  for (const entry of ['node_modules', 'spec', 'fixtures', 'package.json']) await symlink(join(root, entry), join(buildDir, entry));
+  // The project's build (tsconfig.build.json, which includes cli/); the type check is `npm run typecheck`'s job.
+  const build = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(buildDir, 'dist'), '--noCheck'], root);
+  if (build.code !== 0) throw new Error(`The build failed:\n${build.stdout}${build.stderr}`);
+  bin = join(buildDir, 'dist', 'cli', 'palanque.js');
+  app = await startTestApp({ withMunicipalities: true });
+  admin = await createAdmin(app, { password: 'senha-do-admin-da-cli' });
+}, 180_000);
+
+afterAll(async () => {
+  await app?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+function run(command: string, args: string[], cwd: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('a session against a live server', () => {
+  it('logs in with the password on stdin and keeps the key in a 0600 file', async () => {
+    const result = await cli(['login', '--base-url', app.baseUrl, '-u', admin.user.username, '--password-stdin'], { input: `${admin.password}\n` });
+    expect(result.code, shown(result)).toBe(0);
+    expect(result.stdout).toContain(`Logged in to ${app.baseUrl} as ${admin.user.username} (admin)`);
+    const file = join(work, 'config', 'palanque.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(join(work, 'config'))).mode & 0o777).toBe(0o700);
+    const config = JSON.parse(await readFile(file, 'utf8'));
+    expect(config.defaultProfile).toBe('default');
+    expect(config.profiles.default).toMatchObject({ baseUrl: app.baseUrl, username: admin.user.username, userId: admin.user.id });
+    expect(config.profiles.default.token).toMatch(/^plq_/);
+    expect(await app.accounts.tokens.authenticate(config.profiles.default.token)).toMatchObject({ user: { id: admin.user.id } });
+    // The key is never printed.
+    expect(result.stdout + result.stderr).not.toContain(config.profiles.default.token);
+  });
+
+  it.skipIf(!existsSync('/usr/bin/script'))('asks for the password on a terminal without echoing it', async () => {
+    const configFile = join(work, 'typed.json');
+    const command = [process.execPath, bin, 'login', '--base-url', app.baseUrl, '-u', admin.user.username].map((word) => `'${word}'`).join(' ');
+    const result = await new Promise<CliResult>((resolve, reject) => {
+      const child = spawn('/usr/bin/script', ['-qec', command, '/dev/null'], { cwd: work, env: { ...process.env, PALANQUE_CONFIG: configFile }, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      let typed = false;
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        // Type only once the prompt is up, as a person would (the terminal is then in raw mode).
+        if (!typed && stdout.includes('Password for')) {
+          typed = true;
+          child.stdin.write(`${admin.password}\r`);
+        }
+      });
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, stdout, stderr: '' }));
+    });
+    expect(result.code, shown(result)).toBe(0);
+    expect(result.stdout).toContain('*'.repeat(admin.password.length));
+    expect(result.stdout).not.toContain(admin.password);
+    expect(result.stdout).toContain('Logged in to');
+    expect(JSON.parse(await readFile(configFile, 'utf8')).profiles.default.token).toMatch(/^plq_/);
+  });
+
+  it('refuses to ask for a password without a terminal (usage error, exit 2)', async () => {
+    const result = await cli(['login', '--base-url', app.baseUrl, '-u', admin.user.username, '--profile', 'other']);
+    expect(result.code, shown(result)).toBe(2);
+    expect(result.stderr).toContain('--password-stdin');
+  });
+
+  it('says who is logged in', async () => {
+    const table = await cli(['whoami']);
+    expect(table.code, shown(table)).toBe(0);
+    expect(table.stdout).toContain(admin.user.username);
+    expect(table.stdout).toMatch(/is_admin\s*│\s*true/);
+    const json = await cli(['whoami', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ profile: 'default', base_url: app.baseUrl, user: { id: admin.user.id, username: admin.user.username, is_admin: true } });
+  });
+
+  it('lists the municipalities of a state, one page and every page', async () => {
+    const page = await cli(['municipios', 'list', '--uf', '35', '--json']);
+    expect(page.code, shown(page)).toBe(0);
+    const body = JSON.parse(page.stdout);
+    expect(body).toMatchObject({ count: 645, total_pages: 22 });
+    expect(body.results).toHaveLength(30);
+    expect(body.results.every((municipality: { codigo_uf: number }) => municipality.codigo_uf === 35)).toBe(true);
+
+    const table = await cli(['municipios', 'list', '--uf', '35']);
+    expect(table.stdout).toMatch(/│ 3500105\s*│ Adamantina/);
+    expect(table.stdout).toContain('645 result(s), page 1 of 22');
+
+    const all = await cli(['municipios', 'list', '--uf', '35', '--all', '--json']);
+    expect(all.code, shown(all)).toBe(0);
+    const everything = JSON.parse(all.stdout) as Array<{ codigo_ibge: number }>;
+    expect(everything).toHaveLength(645);
+    expect(new Set(everything.map((municipality) => municipality.codigo_ibge)).size).toBe(645);
+    expect(all.stderr).toBe(''); // no progress bar without a terminal
+  });
+
+  it.skipIf(!existsSync('/usr/bin/script'))('shows a progress bar on a terminal while it pages through a list', async () => {
+    // script(1) gives the command a terminal (stdout and stderr both go to it).
+    const command = [process.execPath, bin, 'municipios', 'list', '--uf', '35', '--all'].map((word) => `'${word}'`).join(' ');
+    const env = { ...process.env, PALANQUE_CONFIG: join(work, 'config', 'palanque.json') };
+    const result = await new Promise<CliResult>((resolve, reject) => {
+      const child = spawn('/usr/bin/script', ['-qec', command, '/dev/null'], { cwd: work, env, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, stdout, stderr: '' }));
+      child.stdin.end();
+    });
+    expect(result.code, shown(result)).toBe(0);
+    expect(result.stdout).toMatch(/municipios list \[[^\]]*\] 100% \| 22\/22 pages/);
+    expect(result.stdout).toContain('645 result(s)');
+  });
+
+  it('adds an entity from a JSON file and lists it', async () => {
+    const candidate = tryResolvePointer(loadSpec(), '#/components/examples/NewCandidateEntity/value') as Record<string, unknown>;
+    const file = join(work, 'candidate.json');
+    await writeFile(file, JSON.stringify(candidate));
+    const added = await cli(['entities', 'add', '--tp', 'candidato', '--file', file, '--json']);
+    expect(added.code, shown(added)).toBe(0);
+    const { data } = JSON.parse(added.stdout);
+    expect(data).toMatchObject({ nome: candidate.nome, cpf: candidate.cpf });
+    const listed = await cli(['entities', 'list', '--tp', 'candidato']);
+    expect(listed.stdout).toContain(String(candidate.nome));
+    const shownEntity = await cli(['entities', 'get', '--id', String(data.id)]);
+    expect(shownEntity.stdout).toMatch(new RegExp(`nome\\s*│ ${String(candidate.nome)}`));
+  });
+
+  it('reports an API error with the error model and the request id (exit 3)', async () => {
+    const missing = await cli(['accounts', 'get', '999999']);
+    expect(missing.code, shown(missing)).toBe(3);
+    expect(missing.stderr).toMatch(/^Error 404 not_found: .+/m);
+    const requestId = /^request id: (\S+)$/m.exec(missing.stderr)?.[1];
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(app.logs.some((line) => line.request_id === requestId)).toBe(true);
+
+    const invalid = await cli(['municipios', 'list', '--uf', '99', '--request-id', 'cli-test-invalid-uf']);
+    expect(invalid.code, shown(invalid)).toBe(3);
+    expect(invalid.stderr).toMatch(/^Error 400 bad_request: /m);
+    expect(invalid.stderr).toMatch(/^ {2}- query codigo_uf: .*\[maximum\] \(value: 99\)$/m);
+    expect(invalid.stderr).toContain('request id: cli-test-invalid-uf');
+  });
+
+  it('reports a server it cannot reach as a network error (exit 4)', async () => {
+    const port = await freePort();
+    const result = await cli(['--base-url', `http://127.0.0.1:${port}`, '--no-retry', 'status']);
+    expect(result.code, shown(result)).toBe(4);
+    expect(result.stderr).toContain(`Network error: GET http://127.0.0.1:${port}/api/controle/basic_status/ failed`);
+    expect(result.stderr).toContain('ECONNREFUSED');
+  });
+
+  it('exits 2 on usage errors, with a hint', async () => {
+    const mistakes = [['municipios', 'lst'], ['municipios', 'list', '--uf', 'SP'], ['entities', 'list', '--tp', 'prefeito'], ['accounts', 'get'], ['entities', 'add', '--tp', 'candidato'], ['entities', 'add', '--data', '{not json'], ['--no-such-option'], ['municipios']];
+    const results = await Promise.all(mistakes.map((args) => cli(args)));
+    results.forEach((result, index) => {
+      expect(result.code, `${mistakes[index]!.join(' ')}\n${shown(result)}`).toBe(2);
+      expect(result.stderr).toMatch(/error: |Usage: palanque municipios/);
+    });
+    expect(results[0]!.stderr).toContain('(Did you mean list?)');
+    expect(results[1]!.stderr).toContain("option '--uf <integer>' argument 'SP' is invalid");
+    expect(results[4]!.stderr).toContain('this command needs a request body: --file <path>, --data <json>');
+  });
+
+  it('has --help with examples everywhere', async () => {
+    const top = await cli(['--help']);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toContain('$ palanque municipios list --uf 35');
+    expect(top.stdout).toMatch(/Exit codes:[\s\S]*3 {2}API error[\s\S]*4 {2}network error/);
+    const pages = [['municipios', '--help'], ['municipios', 'list', '--help'], ['sms', 'send', '--help'], ['user', 'create', '--help'], ['db', 'migrate', '--help'], ['login', '--help'], ['completion', '--help'], ['help', 'entities']];
+    const helps = await Promise.all(pages.map((args) => cli(args)));
+    helps.forEach((help, index) => {
+      expect(help.code, `${pages[index]!.join(' ')}\n${shown(help)}`).toBe(0);
+      expect(help.stdout, pages[index]!.join(' ')).toMatch(/Examples:\n {2}\$ palanque /);
+    });
+    expect(helps[1]!.stdout).toContain('Calls GET /api/municipios/ (operation listMunicipalities; no key needed).');
+  });
+
+  it('prints a bash completion script that completes commands, options and values', async () => {
+    const script = await cli(['completion', 'bash']);
+    expect(script.code).toBe(0);
+    await writeFile(join(work, 'completion.bash'), script.stdout);
+    const complete = async (line: string) => {
+      const probe = `source ${join(work, 'completion.bash')}; COMP_WORDS=(${line}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _palanque_completion; echo "\${COMPREPLY[*]}"`;
+      return (await run('bash', ['-c', probe], work)).stdout.trim().split(' ');
+    };
+    expect(await complete("palanque muni")).toEqual(['municipios']);
+    expect(await complete("palanque municipios ''")).toEqual(expect.arrayContaining(['list', 'add', 'import']));
+    expect(await complete("palanque municipios list --u")).toEqual(['--uf']);
+    expect(await complete("palanque entities list --tp ''")).toEqual(['candidato', 'concorrente', 'partido']);
+  });
+
+  it('logs out: the key is revoked on the server and removed from the profile', async () => {
+    const file = join(work, 'config', 'palanque.json');
+    const { token } = JSON.parse(await readFile(file, 'utf8')).profiles.default;
+    const result = await cli(['logout']);
+    expect(result.code, shown(result)).toBe(0);
+    expect(result.stdout).toContain('Logged out');
+    expect(await app.accounts.tokens.authenticate(token)).toBeUndefined();
+    const profile = JSON.parse(await readFile(file, 'utf8')).profiles.default;
+    expect(profile).toEqual({ baseUrl: app.baseUrl, username: admin.user.username, userId: admin.user.id });
+    const whoami = await cli(['whoami']);
+    expect(whoami.code).toBe(1);
+    expect(whoami.stderr).toContain('Not logged in');
+  });
+});
+
+describe('every operation of the spec', () => {
+  const spec = loadSpec() as Record<string, unknown>;
+  type Node = Record<string, unknown>;
+  const deref = (node: unknown): Node => {
+    const ref = (node as Node | undefined)?.$ref;
+    return (typeof ref === 'string' ? tryResolvePointer(spec, ref) : node) as Node;
+  };
+  const operations = Object.entries(spec.paths as Record<string, Node>).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
+      .map(([method, operation]) => ({ path, method, operation: operation as Node, operationId: String((operation as Node).operationId) as OperationId })),
+  );
+
+  it('cli/spec-operations.ts is what `npm run generate` writes from spec/openapi.yaml', async () => {
+    const committed = await readFile(join(root, 'cli', 'spec-operations.ts'), 'utf8');
+    expect(committed, 'cli/spec-operations.ts is stale: run `npm run generate`').toBe(render(extractOperations(spec)));
+  });
+
+  it('has a command for each operationId, with an argument or option for each of its parameters', () => {
+    const program = buildProgram();
+    const find = (path: readonly string[]) => path.reduce<Command | undefined>((at, name) => at?.commands.find((command) => command.name() === name), program);
+    expect(operations.length).toBeGreaterThan(50);
+    const missing: string[] = [];
+    for (const { operationId, operation } of operations) {
+      const naming = COMMANDS[operationId];
+      const command = naming && find(naming.path);
+      if (!command) {
+        missing.push(operationId);
+        continue;
+      }
+      if (naming.custom) continue;
+      const flags = command.options.map((option) => option.long);
+      const argumentNames = command.registeredArguments.map((argument) => argument.name());
+      for (const parameter of ((operation.parameters as unknown[]) ?? []).map(deref)) {
+        const name = String(parameter.name);
+        if (['X-Request-Id', 'Idempotency-Key'].includes(name)) continue;
+        const flag = naming.flags?.[name] ?? name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/[^A-Za-z0-9]+/g, '-').toLowerCase();
+        if (parameter.in === 'path') expect(argumentNames, `${operationId} ${name}`).toContain(name);
+        else expect(flags, `${operationId} ${name}`).toContain(`--${flag}`);
+      }
+      // A body is given whole with --file or --data (a GET's body is not sent: fetch cannot).
+      if (operation.requestBody && command.parent && !operationId.startsWith('get') && !operationId.startsWith('list')) {
+        expect(flags, operationId).toEqual(expect.arrayContaining(['--file', '--data']));
+      }
+    }
+    expect(missing, 'operations without a command in cli/operations.ts').toEqual([]);
+  });
+
+  /**
+   * Values for parameters the spec gives no example of but the server needs (it says so in 400s: the
+   * seed declares them optional). By name, or by `operationId.name`.
+   */
+  const SAMPLES: Record<string, string> = {
+    email: 'nova.pessoa@exemplo.com.br',
+    id: '1',
+    entity_id: '1',
+    'hub.mode': 'subscribe',
+    'hub.challenge': '1158201444',
+    'hub.verify_token': 'not-the-verify-token',
+    code: 'an-authorization-code',
+    state: 'a-state-palanque-did-not-sign',
+    'getSocialnetRemovalStatus.id': 'abcdef123456',
+    'listScenarioRequests.state': 'pending',
+  };
+
+  it('runs every operation against the live server through the CLI: each reaches its endpoint', async () => {
+    const key = (await app.accounts.tokens.issue(admin.user.id)).key;
+    const env = { PALANQUE_TOKEN: key, PALANQUE_BASE_URL: app.baseUrl };
+    const configFile = join(work, 'sweep.json');
+    const outcomes: string[] = [];
+    const problems: string[] = [];
+    const queue = operations.filter(({ operationId }) => !COMMANDS[operationId].custom);
+    const worker = async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const { operationId, operation, method, path } = next;
+        const args = [...COMMANDS[operationId].path];
+        if (path.includes('{user_id}')) args.push(String(admin.user.id));
+        if (path.includes('{sync_id}')) args.push('6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f');
+        // The spec's example of each query and header parameter that has one (1 for a required one without).
+        for (const parameter of ((operation.parameters as unknown[]) ?? []).map(deref)) {
+          if (parameter.in === 'path' || ['X-Request-Id', 'Idempotency-Key', 'If-None-Match'].includes(String(parameter.name))) continue;
+          const schema = deref(parameter.schema);
+          const example =
+            SAMPLES[`${operationId}.${String(parameter.name)}`] ??
+            SAMPLES[String(parameter.name)] ??
+            parameter.example ??
+            schema.example ??
+            (parameter.required ? 1 : undefined);
+          const flag = COMMANDS[operationId].flags?.[String(parameter.name)] ?? String(parameter.name).replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/[^A-Za-z0-9]+/g, '-').toLowerCase();
+          if (example !== undefined) args.push(`--${flag}`, String(example));
+        }
+        const content = (deref(operation.requestBody) as Node | undefined)?.content as Record<string, Node> | undefined;
+        if (content && method !== 'get') {
+          const media = Object.values(content)[0]!;
+          args.push('--data', JSON.stringify(deref(Object.values(media.examples as Node)[0]).value));
+        }
+        const requestId = `cli-sweep-${operationId}`;
+        const result = await cli([...args, '--json', '--no-retry', '--request-id', requestId], { env, configFile });
+        const [, status, code] = result.code === 3 ? (/^Error (\d{3}) (\S+):/m.exec(result.stderr) ?? []) : result.code === 0 ? ['', '200', 'ok'] : [];
+        const logged = app.logs.find((line) => line.request_id === requestId && (line.req as Node | undefined)?.method === method.toUpperCase());
+        const what = `${operationId} (palanque ${args.join(' ')})\n${shown(result)}`;
+        outcomes.push(`${operationId}: exit ${result.code}, ${status} ${code}`);
+        if (![0, 3].includes(result.code ?? -1)) problems.push(`not an answer of the server: ${what}`);
+        // Never a request the server finds malformed (the CLI built it), never a failure or a missing handler.
+        else if (code === 'bad_request' || status === '500' || status === '501') problems.push(`answered ${status} ${code}: ${what}`);
+        else if (!logged && operationId !== 'listMunicipalities') problems.push(`no ${method.toUpperCase()} logged with request id ${requestId}: ${what}`);
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    expect(problems, `outcomes:\n${outcomes.sort().join('\n')}`).toEqual([]);
+    expect(outcomes.length).toBe(operations.filter(({ operationId }) => !COMMANDS[operationId].custom).length);
+  }, 90_000);
+});
+
+describe('against the Prism mock (--mock)', () => {
+  let mock: RunningMock;
+  beforeAll(async () => {
+    mock = await startPrismMock();
+  }, 60_000);
+  afterAll(async () => {
+    await mock?.stop();
+  });
+
+  it('answers from the spec without a server or a login', async () => {
+    const env = { PALANQUE_MOCK_URL: mock.baseUrl };
+    const list = await cli(['municipios', 'list', '--uf', '33', '--mock', '--json'], { env });
+    expect(list.code, shown(list)).toBe(0);
+    expect(JSON.parse(list.stdout)).toHaveProperty('results');
+    const status = await cli(['status', '--mock'], { env });
+    expect(status.code, shown(status)).toBe(0);
+    expect(status.stdout).toMatch(/status\s*│ ok/);
+  });
+
+  it('sends a long recipient list as several campaigns (bulk send)', async () => {
+    const numbers = join(work, 'numbers.txt');
+    await writeFile(numbers, ['+5511999990001', '+5511999990002', '+5511999990003', '+5511999990004', '+5511999990005'].join('\n') + '\n');
+    const args = ['sms', 'send', '--mock', '--credential', '3', '--title', 'Convite', '--message', 'Reunião hoje às 19h', '--to-file', numbers, '--batch-size', '2'];
+    const json = await cli([...args, '--json'], { env: { PALANQUE_MOCK_URL: mock.baseUrl } });
+    expect(json.code, shown(json)).toBe(0);
+    const answers = JSON.parse(json.stdout) as Array<{ success: boolean }>;
+    expect(answers).toHaveLength(3);
+    expect(answers.every((answer) => answer.success)).toBe(true);
+    const table = await cli(args, { env: { PALANQUE_MOCK_URL: mock.baseUrl } });
+    expect(table.code, shown(table)).toBe(0);
+    expect(table.stdout).toMatch(/^3 campaigns: /m);
+  });
+});
+
+describe('database tasks', () => {
+  let database: TestDatabase;
+  let second: TestApp | undefined;
+  const env = () => ({ DATABASE_URL: database.url, PASSWORD_HASH_COST: '12', MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS, LOG_LEVEL: 'warn' });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await second?.close();
+    await database?.drop();
+  });
+
+  it('db migrate applies the migrations once', async () => {
+    const first = await cli(['db', 'migrate'], { env: env() });
+    expect(first.code, shown(first)).toBe(0);
+    expect(first.stdout).toMatch(/^Applied \d+ migration\(s\) to /);
+    expect(first.stdout).toContain('0001-municipalities');
+    const again = await cli(['db', 'migrate', '--json'], { env: env() });
+    expect(again.code, shown(again)).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ applied: [] });
+  });
+
+  it('municipios import loads the list, and db seed the demo data', async () => {
+    const imported = await cli(['municipios', 'import', '--source', SHARED_MUNICIPIOS, '--json'], { env: env() });
+    expect(imported.code, shown(imported)).toBe(0);
+    expect(JSON.parse(imported.stdout)).toMatchObject({ rows: 5570, inserted: 5570, updated: 0 });
+    const badSource = await cli(['municipios', 'import', '--source', join(work, 'nowhere.csv')], { env: env() });
+    expect(badSource.code, shown(badSource)).toBe(1);
+    expect(badSource.stderr).toContain('Cannot open');
+
+    const seeded = await cli(['db', 'seed', '--password-stdin'], { env: env(), input: 'senha-de-demonstracao\n' });
+    expect(seeded.code, shown(seeded)).toBe(0);
+    expect(seeded.stdout).toMatch(/Created \(\d+\):/);
+    const again = await cli(['db', 'seed', '--json'], { env: env() });
+    expect(again.code, shown(again)).toBe(0);
+    const report = JSON.parse(again.stdout) as { entries: Array<{ outcome: string }> };
+    expect(report.entries.every((entry) => entry.outcome !== 'created')).toBe(true);
+  }, 60_000);
+
+  it('user create --admin and user set-password, then that user logs in through the API', async () => {
+    const created = await cli(['user', 'create', '--username', 'cli.admin', '--email', 'cli.admin@exemplo.com.br', '--first-name', 'Cli', '--admin', '--password-stdin'], {
+      env: env(),
+      input: 'primeira-senha-longa\n',
+    });
+    expect(created.code, shown(created)).toBe(0);
+    expect(created.stdout).toContain('Created admin cli.admin');
+    const duplicate = await cli(['user', 'create', '--username', 'cli.admin', '--email', 'outro@exemplo.com.br', '--generate-password'], { env: env() });
+    expect(duplicate.code, shown(duplicate)).toBe(1);
+    expect(duplicate.stderr).toContain('already exists');
+    const short = await cli(['user', 'create', '--username', 'curta', '--email', 'curta@exemplo.com.br', '--password-stdin'], { env: env(), input: 'curta\n' });
+    expect(short.code, shown(short)).toBe(2);
+
+    const changed = await cli(['user', 'set-password', 'cli.admin@exemplo.com.br', '--password-stdin'], { env: env(), input: 'segunda-senha-longa\n' });
+    expect(changed.code, shown(changed)).toBe(0);
+    expect(changed.stdout).toContain('Password of cli.admin');
+
+    // A second server, in a second profile of the same configuration file.
+    second = await startTestApp({ database });
+    const login = ['login', '--profile', 'admin-db', '--base-url', second.baseUrl, '-u', 'cli.admin', '--password-stdin'];
+    const oldPassword = await cli(login, { input: 'primeira-senha-longa\n' });
+    expect(oldPassword.code, shown(oldPassword)).toBe(3);
+    expect(oldPassword.stderr).toMatch(/^Error 401 /m);
+    const loggedIn = await cli(login, { input: 'segunda-senha-longa\n' });
+    expect(loggedIn.code, shown(loggedIn)).toBe(0);
+    const whoami = await cli(['whoami', '--json'], { env: { PALANQUE_PROFILE: 'admin-db' } });
+    expect(JSON.parse(whoami.stdout)).toMatchObject({ profile: 'admin-db', base_url: second.baseUrl, user: { username: 'cli.admin', first_name: 'Cli', is_admin: true } });
+    const status = await cli(['status', '-p', 'admin-db', '--json']);
+    expect(status.code, shown(status)).toBe(0);
+    const profiles = JSON.parse((await cli(['profile', 'list', '--json'])).stdout);
+    expect(profiles.profiles).toContainEqual(expect.objectContaining({ name: 'admin-db', current: false, base_url: second.baseUrl, logged_in: true, username: 'cli.admin' }));
+    expect(JSON.stringify(profiles)).not.toMatch(/plq_/);
+  }, 60_000);
+
+  it('reports a database it cannot use (exit 1)', async () => {
+    const result = await cli(['db', 'migrate', '--database-url', 'mysql://nowhere/db']);
+    expect(result.code, shown(result)).toBe(1);
+    expect(result.stderr).toContain('DATABASE_URL');
+  });
+});
+
+it('builds the binary it tests', () => {
+  expect(existsSync(bin)).toBe(true);
+});
