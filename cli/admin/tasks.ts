@@ -13,7 +13,7 @@ import type { Config } from '../../src/config.js';
 import { createMigrator, migrate } from '../../src/db/migrator.js';
 import { formatSeedPasswords, formatSeedReport, seedDemoData, SeedError } from '../../src/db/seed.js';
 import { createDomains } from '../../src/domains.js';
-import type { JobQueue } from '../../src/jobs/index.js';
+import { refusingJobQueue } from '../../src/jobs/refusing-queue.js';
 import type { Logger } from '../../src/logger.js';
 import { createMailer } from '../../src/mail/mailer.js';
 import { MunicipalityCatalog } from '../../src/municipalities/catalog.js';
@@ -45,21 +45,8 @@ export async function migrateTask(options: DatabaseOptions, output: Output): Pro
 
 // --- db seed -------------------------------------------------------------------------------------
 
-/** The seed queues nothing (no scenario run, no SMS): a queue that refuses, so nothing can slip through. */
-const noJobs: JobQueue = {
-  async start() {},
-  async register() {},
-  async enqueue(name) {
-    throw new Error(`The seed queues no jobs (${name})`);
-  },
-  async get() {
-    return undefined;
-  },
-  async stats() {
-    return { queued: 0, running: 0, failed: 0 };
-  },
-  async stop() {},
-};
+/** The seed queues nothing (no scenario run, no SMS), so nothing can slip through. */
+const noJobs = refusingJobQueue('The seed queues no jobs');
 
 export async function seedTask(options: DatabaseOptions & { passwordStdin?: boolean }, output: Output): Promise<void> {
   const password = options.passwordStdin ? await passwordFromStdin() : process.env.SEED_PASSWORD || undefined;

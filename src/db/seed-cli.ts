@@ -12,7 +12,7 @@ import type { Sequelize } from 'sequelize';
 import { createAccounts } from '../accounts/index.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createDomains } from '../domains.js';
-import type { JobQueue } from '../jobs/index.js';
+import { refusingJobQueue } from '../jobs/refusing-queue.js';
 import { createLogger, endLogging, type Logger } from '../logger.js';
 import { createMailer } from '../mail/mailer.js';
 import { MunicipalityCatalog } from '../municipalities/catalog.js';
@@ -22,21 +22,8 @@ import { openDatabase } from './database.js';
 import { migrate } from './migrator.js';
 import { formatSeedPasswords, formatSeedReport, seedDemoData, SeedError } from './seed.js';
 
-/** The seed queues nothing (no scenario run, no SMS): a queue that refuses, so nothing can slip through. */
-const noJobs: JobQueue = {
-  async start() {},
-  async register() {},
-  async enqueue(name) {
-    throw new Error(`The seed queues no jobs (${name})`);
-  },
-  async get() {
-    return undefined;
-  },
-  async stats() {
-    return { queued: 0, running: 0, failed: 0 };
-  },
-  async stop() {},
-};
+/** The seed queues nothing (no scenario run, no SMS), so nothing can slip through. */
+const noJobs = refusingJobQueue('The seed queues no jobs');
 
 // Synchronous writes, as for the first admin's password: the report must be out before the process ends.
 const print = (text: string) => writeSync(1, text.endsWith('\n') ? text : `${text}\n`);

@@ -32,6 +32,7 @@ import { statusSourcesOf, type StatusSources } from '../../src/control/status.js
 import type { Monitors } from '../../src/monitors/index.js';
 import type { Strategy } from '../../src/strategy/index.js';
 import { createJobQueue, type JobQueue } from '../../src/jobs/index.js';
+import { refusingJobQueue } from '../../src/jobs/refusing-queue.js';
 import type { SocialnetRemovals } from '../../src/socialnet/removals.js';
 import type { Sms } from '../../src/messaging/sms.js';
 import type { SocialLinks } from '../../src/oauth/index.js';
@@ -141,20 +142,7 @@ const unconfiguredOAuth: OAuthClientSettings = {
 };
 
 /** The queue of a test app started without jobs: it holds nothing, and queueing is an error. */
-const noJobs: JobQueue = {
-  async start() {},
-  async register() {},
-  async enqueue(name) {
-    throw new Error(`This test app runs no jobs (start it withJobs to queue ${name})`);
-  },
-  async get() {
-    return undefined;
-  },
-  async stats() {
-    return { queued: 0, running: 0, failed: 0 };
-  },
-  async stop() {},
-};
+const noJobs = refusingJobQueue('This test app runs no jobs (start it withJobs to queue one)');
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const logs: Array<Record<string, unknown>> = [];
