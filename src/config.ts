@@ -138,6 +138,10 @@ const environmentSchema = z.object({
   MAX_HEADER_BYTES: z.coerce.number().int().min(1_024).max(1_048_576).default(16_384),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(24 * 3600),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  RATE_LIMIT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_.-]{1,100}$/, 'must be 1-100 letters, digits or : _ . -')
+    .default('palanque:rl'),
   RATE_LIMIT_AUTH: budget,
   RATE_LIMIT_READ: budget,
   RATE_LIMIT_WRITE: budget,
@@ -212,6 +216,8 @@ export interface Config {
   maxHeaderBytes: number;
   /** Shared store for rate limits across instances; memory per instance when unset. */
   redisUrl: string | undefined;
+  /** Namespace of the rate-limit keys in Redis: deployments (or tests) sharing one Redis keep apart. */
+  rateLimitPrefix: string;
   rateLimits: RateLimitBudgets;
   /** How long an Idempotency-Key and its stored answer are kept. */
   idempotencyTtlMs: number;
@@ -296,6 +302,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
     maxHeaderBytes: env.MAX_HEADER_BYTES,
     redisUrl: env.REDIS_URL,
+    rateLimitPrefix: env.RATE_LIMIT_PREFIX,
     idempotencyTtlMs: env.IDEMPOTENCY_TTL_SECONDS * 1000,
     rateLimits: {
       auth: pick(env.RATE_LIMIT_AUTH, DEFAULT_BUDGETS.auth),

@@ -60,6 +60,7 @@ async function main(): Promise<void> {
     status: statusSourcesOf(sequelize, () => jobs.stats()),
     metrics,
     redis,
+    rateLimitPrefix: config.rateLimitPrefix,
     idempotencyKeys,
   });
   const server = createHttpServer(app, config).listen(config.port, config.host);
