@@ -5,6 +5,7 @@
 import { Umzug, SequelizeStorage } from 'umzug';
 import type { Sequelize } from 'sequelize';
 import type { Logger } from '../logger.js';
+import { withLocks } from './locks.js';
 import * as municipalities from './migrations/0001-municipalities.js';
 import * as idempotencyKeys from './migrations/0002-idempotency-keys.js';
 import * as jobs from './migrations/0003-jobs.js';
@@ -32,8 +33,14 @@ export function createMigrator(sequelize: Sequelize, logger: Logger) {
   });
 }
 
-/** Applies every pending migration; returns the names applied. */
+/**
+ * Applies every pending migration; returns the names applied. Several instances starting together on
+ * one PostgreSQL database take turns (an advisory lock held while one migrates): the first applies the
+ * pending migrations, the others then find none left.
+ */
 export async function migrate(sequelize: Sequelize, logger: Logger): Promise<string[]> {
-  const applied = await createMigrator(sequelize, logger).up();
-  return applied.map((migration) => migration.name);
+  return withLocks(sequelize, ['palanque:migrations'], async () => {
+    const applied = await createMigrator(sequelize, logger).up();
+    return applied.map((migration) => migration.name);
+  });
 }

@@ -3,6 +3,7 @@
  * pg-boss hands each job to one worker. A job whose worker died is failed by pg-boss's maintenance once
  * it has run longer than its timeout, and then retried like any failure.
  */
+import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from '../logger.js';
 import { DEFAULT_RETRY_POLICY, type JobHandler, type JobQueue, type JobRecord, type JobStats, type RetryPolicy } from './queue.js';
@@ -28,7 +29,7 @@ export class PgBossJobQueue implements JobQueue {
   private readonly boss: PgBoss;
 
   constructor(
-    connectionString: string,
+    private readonly connectionString: string,
     private readonly logger: Logger,
     private readonly options: PgBossQueueOptions = {},
   ) {
@@ -46,17 +47,38 @@ export class PgBossJobQueue implements JobQueue {
 
   async register(name: string, handler: JobHandler, policy: Partial<RetryPolicy> = {}): Promise<void> {
     const { retryLimit, retryDelaySeconds, backoff } = { ...DEFAULT_RETRY_POLICY, ...policy };
-    await this.boss.createQueue(name, {
-      name,
-      retryLimit,
-      retryDelay: retryDelaySeconds,
-      retryBackoff: backoff,
-      expireInSeconds: this.options.jobTimeoutSeconds ?? 15 * 60,
-    });
+    await this.oneInstanceAtATime(() =>
+      this.boss.createQueue(name, {
+        name,
+        retryLimit,
+        retryDelay: retryDelaySeconds,
+        retryBackoff: backoff,
+        expireInSeconds: this.options.jobTimeoutSeconds ?? 15 * 60,
+      }),
+    );
     const options = { pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 2, includeMetadata: true as const };
     await this.boss.work(name, options, async ([job]) => {
       if (job) return handler(job.data, { id: job.id, attempt: job.retryCount + 1, lastAttempt: job.retryCount >= job.retryLimit });
     });
+  }
+
+  /**
+   * Creating a queue writes a row and creates and attaches a partition; instances starting together on
+   * a new database that create the same queues at once deadlock in there. So they take turns, under an
+   * advisory lock held by a transaction of a connection of its own for the duration.
+   */
+  private async oneInstanceAtATime<T>(work: () => Promise<T>): Promise<T> {
+    const client = new pg.Client({ connectionString: this.connectionString, application_name: 'palanque' });
+    client.on('error', () => undefined); // a dropped connection fails the query below instead
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['palanque:pgboss-create-queue']);
+      return await work();
+    } finally {
+      await client.query('COMMIT').catch(() => undefined);
+      await client.end().catch(() => undefined);
+    }
   }
 
   async enqueue(name: string, data: object): Promise<string> {

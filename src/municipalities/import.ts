@@ -13,6 +13,7 @@ import { Readable, Transform, pipeline } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse';
 import type { Sequelize } from 'sequelize';
+import { withLockedTransaction } from '../db/locks.js';
 import { defineMunicipalityModel, normalise, type Municipality } from './model.js';
 import { asStateCode, checkMunicipality } from './rules.js';
 
@@ -177,7 +178,9 @@ async function writeRows(
   onProgress: ImportOptions['onProgress'] = () => {},
 ): Promise<Pick<ImportReport, 'inserted' | 'updated' | 'unchanged'>> {
   const model = defineMunicipalityModel(sequelize);
-  return sequelize.transaction(async (transaction) => {
+  // Instances starting together on an empty PostgreSQL database each try the first import: they take
+  // turns, and those that come later find the rows and change nothing.
+  return withLockedTransaction(sequelize, ['palanque:municipalities-import'], async (transaction) => {
     const existing = new Map(
       ((await model.findAll({ raw: true, transaction })) as unknown as Municipality[]).map((row) => [Number(row.codigo_ibge), normalise(row)]),
     );
