@@ -29,7 +29,8 @@ async function createSqliteDatabase(): Promise<TestDatabase> {
   };
 }
 
-async function createPostgresDatabase(serverUrl: string): Promise<TestDatabase> {
+/** A new database on the PostgreSQL server at `serverUrl`, for tests that need PostgreSQL whatever the suite runs on. */
+export async function createPostgresDatabase(serverUrl: string): Promise<TestDatabase> {
   const name = `palanque_test_${randomBytes(6).toString('hex')}`;
   await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(serverUrl);
