@@ -22,7 +22,7 @@ import { methodGuard } from './http/method-guard.js';
 import { dispatch, type OperationHandlers } from './http/operations.js';
 import { rejectInvalidRequestId, requestId } from './http/request-id.js';
 import { requestLogging } from './http/request-logging.js';
-import { contractValidator, translateValidatorError } from './http/validation.js';
+import { contractValidator, refuseNonFiniteNumbers, refuseNulCharacters, translateValidatorError } from './http/validation.js';
 import type { MunicipalityCatalog } from './municipalities/catalog.js';
 import { municipalityListFastPath } from './municipalities/fast-path.js';
 import { createMunicipality, listMunicipalities } from './municipalities/handlers.js';
@@ -164,6 +164,8 @@ export function createApp(dependencies: AppDependencies): Express {
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimit, verify: keepRawBody }));
   app.use(express.text({ limit: config.bodyLimit, verify: keepRawBody }));
   app.use(contractValidator(contract, config.basePath, config.validateResponses, (key) => accounts.tokens.authenticate(key)));
+  app.use(refuseNonFiniteNumbers);
+  app.use(refuseNulCharacters);
   app.use(providerSignatures({ ...socialnetSignatureChecks(config.socialnet), ...smsSignatureChecks(dependencies.sms, config) }));
   app.use(idempotency(idempotencyKeys, logger));
   app.use(dispatch(handlers));

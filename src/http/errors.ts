@@ -39,11 +39,25 @@ export const notImplemented = (operationId: string) =>
 export const referenceDataUnavailable = (message: string) =>
   new ApiError(503, 'reference_data_unavailable', message, [], { 'Retry-After': '60' });
 
+/** The error model's bounds (ErrorResponse and ErrorDetail in the spec). */
+const MAX_MESSAGE = 1000;
+const MAX_FIELD = 500;
+const MAX_RULE = 100;
+
+/** Cuts a text to `max` characters, marking the cut: a request can make a message quote a huge name. */
+const bounded = (text: string, max: number) => ([...text].length <= max ? text : `${[...text].slice(0, max - 1).join('')}…`);
+
 /** Writes an error in the error model. Used by the error handler and by middleware that answers early. */
 export function sendError(res: Response, error: ApiError): void {
+  const details = error.details.map((detail) => ({
+    ...detail,
+    field: bounded(detail.field, MAX_FIELD),
+    rule: bounded(detail.rule, MAX_RULE),
+    message: bounded(detail.message, MAX_MESSAGE),
+  }));
   const body: ErrorBody = {
     success: false,
-    error: { code: error.code, message: error.message, details: error.details },
+    error: { code: error.code, message: bounded(error.message, MAX_MESSAGE), details },
     request_id: String(res.locals.requestId ?? ''),
   };
   res.status(error.status).set(error.headers).json(body);
@@ -77,8 +91,16 @@ export const translateApiError: ErrorTranslator = (error) => {
 };
 
 /** Errors of Express's body parsers (body-parser), recognised by their `type`. */
-export const translateBodyParserError: ErrorTranslator = (error) => {
+export const translateBodyParserError: ErrorTranslator = (error, req) => {
   const type = (error as { type?: unknown })?.type;
+  // A body that does not decompress as its Content-Encoding says: body-parser passes zlib's error on
+  // with status 400 and no type.
+  const encoding = req.get('Content-Encoding');
+  if (type === undefined && encoding && (error as { status?: unknown })?.status === 400 && typeof (error as { errno?: unknown }).errno === 'number') {
+    return badRequest(`The request body could not be decoded as ${encoding}.`, [
+      { location: 'header', field: 'Content-Encoding', rule: 'content_encoding', message: `the body must be ${encoding}-compressed: ${(error as Error).message}`, value: encoding },
+    ]);
+  }
   if (type === 'entity.parse.failed') {
     return badRequest('The request body is not valid JSON.', [
       { location: 'body', field: '', rule: 'json', message: (error as Error).message },
@@ -90,8 +112,23 @@ export const translateBodyParserError: ErrorTranslator = (error) => {
       { location: 'body', field: '', rule: 'max_size', message: `must be at most ${limit} bytes` },
     ]);
   }
-  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-    return new ApiError(415, 'unsupported_media_type', (error as Error).message);
+  // Our own messages rather than body-parser's, which quote the header whole: however long it is, the
+  // error model keeps `message` to 1000 characters.
+  if (type === 'encoding.unsupported') {
+    return new ApiError(415, 'unsupported_media_type', 'Unsupported Content-Encoding; this server takes gzip, deflate, br or identity.', [
+      headerDetail('Content-Encoding', 'content_encoding', 'must be gzip, deflate, br or identity', (error as { encoding?: string }).encoding),
+    ]);
+  }
+  if (type === 'charset.unsupported') {
+    return new ApiError(415, 'unsupported_media_type', 'Unsupported charset in Content-Type; send the body as UTF-8.', [
+      headerDetail('Content-Type', 'charset', 'the charset must be utf-8', (error as { charset?: string }).charset),
+    ]);
   }
   return undefined;
 };
+
+/** A header at fault, with its value when it is short enough to echo. */
+function headerDetail(field: string, rule: string, message: string, value: string | undefined): ErrorDetail {
+  const detail: ErrorDetail = { location: 'header', field, rule, message };
+  return value !== undefined && value.length <= 200 ? { ...detail, value } : detail;
+}

@@ -26,6 +26,86 @@ export function contractValidator(
   }) as RequestHandler[];
 }
 
+/**
+ * Mounted right after the validator. ajv's type coercion turns a numeric parameter sent as `Infinity`,
+ * `1e400` or a numeral of hundreds of digits into Infinity, and then skips `minimum` and `maximum` (it
+ * checks bounds on finite numbers only), so such a value passes as valid and reaches a handler, whose
+ * query fails in the database. Every numeric parameter of the contract is bounded: refuse it as the
+ * validator would have, with a 400 naming the parameter.
+ */
+export const refuseNonFiniteNumbers: RequestHandler = (req, _res, next) => {
+  const openapi = (req as { openapi?: { pathParams?: Record<string, unknown>; openApiRoute?: string } }).openapi;
+  const details: ErrorDetail[] = [];
+  const check = (location: NonNullable<ErrorDetail['location']>, values: Record<string, unknown> | undefined, rawValue: (field: string) => string | undefined) => {
+    for (const [field, value] of Object.entries(values ?? {})) {
+      if (typeof value !== 'number' || Number.isFinite(value)) continue;
+      const raw = rawValue(field);
+      const detail: ErrorDetail = { location, field, rule: value > 0 ? 'maximum' : 'minimum', message: 'must be a finite number within the declared bounds' };
+      details.push(raw !== undefined && raw.length <= MAX_ECHOED_LENGTH ? { ...detail, value: raw } : detail);
+    }
+  };
+  const rawQuery = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
+  check('query', req.query as Record<string, unknown>, (field) => rawQuery.get(field) ?? undefined);
+  check('path', openapi?.pathParams, (field) => rawPathValue(req.path, openapi?.openApiRoute, field));
+  if (details.length === 0) return next();
+  next(new ApiError(400, 'bad_request', `The request is malformed: ${summarise(details, '')}`, details));
+};
+
+/**
+ * Mounted after the validator, before anything reads the request's text. No text of the contract may
+ * hold the NUL character (U+0000): PostgreSQL cannot store it, and on SQLite Sequelize writes string
+ * values into the SQL, where a NUL ends the statement early (a syntax error, so a 500). A body field with
+ * one is 422, a query or path parameter 400, naming the field.
+ */
+export const refuseNulCharacters: RequestHandler = (req, _res, next) => {
+  const openapi = (req as { openapi?: { pathParams?: Record<string, unknown> } }).openapi;
+  const detail = (location: NonNullable<ErrorDetail['location']>, field: string): ErrorDetail => ({
+    location,
+    field,
+    rule: 'no_nul',
+    message: 'must not contain the NUL character (U+0000)',
+  });
+  const parameters = [
+    ...fieldsWithNul(req.query).map((field) => detail('query', field)),
+    ...fieldsWithNul(openapi?.pathParams).map((field) => detail('path', field)),
+  ];
+  if (parameters.length > 0) return next(new ApiError(400, 'bad_request', `The request is malformed: ${summarise(parameters, '')}`, parameters));
+  // A text/plain body (a string) is accepted and ignored by the one operation that takes it.
+  const body = typeof req.body === 'object' ? fieldsWithNul(req.body).map((field) => detail('body', field)) : [];
+  if (body.length > 0) return next(new ApiError(422, 'validation_failed', 'The request body is invalid.', body));
+  next();
+};
+
+/** Dotted paths (`lista.0.nome`, as the validator names fields) of the strings that hold a NUL; iterative, so depth is no risk. */
+function fieldsWithNul(root: unknown): string[] {
+  const found: string[] = [];
+  const pending: Array<[string, unknown]> = [['', root]];
+  while (pending.length > 0) {
+    const [path, value] = pending.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) found.push(path);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) pending.push([path ? `${path}.${key}` : key, item]);
+    }
+  }
+  return found.reverse();
+}
+
+/** A path parameter as sent: the segment at its place in the route template, counted from the end (the base path is a prefix). */
+function rawPathValue(path: string, template: string | undefined, field: string): string | undefined {
+  if (!template) return undefined;
+  const templateSegments = template.split('/');
+  const index = templateSegments.indexOf(`{${field}}`);
+  const segments = path.split('/');
+  const segment = index < 0 ? undefined : segments[segments.length - (templateSegments.length - index)];
+  if (segment === undefined) return undefined;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 const validatorErrorClasses = Object.values(OpenApiValidator.error);
 
 interface ValidatorError {
