@@ -126,6 +126,7 @@ const environmentSchema = z.object({
     .string()
     .regex(/^([0-9a-f]{64})?$/i, 'must be a sha256 in hex, or empty to skip the check')
     .default(DEFAULT_MUNICIPIOS_SHA256),
+  MUNICIPIOS_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   CORS_ORIGINS: z
     .string()
@@ -206,6 +207,8 @@ export interface Config {
   bodyLimit: number;
   municipiosSource: string;
   municipiosSha256: string | undefined;
+  /** How often the in-memory municipality list checks the table for changes made elsewhere. */
+  municipiosRefreshMs: number;
   shutdownTimeoutMs: number;
   /** Front-end origins allowed by CORS; empty allows none. */
   corsOrigins: string[];
@@ -295,6 +298,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     bodyLimit: env.BODY_LIMIT ?? 1024 * 1024,
     municipiosSource: env.MUNICIPIOS_SOURCE,
     municipiosSha256: env.MUNICIPIOS_SHA256 === '' ? undefined : env.MUNICIPIOS_SHA256.toLowerCase(),
+    municipiosRefreshMs: env.MUNICIPIOS_REFRESH_SECONDS * 1000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: env.CORS_ORIGINS ?? [],
     metricsToken: env.METRICS_TOKEN,

@@ -16,7 +16,7 @@ import { createShutdown } from './lifecycle.js';
 import { createLogger, endLogging, type Logger } from './logger.js';
 import { MunicipalityCatalog } from './municipalities/catalog.js';
 import { importMunicipalities } from './municipalities/import.js';
-import { defineMunicipalityModel, loadAllMunicipalities } from './municipalities/model.js';
+import { defineMunicipalityModel, loadAllMunicipalities, municipalitiesFingerprint } from './municipalities/model.js';
 import type { Sequelize } from 'sequelize';
 import { Redis } from 'ioredis';
 import { createAccounts, type Accounts } from './accounts/index.js';
@@ -32,7 +32,10 @@ async function main(): Promise<void> {
   await migrate(sequelize, logger);
 
   const model = defineMunicipalityModel(sequelize);
-  const municipalities = new MunicipalityCatalog(() => loadAllMunicipalities(model));
+  const municipalities = new MunicipalityCatalog(
+    () => loadAllMunicipalities(model),
+    () => municipalitiesFingerprint(model),
+  );
   await municipalities.reload();
   if (municipalities.size === 0) await importOnFirstStart(sequelize, config, logger, municipalities);
 
@@ -49,6 +52,9 @@ async function main(): Promise<void> {
   });
   const purge = setInterval(() => void purgeExpiredRows(idempotencyKeys, accounts, logger), PURGE_INTERVAL_MS);
   purge.unref();
+  // A municipality created on another instance, or an import, reaches this instance's list within the interval.
+  const refresh = setInterval(() => void refreshMunicipalities(municipalities, logger), config.municipiosRefreshMs);
+  refresh.unref();
   const domains = await createDomains(sequelize, { accounts, jobs, logger, settings: config });
   const app = createApp({
     config,
@@ -73,6 +79,7 @@ async function main(): Promise<void> {
     logger,
     release: async () => {
       clearInterval(purge);
+      clearInterval(refresh);
       await jobs.stop();
       await redis?.quit();
       await sequelize.close();
@@ -103,6 +110,20 @@ async function purgeExpiredRows(store: IdempotencyStore, accounts: Accounts, log
     if (purged > 0) logger.info({ purged }, 'expired rows purged');
   } catch (error) {
     logger.warn({ err: error }, 'could not purge expired rows');
+  }
+}
+
+let refreshing = false;
+
+async function refreshMunicipalities(catalog: MunicipalityCatalog, logger: Logger): Promise<void> {
+  if (refreshing) return;
+  refreshing = true;
+  try {
+    if (await catalog.refreshIfChanged()) logger.info({ municipalities: catalog.size }, 'municipality list reloaded: it changed in the database');
+  } catch (error) {
+    logger.warn({ err: error }, 'could not check the municipality list for changes');
+  } finally {
+    refreshing = false;
   }
 }
 

@@ -8,6 +8,7 @@
  *   and the same key sent to all three at once runs once;
  * - rate-limit budgets are spent across instances (Redis, under a key prefix of this file's own);
  * - jobs enqueued by one instance run once, whichever instance's worker takes them;
+ * - a municipality created on one instance reaches the in-memory lists of the others;
  * - killing one instance (SIGKILL) in the middle of a stream of creates loses no accepted record.
  * First, in process, the start-up steps that instances starting together run at the same moment.
  */
@@ -37,7 +38,7 @@ const POSTGRES_SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@12
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RATE_LIMIT_PREFIX = `palanque-test-scale-${randomBytes(4).toString('hex')}`;
 const ADMIN = { username: 'admin.escala', password: 'uma-senha-bem-longa-para-testes' };
-const READ_BUDGET = 10;
+const READ_BUDGET = 30;
 
 const SMS_ACCOUNT = `AC${'5e4d3c2b1a09f8e7d6c5b4a392817060'}`;
 const SMS_AUTH_TOKEN = 'b1a0f9e8d7c6b5a4938271605f4e3d2c';
@@ -77,6 +78,7 @@ async function startInstance(name: string, databaseUrl: string): Promise<Instanc
       RATE_LIMIT_READ: `${READ_BUDGET}/60`,
       RATE_LIMIT_WRITE: '2000/60',
       MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS,
+      MUNICIPIOS_REFRESH_SECONDS: '1',
       ADMIN_USERNAME: ADMIN.username,
       ADMIN_PASSWORD: ADMIN.password,
       PASSWORD_HASH_COST: '12',
@@ -309,6 +311,34 @@ describe('three instances, one database, one Redis', () => {
     expect(other.status, other.text).toBe(200);
     // The counters live under this deployment's RATE_LIMIT_PREFIX.
     expect((await redis.keys(`${RATE_LIMIT_PREFIX}:read:*`)).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('shows on every instance a municipality created on one (each checks the table every MUNICIPIOS_REFRESH_SECONDS)', async () => {
+    const [a, b, c] = instances as [Instance, Instance, Instance];
+    const path = '/api/municipios/?codigo_uf=53';
+    const key = await login(a);
+    const before = await request(c.baseUrl, 'GET', path, auth(key));
+    expect(before.status, before.text).toBe(200);
+    const created = await request(a.baseUrl, 'POST', '/api/municipios/', auth(adminKey), {
+      codigo_ibge: 5399999,
+      nome: 'Vila Nova do Planalto',
+      latitude: -15.79,
+      longitude: -47.88,
+      capital: false,
+      codigo_uf: 53,
+    });
+    expect(created.status, created.text).toBe(201);
+    for (const instance of [b, c]) {
+      let last: Result | undefined;
+      await waitFor(
+        async () => {
+          last = await request(instance.baseUrl, 'GET', path, auth(key));
+          return last.status === 200 && (last.body.results as Json[]).some((municipality) => municipality.codigo_ibge === 5399999) ? true : undefined;
+        },
+        { timeoutMs: 12_000, intervalMs: 500, what: `${instance.name} to list the new municipality`, output: () => `${last?.status} ${last?.text}\n${instance.output()}` },
+      );
+      expect(last!.body.count).toBe(before.body.count + 1);
+    }
   });
 
   it('runs the jobs enqueued by one instance once each, on whichever instance takes them', async () => {

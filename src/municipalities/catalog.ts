@@ -2,6 +2,8 @@
  * The municipality list in memory. It is the front end's hottest read and only changes with an import
  * or a create, so it is loaded once, paginated from arrays, and reloaded on demand. While nothing is
  * loaded it retries the database now and then, so data imported by another process shows up by itself.
+ * Given a fingerprint of the table, `refreshIfChanged` reloads it when another instance or process
+ * changed it (the server checks every MUNICIPIOS_REFRESH_SECONDS).
  */
 import type { Municipality } from './model.js';
 
@@ -20,10 +22,14 @@ export class MunicipalityCatalog {
   private byState = new Map<number, Municipality[]>();
   private byCode = new Map<number, Municipality>();
   private lastAttempt = 0;
+  private loadedFingerprint: string | undefined;
   /** Increases with every change of the list, so caches of rendered pages know when to drop them. */
   version = 0;
 
-  constructor(private readonly fetchAll: () => Promise<Municipality[]>) {}
+  constructor(
+    private readonly fetchAll: () => Promise<Municipality[]>,
+    private readonly fingerprint?: () => Promise<string>,
+  ) {}
 
   get size(): number {
     return this.all.length;
@@ -32,7 +38,18 @@ export class MunicipalityCatalog {
   /** Replaces the list with the database's current contents. */
   async reload(): Promise<void> {
     this.lastAttempt = Date.now();
+    // Taken before the rows: a change landing in between shows at the next check.
+    const fingerprint = await this.fingerprint?.();
     this.replace(await this.fetchAll());
+    this.loadedFingerprint = fingerprint;
+  }
+
+  /** Reloads if the table changed since the last load (elsewhere: another instance, an import); returns whether it did. */
+  async refreshIfChanged(): Promise<boolean> {
+    if (!this.fingerprint) return false;
+    if ((await this.fingerprint()) === this.loadedFingerprint) return false;
+    await this.reload();
+    return true;
   }
 
   /** Reloads only if the list is empty and the last attempt is old enough (cheap on the hot path). */

@@ -1,5 +1,5 @@
 /** The `municipalities` table (created by migration 0001). */
-import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+import { DataTypes, col, fn, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import { asStateCode } from './rules.js';
 
@@ -30,6 +30,22 @@ export async function loadAllMunicipalities(model: MunicipalityModel): Promise<M
     raw: true,
   });
   return (rows as unknown as Municipality[]).map(normalise);
+}
+
+/**
+ * A cheap fingerprint of the table: its row count and latest change. Creates and imports only insert
+ * and update (stamping updated_at), so any change of the list changes it.
+ */
+export async function municipalitiesFingerprint(model: MunicipalityModel): Promise<string> {
+  const [row] = (await model.findAll({
+    attributes: [
+      [fn('count', col('codigo_ibge')), 'rows'],
+      [fn('max', col('updated_at')), 'changed'],
+    ],
+    raw: true,
+  })) as unknown as Array<{ rows: number | string; changed: Date | string | null }>;
+  const changed = row?.changed ?? null;
+  return `${Number(row?.rows ?? 0)}:${changed instanceof Date ? changed.toISOString() : String(changed)}`;
 }
 
 /** SQLite hands booleans back as 0/1 and PostgreSQL may hand numbers back as strings: make both exact. */
