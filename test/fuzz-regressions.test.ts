@@ -165,3 +165,21 @@ describe('an error stays within the error model\'s bounds however long the reque
     expect(detail.message.length).toBeLessThanOrEqual(1000);
   });
 });
+
+describe('a path that is not valid percent-encoded UTF-8 is 400 in the error model, not an HTML 500', () => {
+  // The route lookup (rate limiter, method guard) threw a URIError before the request logger ran, and the
+  // error handler then failed on the missing req.log: Express answered its own HTML page.
+  it.each(['/api/usuario/%FF/', '/api/elections/syncs/%E0%A4%A/', '/api/usuario/%C0%AF/'])('GET %s', async (path) => {
+    const response = await fetch(app.baseUrl + path, { headers: { ...admin.headers, 'X-Request-Id': 'bad-escape' } });
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const result = { status: response.status, headers: response.headers, text: '', body: await response.json() };
+    expectError(result, 400, 'bad_request');
+    expect(result.body.request_id).toBe('bad-escape');
+    expect(result.body.error.details).toEqual([{ location: 'path', field: '', rule: 'percent_encoding', message: expect.any(String), value: path }]);
+  });
+
+  it('a path of no operation with a bad escape is still 404', async () => {
+    const result = await request(app.baseUrl, 'GET', '/api/nada/%FF/');
+    expectError(result, 404, 'not_found');
+  });
+});

@@ -39,8 +39,21 @@ export function buildRoutes(document: OpenApiDocument, basePath: string): Route[
     const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
     // Same matching rules as express-openapi-validator (path-to-regexp, case-insensitive), so both agree.
     const expressPath = (basePath + template).replace(/\{([^}]+)\}/g, ':$1');
-    return { template, methods, allow, operationIds, matches: match(expressPath, { decode: decodeURIComponent }) };
+    return { template, methods, allow, operationIds, matches: match(expressPath, { decode: decodeLeniently }) };
   });
+}
+
+/**
+ * Finding the route only needs to know which template a path fits, not its values: a segment that is not
+ * valid percent-encoded UTF-8 (`%FF`) stays as it was sent, for the validator to refuse, rather than
+ * throwing a URIError out of every middleware that looks the route up.
+ */
+function decodeLeniently(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /**

@@ -76,7 +76,8 @@ export function errorHandler(translators: ErrorTranslator[]): ErrorRequestHandle
       sendError(res, apiError);
       return;
     }
-    req.log.error({ err: error }, 'request failed');
+    // req.log is set by the request logger; an error raised before it (in the rate limiter) must still be answered.
+    req.log?.error({ err: error }, 'request failed');
     sendError(
       res,
       apiError ??

@@ -120,6 +120,11 @@ export const translateValidatorError: ErrorTranslator = (error, req) => {
   const details = errors.map((problem) => withValue(toDetail(problem), req));
   switch (status) {
     case 400: {
+      // The validator could not decode a path parameter: a `%` escape that is not UTF-8 (`%FF`).
+      if (/^malformed uri/i.test(message)) {
+        const detail: ErrorDetail = { location: 'path', field: '', rule: 'percent_encoding', message: 'must be valid percent-encoded UTF-8' };
+        return new ApiError(400, 'bad_request', 'The path is not valid percent-encoded UTF-8.', [req.path.length <= MAX_ECHOED_LENGTH ? { ...detail, value: req.path } : detail]);
+      }
       const onlyBody = details.length > 0 && details.every((detail) => detail.location === 'body');
       return onlyBody
         ? new ApiError(422, 'validation_failed', 'The request body is invalid.', details)
