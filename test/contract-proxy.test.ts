@@ -30,10 +30,10 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { startPrismProxy, type RunningProxy } from './helpers/prism.js';
 import { waitFor } from './helpers/process.js';
 import { loadSpec } from './helpers/spec.js';
-import { ElectionsPanelSimulator } from './simulators/elections-panel.js';
-import { OAuthProviderSimulator } from './simulators/oauth-provider.js';
-import { SmsProviderSimulator, signatureOf } from './simulators/sms-provider.js';
-import { deliver, REMOVAL_PATH, requestRemoval, verify } from './simulators/socialnet.js';
+import { ElectionsPanelSimulator } from '../src/simulators/elections-panel.js';
+import { OAuthProviderSimulator } from '../src/simulators/oauth-provider.js';
+import { SmsProviderSimulator, signatureOf } from '../src/simulators/sms-provider.js';
+import { deliver, REMOVAL_PATH, requestRemoval, verify } from '../src/simulators/socialnet.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;

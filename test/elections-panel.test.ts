@@ -1,6 +1,6 @@
 /**
  * The elections-panel sync end to end over HTTP, with a real job queue and the panel simulator on
- * loopback (test/simulators/elections-panel.ts): only the caller's candidates reach the panel, as
+ * loopback (src/simulators/elections-panel.ts): only the caller's candidates reach the panel, as
  * public cards without documents or contacts, with the caller's token as Bearer and the sync id as
  * Idempotency-Key; the token is sealed (never in clear) while the sync is under way and erased when it
  * ends; asking again while a sync is under way gives that sync; a failure that may pass is retried
@@ -16,7 +16,7 @@ import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { appsClosedAfterEach, startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
 import { expectError, request, type Result } from './helpers/http.js';
 import { waitFor } from './helpers/process.js';
-import { BATCHES_PATH, ElectionsPanelSimulator, type PanelCard } from './simulators/elections-panel.js';
+import { BATCHES_PATH, ElectionsPanelSimulator, type PanelCard } from '../src/simulators/elections-panel.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;

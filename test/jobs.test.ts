@@ -57,6 +57,34 @@ describe('running jobs', () => {
     expect(job).toMatchObject({ id, name: 'echo', state: 'completed', attempts: 1, output: { echoed: { municipio: 3550308 } }, error: null });
   });
 
+  it('enqueues many jobs at once (more than one insert holds), each run once with its own data, with its retry policy', async () => {
+    const seen: number[] = [];
+    let failedOnce = false;
+    await queue.register(
+      'batch',
+      async (data) => {
+        const { n } = data as { n: number };
+        // One job fails its first try: the batch's jobs take the kind's retry policy.
+        if (n === 7 && !failedOnce) {
+          failedOnce = true;
+          throw new Error('first try of 7');
+        }
+        seen.push(n);
+        return { n };
+      },
+      { retryLimit: 1, retryDelaySeconds: 1, backoff: false },
+    );
+    const count = 1_205;
+    const ids = await queue.enqueueMany('batch', Array.from({ length: count }, (_, n) => ({ n })));
+    expect(ids).toHaveLength(count);
+    expect(new Set(ids).size).toBe(count);
+    const seventh = await settled('batch', ids[7]!);
+    expect(seventh).toMatchObject({ state: 'completed', attempts: 2, output: { n: 7 } });
+    await waitFor(() => (seen.length >= count ? true : undefined), { timeoutMs: 60_000, intervalMs: 100, what: `${count} batch jobs` });
+    expect([...seen].sort((a, b) => a - b)).toEqual(Array.from({ length: count }, (_, n) => n));
+    expect(await queue.get('batch', ids[1_204]!)).toMatchObject({ state: 'completed', output: { n: 1_204 } });
+  }, 90_000);
+
   it('retries a failing job until it succeeds, showing the failure in between', async () => {
     let calls = 0;
     await queue.register(

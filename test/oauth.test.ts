@@ -1,6 +1,6 @@
 /**
  * Linking accounts at the two OAuth providers end to end over loopback, the way a browser and the front
- * end do it, against the provider simulator (test/simulators/oauth-provider.ts), which checks the client
+ * end do it, against the provider simulator (src/simulators/oauth-provider.ts), which checks the client
  * side of the protocol itself: the client secret in the form, the redirect URI, single-use codes and the
  * PKCE verifier against the challenge.
  * - startSocialLogin: the authorization URL, the state row, 422 for an unknown provider, 503 naming the
@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createUser, type TestUser } from './helpers/accounts.js';
 import { appsClosedAfterEach, startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
 import { expectError, request, type Result } from './helpers/http.js';
-import { base64urlSha256, OAuthProviderSimulator, type SimulatedAccount } from './simulators/oauth-provider.js';
+import { base64urlSha256, OAuthProviderSimulator, type SimulatedAccount } from '../src/simulators/oauth-provider.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;

@@ -28,7 +28,7 @@ import { SHARED_MUNICIPIOS, SHARED_MUNICIPIOS_SHA256, TEST_SECRETS_KEY } from '.
 import { createPostgresDatabase, type TestDatabase } from './helpers/database.js';
 import { request, type Result } from './helpers/http.js';
 import { freePort, waitFor } from './helpers/process.js';
-import { SmsProviderSimulator } from './simulators/sms-provider.js';
+import { SmsProviderSimulator } from '../src/simulators/sms-provider.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;

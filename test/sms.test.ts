@@ -16,7 +16,7 @@ import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
 import { expectError, request, type Result } from './helpers/http.js';
 import { waitFor } from './helpers/process.js';
-import { signatureOf, SmsProviderSimulator } from './simulators/sms-provider.js';
+import { signatureOf, SmsProviderSimulator } from '../src/simulators/sms-provider.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;

@@ -1,6 +1,6 @@
 /**
  * The social network's inbound operations through the real app and the contract validator (responses are
- * validated too), driven by the network simulator (test/simulators/socialnet.ts), which signs with its own
+ * validated too), driven by the network simulator (src/simulators/socialnet.ts), which signs with its own
  * HMAC code: the webhook subscription handshake (verifySocialnetSubscription), signed event deliveries that
  * become monitor snapshots (receiveSocialnetEvents: counts, replays, corrections, refused signatures, 422s
  * that store nothing, Idempotency-Key after a refusal), and the data-removal callback with its background
@@ -20,7 +20,7 @@ import { createSocialnetRemovals } from '../src/socialnet/index.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
 import { waitFor } from './helpers/process.js';
-import { deliver, hubSignature, REMOVAL_PATH, requestRemoval, signedRequest, verify } from './simulators/socialnet.js';
+import { deliver, hubSignature, REMOVAL_PATH, requestRemoval, signedRequest, verify } from '../src/simulators/socialnet.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -534,6 +534,9 @@ describe('POST and GET /api/callback/socialnet_removal/ (receiveSocialnetRemoval
       async enqueue(_name, data) {
         queued.push((data as { removal_id: number }).removal_id);
         return `held-${queued.length}`;
+      },
+      async enqueueMany() {
+        throw new Error('removals queue their jobs one at a time');
       },
       async get() {
         return undefined;

@@ -16,8 +16,9 @@ import * as monitorsScenarios from './migrations/0007-monitors-scenarios.js';
 import * as socialnetRemovals from './migrations/0008-socialnet-removals.js';
 import * as sms from './migrations/0009-sms.js';
 import * as oauthElections from './migrations/0010-oauth-elections.js';
+import * as snapshotTimes from './migrations/0011-snapshot-times.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

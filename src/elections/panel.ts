@@ -1,7 +1,7 @@
 /**
  * The external elections panel, behind an interface so that the sync job does not care how cards travel.
  * The panel publishes no public API, so Palanque defines the exchange and this adapter speaks it over
- * HTTP (ELECTIONS_PANEL_URL; a simulator in tests, test/simulators/elections-panel.ts):
+ * HTTP (ELECTIONS_PANEL_URL; a simulator in tests, src/simulators/elections-panel.ts):
  * - `POST {base}/v1/candidates/batches`, `Authorization: Bearer <the user's panel token>`,
  *   `Idempotency-Key: <sync id>` (a retry after a lost answer must not import twice), JSON
  *   `{ source: "palanque", candidates: [CandidateCard] }`;

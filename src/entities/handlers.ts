@@ -45,8 +45,7 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
     async listEntities(req, res) {
       const caller = callerOf(res);
       const page = req.query.page ?? 1;
-      const ids = caller.user.is_admin ? undefined : await teams.entityIdsOf(caller.user.id);
-      const { total, rows } = await store.page(ids, req.query.tp, page, ENTITIES_PER_PAGE);
+      const { total, rows } = await store.page(caller.user.is_admin ? undefined : caller.user.id, req.query.tp, page, ENTITIES_PER_PAGE);
       const roles = await teams.rolesOf(caller, rows.map((row) => row.id));
       const listUrl = new URL(apiBaseUrl(req, urls) + '/api/entidade/');
       if (req.query.tp) listUrl.searchParams.set('tp', req.query.tp);

@@ -3,10 +3,11 @@
  * pg-boss hands each job to one worker. A job whose worker died is failed by pg-boss's maintenance once
  * it has run longer than its timeout, and then retried like any failure.
  */
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from '../logger.js';
-import { DEFAULT_RETRY_POLICY, type JobHandler, type JobQueue, type JobRecord, type JobStats, type RetryPolicy } from './queue.js';
+import { BULK_INSERT_SIZE, DEFAULT_RETRY_POLICY, type JobHandler, type JobQueue, type JobRecord, type JobStats, type RetryPolicy } from './queue.js';
 
 export interface PgBossQueueOptions {
   /** Longest a job may run before it counts as failed (and a dead worker's job is retried). */
@@ -14,7 +15,12 @@ export interface PgBossQueueOptions {
   /** How often pg-boss looks for timed-out jobs. */
   maintenanceIntervalSeconds?: number;
   pollingIntervalSeconds?: number;
+  /** Jobs of one kind taken by one fetch and run together (default JOBS_PER_FETCH). */
+  batchSize?: number;
 }
+
+/** Jobs a worker takes at a time: a few dozen sends a second at the default polling interval, within the pool of 10 connections. */
+const JOBS_PER_FETCH = 10;
 
 const STATES: Record<string, JobRecord['state']> = {
   created: 'queued',
@@ -56,10 +62,27 @@ export class PgBossJobQueue implements JobQueue {
         expireInSeconds: this.options.jobTimeoutSeconds ?? 15 * 60,
       }),
     );
-    const options = { pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 2, includeMetadata: true as const };
-    await this.boss.work(name, options, async ([job]) => {
-      if (job) return handler(job.data, { id: job.id, attempt: job.retryCount + 1, lastAttempt: job.retryCount >= job.retryLimit });
+    // pg-boss waits its polling interval between two fetches even when jobs are waiting, so one job per
+    // fetch ran a campaign of 10,000 messages at one message per 2 s. A fetch takes a batch instead, whose
+    // jobs run together and are completed or failed one by one here (pg-boss would settle a batch as a
+    // whole; its own completion afterwards touches only jobs still active, none by then), and a full
+    // batch wakes the worker at once for the next, so a backlog drains as fast as the handlers go.
+    const batchSize = this.options.batchSize ?? JOBS_PER_FETCH;
+    let workerId = '';
+    workerId = await this.boss.work(name, { pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 2, batchSize, includeMetadata: true }, async (jobs) => {
+      await Promise.all(jobs.map((job) => this.runOne(name, job, handler)));
+      if (jobs.length === batchSize) this.boss.notifyWorker(workerId);
     });
+  }
+
+  /** Runs one job of a batch and records its outcome, as pg-boss would for a batch of one. */
+  private async runOne(name: string, job: PgBoss.JobWithMetadata<unknown>, handler: JobHandler): Promise<void> {
+    try {
+      const output = await handler(job.data, { id: job.id, attempt: job.retryCount + 1, lastAttempt: job.retryCount >= job.retryLimit });
+      await this.boss.complete(name, job.id, typeof output === 'object' && output !== null ? (output as object) : undefined);
+    } catch (error) {
+      await this.boss.fail(name, job.id, { message: error instanceof Error ? error.message : String(error) });
+    }
   }
 
   /**
@@ -85,6 +108,13 @@ export class PgBossJobQueue implements JobQueue {
     const id = await this.boss.send(name, data);
     if (!id) throw new Error(`The job queue refused a ${name} job`);
     return id;
+  }
+
+  async enqueueMany(name: string, data: object[]): Promise<string[]> {
+    // pg-boss's insert takes the queue's retry policy, as send does; the ids are ours so we can return them.
+    const jobs = data.map((item) => ({ id: randomUUID(), name, data: item }));
+    for (let start = 0; start < jobs.length; start += BULK_INSERT_SIZE) await this.boss.insert(jobs.slice(start, start + BULK_INSERT_SIZE));
+    return jobs.map((job) => job.id);
   }
 
   async get(name: string, id: string): Promise<JobRecord | undefined> {

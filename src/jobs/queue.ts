@@ -29,6 +29,9 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { retryLimit: 4, retryDelaySeconds: 5, backoff: true };
 
+/** Jobs written by one INSERT in enqueueMany. */
+export const BULK_INSERT_SIZE = 1_000;
+
 export interface JobAttempt {
   id: string;
   /** 1 on the first try. */
@@ -50,6 +53,8 @@ export interface JobQueue {
   /** Registers the handler of a kind of job; jobs of unregistered kinds wait. */
   register(name: string, handler: JobHandler, policy?: Partial<RetryPolicy>): Promise<void>;
   enqueue(name: string, data: object): Promise<string>;
+  /** Enqueues many jobs of one kind in a few statements (a campaign's 10,000 messages), returning their ids in order. */
+  enqueueMany(name: string, data: object[]): Promise<string[]>;
   get(name: string, id: string): Promise<JobRecord | undefined>;
   /** Jobs waiting, running, and failed or dead (for status and metrics). */
   stats(): Promise<JobStats>;

@@ -11,6 +11,9 @@ export function refusingJobQueue(why: string): JobQueue {
     async enqueue(name) {
       throw new Error(`${why} (job ${name})`);
     },
+    async enqueueMany(name) {
+      throw new Error(`${why} (jobs ${name})`);
+    },
     async get() {
       return undefined;
     },

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataTypes, Op, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 import type { Logger } from '../logger.js';
-import { DEFAULT_RETRY_POLICY, type JobHandler, type JobQueue, type JobRecord, type JobStats, type RetryPolicy } from './queue.js';
+import { BULK_INSERT_SIZE, DEFAULT_RETRY_POLICY, type JobHandler, type JobQueue, type JobRecord, type JobStats, type RetryPolicy } from './queue.js';
 
 interface JobRow {
   id: string;
@@ -84,14 +84,18 @@ export class TableJobQueue implements JobQueue {
   }
 
   async enqueue(name: string, data: object): Promise<string> {
+    const [id] = await this.enqueueMany(name, [data]);
+    return id!;
+  }
+
+  async enqueueMany(name: string, data: object[]): Promise<string[]> {
     const policy = this.handlers.get(name)?.policy ?? DEFAULT_RETRY_POLICY;
     const now = new Date();
-    const id = randomUUID();
-    await this.model.create({
-      id,
+    const rows = data.map((item) => ({
+      id: randomUUID(),
       name,
-      data: JSON.stringify(data),
-      state: 'queued',
+      data: JSON.stringify(item),
+      state: 'queued' as const,
       attempts: 0,
       max_attempts: policy.retryLimit + 1,
       retry_delay_ms: policy.retryDelaySeconds * 1000,
@@ -101,9 +105,13 @@ export class TableJobQueue implements JobQueue {
       error: null,
       created_at: now,
       updated_at: now,
+    }));
+    // One transaction: one commit (one disk sync) for the whole batch rather than one per job.
+    await this.model.sequelize!.transaction(async (transaction) => {
+      for (let start = 0; start < rows.length; start += BULK_INSERT_SIZE) await this.model.bulkCreate(rows.slice(start, start + BULK_INSERT_SIZE), { transaction });
     });
     this.schedule(0);
-    return id;
+    return rows.map((row) => row.id);
   }
 
   async get(name: string, id: string): Promise<JobRecord | undefined> {

@@ -146,7 +146,7 @@ export class Sms {
       const messages = (await this.models.Message.findAll({ attributes: ['id'], where: { campaign_id: campaignRow.id }, order: [['id', 'ASC']], raw: true, transaction })) as unknown as MessageRow[];
       return { campaign: campaignRow, messageIds: messages.map((message) => message.id) };
     });
-    for (const messageId of messageIds) await this.dependencies.jobs.enqueue(SMS_SEND_JOB, { message_id: messageId });
+    await this.dependencies.jobs.enqueueMany(SMS_SEND_JOB, messageIds.map((messageId) => ({ message_id: messageId })));
     return campaignView(campaign, 'sending');
   }
 

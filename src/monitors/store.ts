@@ -159,13 +159,25 @@ export class MonitorStore {
     return row?.newest ? new Date(row.newest) : undefined;
   }
 
-  /** The newest snapshot of each monitor and network. */
+  /**
+   * The newest snapshot of each monitor and network. The networks are found by hopping through the
+   * (monitor_id, network, taken_at) index from one network to the next, and each newest snapshot by one
+   * seek at the end of its network: a few index reads per network, however long the history
+   * (a GROUP BY read every snapshot of the monitor; docs/benchmarks.md).
+   */
   private async latestSnapshots(monitorIds: number[]): Promise<StoredSnapshot[]> {
     const rows = await this.models.Snapshot.sequelize!.query<SnapshotRow>(
-      `SELECT s.* FROM metric_snapshots s
-         JOIN (SELECT monitor_id, network, MAX(taken_at) AS taken_at FROM metric_snapshots
-                WHERE monitor_id IN (:monitorIds) GROUP BY monitor_id, network) newest
-           ON s.monitor_id = newest.monitor_id AND s.network = newest.network AND s.taken_at = newest.taken_at
+      `WITH RECURSIVE networks(monitor_id, network) AS (
+         SELECT m.id, (SELECT MIN(network) FROM metric_snapshots WHERE monitor_id = m.id) FROM social_monitors m WHERE m.id IN (:monitorIds)
+         UNION ALL
+         SELECT n.monitor_id, (SELECT MIN(network) FROM metric_snapshots WHERE monitor_id = n.monitor_id AND network > n.network)
+           FROM networks n WHERE n.network IS NOT NULL
+       )
+       SELECT s.* FROM networks n
+         JOIN metric_snapshots s
+           ON s.id = (SELECT newest.id FROM metric_snapshots newest
+                       WHERE newest.monitor_id = n.monitor_id AND newest.network = n.network
+                       ORDER BY newest.taken_at DESC LIMIT 1)
         ORDER BY s.monitor_id, s.network`,
       { replacements: { monitorIds }, type: QueryTypes.SELECT },
     );
