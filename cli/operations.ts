@@ -39,6 +39,7 @@ export const GROUPS: Readonly<Record<string, string>> = {
   callbacks: 'Provider callbacks, as a provider would call them (callbacks)',
   webhooks: 'Provider webhooks, as a provider would call them (webhooks)',
   docs: "The API's own documentation (docs)",
+  sandbox: "A sandbox server's demo data (testes)",
 };
 
 export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
@@ -93,6 +94,7 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   basicStatus: { path: ['status'], examples: ['status', 'status --json'] },
   systemIsOnline: { path: ['online'], examples: ['online'] },
   getApiRoot: { path: ['root'], examples: ['root'] },
+  resetSandbox: { path: ['sandbox', 'reset'], examples: ['sandbox reset   # back to the demo data (a sandbox server only)'] },
   // SMS and elections
   listSmsCredentials: { path: ['sms', 'credentials'], examples: ['sms credentials'] },
   createSmsCredential: { path: ['sms', 'add-credential'], examples: ['sms add-credential --file credential.json'] },

@@ -1346,6 +1346,18 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "paged": false
   },
   {
+    "operationId": "resetSandbox",
+    "method": "post",
+    "path": "/api/testes/reset_sandbox/",
+    "tag": "testes",
+    "summary": "Reset the sandbox to its demo data (admins, sandbox only)",
+    "description": "Not in the seed. Only a sandbox server (`npm run sandbox`: the real server on a temporary SQLite\ndatabase seeded with `fixtures/`) does this: it puts every table back as it was right after the\nseed, in one transaction, in well under a second, and reloads what the server keeps in memory.\nEverything written since the start is gone, keys issued by logins included; the demo users' keys\nprinted at the sandbox's start are part of the seeded state and keep working. Jobs under way are\nfinished first. On any other server it changes nothing and answers 403 `not_a_sandbox`.",
+    "auth": true,
+    "parameters": [],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
     "operationId": "listMunicipalities",
     "method": "get",
     "path": "/api/municipios/",

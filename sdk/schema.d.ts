@@ -1487,6 +1487,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/testes/reset_sandbox/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset the sandbox to its demo data (admins, sandbox only)
+         * @description Not in the seed. Only a sandbox server (`npm run sandbox`: the real server on a temporary SQLite
+         *     database seeded with `fixtures/`) does this: it puts every table back as it was right after the
+         *     seed, in one transaction, in well under a second, and reloads what the server keeps in memory.
+         *     Everything written since the start is gone, keys issued by logins included; the demo users' keys
+         *     printed at the sandbox's start are part of the seeded state and keep working. Jobs under way are
+         *     finished first. On any other server it changes nothing and answers 403 `not_a_sandbox`.
+         *
+         *     - **200**: reset; `data` says when, how long it took and how many rows the seeded state holds.
+         *     - **201**: not returned; same body as 200.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not an admin; `not_a_sandbox`: this server is not a sandbox.
+         *     - 400, 404, 409 and 422 are not returned (there is no body to check).
+         */
+        post: operations["resetSandbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/municipios/": {
         parameters: {
             query?: never;
@@ -1679,6 +1710,7 @@ export interface components {
          *     | `invalid_credentials` | 401 | wrong username or password |
          *     | `invalid_signature` | 401, 403 | a provider callback whose signature is missing (401) or does not match (403) |
          *     | `forbidden` | 403 | authenticated, but not allowed to do this |
+         *     | `not_a_sandbox` | 403 | `resetSandbox` on a server that is not a sandbox |
          *     | `account_inactive` | 403 | the account is deactivated |
          *     | `not_found` | 404 | no such record, or one the caller may not know about; or a page past the last |
          *     | `method_not_allowed` | 405 | the path exists but not with this method; see `Allow` |
@@ -1696,7 +1728,7 @@ export interface components {
          *     | `service_unavailable` | 503 | a dependency is down; try again later |
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "invalid_token" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "account_inactive" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_flight" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "rate_limited" | "login_locked" | "internal_error" | "not_implemented" | "reference_data_unavailable" | "service_unavailable";
+        ErrorCode: "bad_request" | "invalid_token" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "not_a_sandbox" | "account_inactive" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_flight" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "rate_limited" | "login_locked" | "internal_error" | "not_implemented" | "reference_data_unavailable" | "service_unavailable";
         /** @description One thing that was wrong with the request. */
         ErrorDetail: {
             /**
@@ -2676,6 +2708,20 @@ export interface components {
         };
         LoginEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["LoginResponse"];
+        };
+        SandboxReset: {
+            /**
+             * Format: date-time
+             * @description When the reset was committed.
+             */
+            reset_at: string;
+            /** @description How long the reset took on the server. */
+            duration_ms: number;
+            /** @description Rows in the seeded state, all tables together (the municipalities among them). */
+            rows: number;
+        };
+        SandboxResetEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SandboxReset"];
         };
         TokenRevokedEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["TokenRevoked"];
@@ -5583,6 +5629,74 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    resetSandbox: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sandbox is back to its seeded state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxResetEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxResetEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description 403: the caller is not an admin (`forbidden`), or this server is not a sandbox (`not_a_sandbox`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];

@@ -7,10 +7,11 @@
  * through one handler in the error model.
  */
 import type { IncomingMessage } from 'node:http';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { buildRoutes, loadContract } from './http/contract.js';
+import { specFile } from './project-root.js';
 import { ContractSchemas } from './http/contract-schemas.js';
 import { errorHandler, translateApiError, translateBodyParserError } from './http/errors.js';
 import { corsFor, securityHeaders } from './http/hygiene.js';
@@ -49,6 +50,7 @@ import { smsHandlers, smsSignatureChecks } from './messaging/index.js';
 import { oauthHandlers, type SocialLinks } from './oauth/index.js';
 import { electionsHandlers, type ElectionsPanelSyncs } from './elections/index.js';
 import type { Sms } from './messaging/sms.js';
+import { sandboxHandlers, type SandboxControl } from './sandbox/control.js';
 
 export type AppConfig = Pick<
   Config,
@@ -103,6 +105,19 @@ export interface AppDependencies {
   idempotencyKeys: IdempotencyStore;
   /** Handlers to use instead of (or beyond) the built-in ones, by operationId. */
   handlers?: OperationHandlers;
+  /** The contract to serve, a YAML file; spec/openapi.yaml by default (the hybrid mode serves a copy being edited). */
+  contractFile?: string;
+  /** Answers a valid request to an operation without a handler, instead of 501 (the hybrid mode forwards it to the mock). */
+  unimplemented?: RequestHandler;
+  /** Resets the sandbox's data; without it `resetSandbox` answers 403 (this server is not a sandbox). */
+  sandbox?: SandboxControl;
+  /** Headers set on every response (the hybrid mode's `X-Served-By: palanque`; what answers later may change them). */
+  responseHeaders?: Record<string, string>;
+}
+
+/** The operationIds this app has a handler for (`app.locals.implementedOperations`). */
+export function implementedOperations(app: Express): ReadonlySet<string> {
+  return app.locals.implementedOperations as ReadonlySet<string>;
 }
 
 export function createApp(dependencies: AppDependencies): Express {
@@ -113,7 +128,8 @@ export function createApp(dependencies: AppDependencies): Express {
   app.set('trust proxy', config.trustProxy);
   app.set('etag', false); // ETags are set where they mean something (the municipality list)
 
-  const contract = loadContract();
+  const contractFile = dependencies.contractFile ?? specFile;
+  const contract = loadContract(contractFile);
   const handlers: OperationHandlers = {
     listMunicipalities: listMunicipalities(municipalities, config),
     createMunicipality: createMunicipality(municipalityModel, municipalities),
@@ -128,10 +144,20 @@ export function createApp(dependencies: AppDependencies): Express {
     ...researchHandlers(dependencies.researchBookmarks),
     ...newsHandlers(dependencies.newsSources),
     ...controlHandlers(config, municipalities, dependencies.status),
-    ...docsHandlers(contract),
+    ...docsHandlers(contract, contractFile),
+    ...sandboxHandlers(dependencies.sandbox),
     ...dependencies.handlers,
   };
 
+  app.locals.implementedOperations = new Set(Object.keys(handlers));
+
+  const { responseHeaders } = dependencies;
+  if (responseHeaders) {
+    app.use((_req, res, next) => {
+      res.set(responseHeaders);
+      next();
+    });
+  }
   app.use(recordRequests(metrics));
   app.use(requestId);
   app.use(securityHeaders());
@@ -168,7 +194,7 @@ export function createApp(dependencies: AppDependencies): Express {
   app.use(refuseNulCharacters);
   app.use(providerSignatures({ ...socialnetSignatureChecks(config.socialnet), ...smsSignatureChecks(dependencies.sms, config) }));
   app.use(idempotency(idempotencyKeys, logger));
-  app.use(dispatch(handlers));
+  app.use(dispatch(handlers, dependencies.unimplemented));
   app.use(errorHandler([translateApiError, translateBodyParserError, translateValidatorError]));
   return app;
 }

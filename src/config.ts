@@ -357,3 +357,16 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
 function pick(configured: Budget | null | undefined, fallback: Budget | undefined): Budget | undefined {
   return configured === undefined ? fallback : (configured ?? undefined);
 }
+
+/** loadConfig for the entry points (`npm start`, the sandbox, the hybrid mode): a bad variable ends the process with the message. */
+export function loadConfigOrExit(environment: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(environment);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+}

@@ -37,3 +37,25 @@ export function createShutdown(server: Server, { timeoutMs, logger, release }: S
     return shutdown;
   };
 }
+
+/**
+ * Runs `stop` once on the first SIGINT or SIGTERM, then exits. Ctrl-C in a terminal signals the whole
+ * process group (npm, tsx and the server alike), and the wrappers pass it on too: a second signal must not
+ * cut the clean-up short.
+ */
+export function stopOnSignals(stop: (signal: NodeJS.Signals) => Promise<unknown>): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    void stop(signal).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}

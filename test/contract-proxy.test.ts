@@ -34,6 +34,7 @@ import { ElectionsPanelSimulator } from '../src/simulators/elections-panel.js';
 import { OAuthProviderSimulator } from '../src/simulators/oauth-provider.js';
 import { SmsProviderSimulator, signatureOf } from '../src/simulators/sms-provider.js';
 import { deliver, REMOVAL_PATH, requestRemoval, verify } from '../src/simulators/socialnet.js';
+import { sandboxHandlers } from '../src/sandbox/control.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -224,6 +225,9 @@ beforeAll(async () => {
     sms: { providerUrl: smsProvider.url },
     oauth: { searchnet: searchnet.clientSettings('/userinfo'), socialvideo: { ...socialvideo.clientSettings('/channels'), redirectUri: VIDEO_PAGE } },
     electionsPanelUrl: panel.url,
+    // resetSandbox's real handler, on a stand-in reset: a real one would undo the sweep's records
+    // (test/sandbox.test.ts covers it); what is checked here is what the operation answers.
+    handlers: sandboxHandlers({ reset: async () => ({ resetAt: new Date(), durationMs: 1, rows: 5570 }) }),
     // As in production (NODE_ENV=production): the server does not check its own responses, so what it
     // sends reaches Prism as is. With the check on, a response that broke the contract would become a
     // 500 in the error model, which the contract allows, and Prism would have nothing to report.
@@ -455,6 +459,8 @@ describe('every operation of the contract through the validating proxy', () => {
     expectStatus(await clientOf(admin).GET('/api/controle/basic_status/'), 200);
     expect(codeOf(await clientOf(owner).GET('/api/controle/basic_status/'))).toBe('forbidden');
     expectStatus(await clientOf(owner).GET('/'), 200);
+    expectStatus(await clientOf(admin).POST('/api/testes/reset_sandbox/'), 200);
+    expect(codeOf(await clientOf(owner).POST('/api/testes/reset_sandbox/'))).toBe('forbidden');
 
     for (const target of ['/docs', '/openapi.yaml', '/openapi.json']) {
       const first = await send('GET', target);

@@ -275,6 +275,13 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     query: [],
     reason: 'The same contract as JSON, for tools that read only JSON; the documentation page loads it (issue 8).',
   },
+  {
+    method: 'POST',
+    path: '/api/testes/reset_sandbox/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'The sandbox returns to its demo data on request; any other server refuses with 403 not_a_sandbox (issue 10).',
+  },
 ];
 
 /** Query parameters we add to seed operations, on purpose. All optional. */

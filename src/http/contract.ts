@@ -11,8 +11,8 @@ export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, 
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 
-export function loadContract(): OpenApiDocument {
-  return parse(readFileSync(specFile, 'utf8')) as OpenApiDocument;
+export function loadContract(file = specFile): OpenApiDocument {
+  return parse(readFileSync(file, 'utf8')) as OpenApiDocument;
 }
 
 export interface Route {

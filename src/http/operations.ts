@@ -48,11 +48,15 @@ export function operationIdOf(req: Request): OperationId | undefined {
   return (req as MatchedOperation).openapi?.schema?.operationId;
 }
 
-/** Runs the handler of the operation the validator matched; an operation without one answers 501. */
-export function dispatch(handlers: OperationHandlers): RequestHandler {
-  return async (req, res) => {
+/**
+ * Runs the handler of the operation the validator matched. An operation without one goes to
+ * `unimplemented` when given (the hybrid mode's mock), and otherwise answers 501.
+ */
+export function dispatch(handlers: OperationHandlers, unimplemented?: RequestHandler): RequestHandler {
+  return async (req, res, next) => {
     const operationId = operationIdOf(req);
     const handler = operationId && (handlers[operationId] as OperationHandler<OperationId> | undefined);
+    if (!handler && unimplemented) return unimplemented(req, res, next);
     if (!handler) throw notImplemented(operationId ?? `${req.method} ${req.path}`);
     // Handlers are not mounted on their own paths, so the path parameters come from the contract's match.
     req.params = { ...(req as MatchedOperation).openapi?.pathParams };

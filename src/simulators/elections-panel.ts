@@ -1,7 +1,7 @@
 /**
- * A simulator of the external elections panel on loopback, for tests. It speaks the protocol Palanque
+ * A simulator of the external elections panel on loopback, for the tests and the sandbox. It speaks the protocol Palanque
  * defined for the panel (src/elections/panel.ts documents it), written here from that description and
- * independently of src/, so that a bug there cannot hide itself:
+ * independently of the server's code, so that a bug there cannot hide itself:
  * - `POST /v1/candidates/batches` with `Authorization: Bearer <token>` (a token the test registered;
  *   any other answers 401), `Idempotency-Key` (required), and the JSON body
  *   `{ source: "palanque", candidates: [card] }`, each card holding exactly the public fields

@@ -1,6 +1,6 @@
 /**
- * A simulator of an OAuth 2.0 provider on loopback, for tests, written from the RFCs and the providers'
- * documentation, independently of src/, so that a mistake there cannot hide itself:
+ * A simulator of an OAuth 2.0 provider on loopback, for the tests and the sandbox, written from the RFCs and the providers'
+ * documentation, independently of the server's code, so that a mistake there cannot hide itself:
  * - `GET /authorize`: the consent page (RFC 6749 §4.1.1, with PKCE, RFC 7636 §4.3). It checks the
  *   client and the redirect URI (a mismatch is a 400 page, never a redirect, as real providers do), then
  *   that the request is a code request with a state and an S256 challenge; the user who consents is the

@@ -3,7 +3,12 @@
  * messages as the real API does (HTTP Basic auth with the account id and auth token, form fields To,
  * From, Body, StatusCallback; 201 with `sid` and `status`), can be told to fail the next requests, and
  * sends signed delivery receipts and replies the way the provider does, computing the signature itself
- * (https://www.twilio.com/docs/usage/security#validating-requests), independently of src/.
+ * (https://www.twilio.com/docs/usage/security#validating-requests), independently of the server's code.
+ *
+ * The sandbox runs it as a stand-in provider (`sandboxMode`): it trusts whatever account first sends
+ * (it has no account records of its own), delivers every message a moment later by posting the signed
+ * `sent` and `delivered` receipts, and takes `POST /sandbox/replies` with `{ "from", "body" }` to play a
+ * recipient answering the last message sent to them (a `SAIR` opts the number out).
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -31,7 +36,16 @@ export class SmsProviderSimulator {
   private readonly accounts = new Map<string, string>();
   private readonly failures: ScriptedFailure[] = [];
   private server: Server | undefined;
+  private sandbox: { inboundWebhookUrl: string; deliveryDelayMs: number; onError: (error: Error) => void } | undefined;
   url = '';
+
+  /**
+   * The sandbox's provider: accounts are learned from their first authenticated send, each message gets
+   * its `sent` and `delivered` receipts after `deliveryDelayMs`, and replies are posted to `inboundWebhookUrl`.
+   */
+  sandboxMode(options: { inboundWebhookUrl: string; deliveryDelayMs?: number; onError: (error: Error) => void }): void {
+    this.sandbox = { deliveryDelayMs: 300, ...options };
+  }
 
   /** Accepts requests of this account, authenticated with this auth token. */
   addAccount(accountSid: string, authToken: string): void {
@@ -80,11 +94,13 @@ export class SmsProviderSimulator {
   }
 
   private async handle(req: IncomingMessage): Promise<{ status: number; body: object }> {
+    if (this.sandbox && req.method === 'POST' && req.url === '/sandbox/replies') return this.replyFromRecipient(await bodyOf(req));
     const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(req.url ?? '');
     if (req.method !== 'POST' || !match) return { status: 404, body: { code: 20404, message: 'The requested resource was not found', status: 404 } };
     this.attempts += 1;
     const accountSid = decodeURIComponent(match[1]!);
     const [user, password] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString().split(':');
+    if (this.sandbox && user === accountSid && password && !this.accounts.has(accountSid)) this.addAccount(accountSid, password);
     if (user !== accountSid || !this.accounts.has(accountSid) || this.accounts.get(accountSid) !== password) {
       return { status: 401, body: { code: 20003, message: 'Authenticate', status: 401 } };
     }
@@ -95,7 +111,38 @@ export class SmsProviderSimulator {
     if (!to || !from || !body) return { status: 400, body: { code: 21604, message: "A 'To', 'From' and 'Body' are required", status: 400 } };
     const message: SimulatedMessage = { sid: newSid(), accountSid, to, from, body, statusCallback: form.get('StatusCallback') ?? undefined };
     this.messages.push(message);
+    if (this.sandbox) this.deliverLater(message, this.sandbox);
     return { status: 201, body: { sid: message.sid, account_sid: accountSid, to, from, body, status: 'queued', api_version: '2010-04-01' } };
+  }
+
+  private deliverLater(message: SimulatedMessage, sandbox: NonNullable<typeof this.sandbox>): void {
+    if (!message.statusCallback) return;
+    const timer = setTimeout(() => {
+      void (async () => {
+        for (const status of ['sent', 'delivered']) {
+          const answer = await this.sendReceipt(message.sid, status);
+          if (!answer.ok) throw new Error(`the ${status} receipt of ${message.sid} was answered ${answer.status} ${await answer.text()}`);
+        }
+      })().catch(sandbox.onError);
+    }, sandbox.deliveryDelayMs);
+    timer.unref();
+  }
+
+  /** `{ from, body }`: the recipient `from` answers the last message sent to them, through the inbound webhook. */
+  private async replyFromRecipient(rawBody: string): Promise<{ status: number; body: object }> {
+    let reply: { from?: unknown; body?: unknown };
+    try {
+      reply = JSON.parse(rawBody) as typeof reply;
+    } catch {
+      return { status: 400, body: { code: 21620, message: 'Send JSON: { "from": "+55...", "body": "SAIR" }', status: 400 } };
+    }
+    if (typeof reply.from !== 'string' || typeof reply.body !== 'string') {
+      return { status: 400, body: { code: 21620, message: '"from" (a recipient\'s number) and "body" are required strings', status: 400 } };
+    }
+    const answered = this.messages.findLast((message) => message.to === reply.from);
+    if (!answered) return { status: 404, body: { code: 20404, message: `No message was sent to ${reply.from}`, status: 404 } };
+    const answer = await this.sendReply(this.sandbox!.inboundWebhookUrl, { accountSid: answered.accountSid, from: reply.from, to: answered.from, body: reply.body });
+    return { status: answer.status, body: (await answer.json().catch(() => ({}))) as object };
   }
 }
 

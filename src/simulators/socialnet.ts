@@ -6,7 +6,7 @@
  * - `requestRemoval`: the data-deletion callback, a form-encoded `signed_request=<sig>.<payload>` where
  *   the payload is base64url JSON and the signature the base64url HMAC-SHA256 of the encoded payload
  *   (Facebook's data-deletion callback format).
- * Signatures are computed here with node:crypto, independently of src/, so a bug there cannot hide itself.
+ * Signatures are computed here with node:crypto, independently of the server's code, so a bug there cannot hide itself.
  */
 import { createHmac } from 'node:crypto';
 

@@ -1,0 +1,186 @@
+/**
+ * Starting the server: opens and migrates the database, loads the municipality list (importing it on
+ * first start), assembles the domains and the app, and listens. `npm start` (server.ts) runs it as
+ * configured; the sandbox and the hybrid mode (src/sandbox/, src/hybrid/) run the same server with a few
+ * additions, so all three serve exactly the same code.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Express, RequestHandler } from 'express';
+import type { Sequelize } from 'sequelize';
+import { Redis } from 'ioredis';
+import { createApp } from './app.js';
+import type { Config } from './config.js';
+import { openDatabase, poolStatsOf } from './db/database.js';
+import { migrate } from './db/migrator.js';
+import { createDomains, type Domains } from './domains.js';
+import { IdempotencyStore } from './http/idempotency.js';
+import { createHttpServer } from './http/listen.js';
+import { Metrics } from './http/metrics.js';
+import type { OperationHandlers } from './http/operations.js';
+import { createJobQueue, type JobQueue } from './jobs/index.js';
+import { createShutdown } from './lifecycle.js';
+import type { Logger } from './logger.js';
+import { createAccounts, type Accounts } from './accounts/index.js';
+import { ensureFirstAdmin } from './accounts/first-admin.js';
+import { createMailer } from './mail/mailer.js';
+import { statusSourcesOf } from './control/status.js';
+import { MunicipalityCatalog } from './municipalities/catalog.js';
+import { importMunicipalities } from './municipalities/import.js';
+import { defineMunicipalityModel, loadAllMunicipalities, municipalitiesFingerprint } from './municipalities/model.js';
+import type { SandboxControl } from './sandbox/control.js';
+
+export interface ServerParts {
+  sequelize: Sequelize;
+  accounts: Accounts;
+  domains: Domains;
+  jobs: JobQueue;
+  municipalities: MunicipalityCatalog;
+  logger: Logger;
+}
+
+export interface StartOptions {
+  /** The contract to serve instead of spec/openapi.yaml, a YAML file (the hybrid mode may serve a copy being edited). */
+  contractFile?: string;
+  /** Answers the operations of the contract that have no handler, instead of 501 (the hybrid mode's mock). */
+  unimplemented?: RequestHandler;
+  /** Runs after the database is migrated and the list loaded, before the first admin and the app (the sandbox seeds here). */
+  prepare?: (parts: ServerParts) => Promise<void>;
+  /** Makes the `resetSandbox` operation work (only the sandbox passes it). */
+  sandbox?: (parts: ServerParts) => SandboxControl;
+  /** Handlers to use instead of (or beyond) the built-in ones. */
+  handlers?: OperationHandlers;
+  /** Headers set on every response (the hybrid mode says who answered). */
+  responseHeaders?: Record<string, string>;
+}
+
+export interface RunningServer extends ServerParts {
+  app: Express;
+  server: Server;
+  /** Where it listens, with the base path: `http://127.0.0.1:8000`. */
+  url: string;
+  /** Stops taking requests, finishes those in flight (within SHUTDOWN_TIMEOUT_MS) and releases everything. */
+  shutdown(reason: string): Promise<void>;
+}
+
+export async function startServer(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningServer> {
+  const sequelize = await openDatabase(config.databaseUrl, logger);
+  await migrate(sequelize, logger);
+
+  const model = defineMunicipalityModel(sequelize);
+  const municipalities = new MunicipalityCatalog(
+    () => loadAllMunicipalities(model),
+    () => municipalitiesFingerprint(model),
+  );
+  await municipalities.reload();
+  if (municipalities.size === 0) await importOnFirstStart(sequelize, config, logger, municipalities);
+
+  const accounts = createAccounts(sequelize, config.accounts, createMailer(config.mail, logger), logger);
+  const jobs = createJobQueue(config.databaseUrl, sequelize, logger);
+  // Started first: the domains register their kinds of job, which pg-boss takes only once started.
+  await jobs.start();
+  const domains = await createDomains(sequelize, { accounts, jobs, logger, settings: config });
+  await options.prepare?.({ sequelize, accounts, domains, jobs, municipalities, logger });
+  // After `prepare`: the sandbox's demo users make the first admin unnecessary.
+  await ensureFirstAdmin(accounts.users, config.firstAdmin, logger);
+
+  const parts: ServerParts = { sequelize, accounts, domains, jobs, municipalities, logger };
+  const metrics = new Metrics({ poolStats: () => poolStatsOf(sequelize), jobStats: () => jobs.stats() });
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
+  const idempotencyKeys = new IdempotencyStore(sequelize, {
+    ttlMs: config.idempotencyTtlMs,
+    abandonAfterMs: Math.max(60_000, 2 * config.requestTimeoutMs),
+  });
+  const purge = setInterval(() => void purgeExpiredRows(idempotencyKeys, accounts, logger), PURGE_INTERVAL_MS);
+  purge.unref();
+  // A municipality created on another instance, or an import, reaches this instance's list within the interval.
+  const refresh = setInterval(() => void refreshMunicipalities(municipalities, logger), config.municipiosRefreshMs);
+  refresh.unref();
+  const app = createApp({
+    config,
+    logger,
+    municipalities,
+    municipalityModel: model,
+    accounts,
+    ...domains,
+    status: statusSourcesOf(sequelize, () => jobs.stats()),
+    metrics,
+    redis,
+    rateLimitPrefix: config.rateLimitPrefix,
+    idempotencyKeys,
+    contractFile: options.contractFile,
+    unimplemented: options.unimplemented,
+    sandbox: options.sandbox?.(parts),
+    handlers: options.handlers,
+    responseHeaders: options.responseHeaders,
+  });
+  const server = createHttpServer(app, config).listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  const { address, port } = server.address() as AddressInfo;
+  const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}${config.basePath}`;
+  logger.info({ address, port, base_path: config.basePath, database: sequelize.getDialect() }, `listening on ${url}`);
+
+  const shutdown = createShutdown(server, {
+    timeoutMs: config.shutdownTimeoutMs,
+    logger,
+    release: async () => {
+      clearInterval(purge);
+      clearInterval(refresh);
+      await jobs.stop();
+      await redis?.quit();
+      await sequelize.close();
+    },
+  });
+  return { ...parts, app, server, url, shutdown };
+}
+
+/**
+ * Redis for the shared rate limits. Commands fail fast while it is down (no offline queue) and the
+ * limiter falls back to memory, so an outage degrades the limits instead of the API.
+ */
+function connectRedis(url: string, logger: Logger): Redis {
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  redis.on('error', (error: Error) => logger.warn({ reason: error.message }, 'redis unavailable; rate limits fall back to this instance'));
+  return redis;
+}
+
+const PURGE_INTERVAL_MS = 10 * 60_000;
+
+/** Housekeeping: idempotency keys, login failures and reset tokens that no longer count. */
+async function purgeExpiredRows(store: IdempotencyStore, accounts: Accounts, logger: Logger): Promise<void> {
+  try {
+    const purged = (await store.purgeExpired()) + (await accounts.purgeExpired());
+    if (purged > 0) logger.info({ purged }, 'expired rows purged');
+  } catch (error) {
+    logger.warn({ err: error }, 'could not purge expired rows');
+  }
+}
+
+let refreshing = false;
+
+async function refreshMunicipalities(catalog: MunicipalityCatalog, logger: Logger): Promise<void> {
+  if (refreshing) return;
+  refreshing = true;
+  try {
+    if (await catalog.refreshIfChanged()) logger.info({ municipalities: catalog.size }, 'municipality list reloaded: it changed in the database');
+  } catch (error) {
+    logger.warn({ err: error }, 'could not check the municipality list for changes');
+  } finally {
+    refreshing = false;
+  }
+}
+
+/** An empty list is imported from MUNICIPIOS_SOURCE; if that fails the server still starts, answering 503. */
+async function importOnFirstStart(sequelize: Sequelize, config: Config, logger: Logger, catalog: MunicipalityCatalog): Promise<void> {
+  try {
+    const report = await importMunicipalities(sequelize, { source: config.municipiosSource, sha256: config.municipiosSha256 });
+    logger.info(report, 'municipality list imported');
+    await catalog.reload();
+  } catch (error) {
+    logger.warn(
+      { source: config.municipiosSource, reason: (error as Error).message },
+      'The municipality list is not loaded, so GET /api/municipios/ answers 503. Load it with ' +
+        '`npm run municipios:import -- --source <file or URL>`, or set MUNICIPIOS_SOURCE and restart.',
+    );
+  }
+}
