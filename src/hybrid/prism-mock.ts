@@ -1,0 +1,66 @@
+/**
+ * The Prism mock of a contract, run as a child process on a free loopback port: the hybrid mode forwards
+ * to it the operations the server has no handler for. Prism is a devDependency, as the hybrid mode is a
+ * development tool.
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { projectRoot } from '../project-root.js';
+
+export interface RunningMock {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 60_000;
+
+export async function startPrismMock(contractFile: string): Promise<RunningMock> {
+  const port = await freePort();
+  const child = spawn(join(projectRoot, 'node_modules', '.bin', 'prism'), ['mock', '--host', '127.0.0.1', '--port', String(port), contractFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => fail(`it did not start within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    const fail = (reason: string) => {
+      clearTimeout(timer);
+      child.kill('SIGTERM');
+      reject(new Error(`The Prism mock of ${contractFile} could not start: ${reason}\n${output}`));
+    };
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Prism is listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    child.once('error', (error) => fail(error.message));
+    child.once('exit', (code) => fail(`it exited with ${code}`));
+  });
+  child.removeAllListeners('exit');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
