@@ -1,0 +1,339 @@
+/**
+ * `npm run bench`: Palanque's main operations measured with autocannon, side by side in one run on this
+ * machine, against the Prism mock of the same contract and a plain Express handler returning a fixed
+ * body (the ceiling). Palanque runs on SQLite and on PostgreSQL, with response validation on and off.
+ * Prints the tables and writes them as JSON to bench-results/bench.json. docs/benchmarks.md explains
+ * the method and the results.
+ *
+ * Environment: BENCH_DURATION (seconds per run, default 3), BENCH_CONNECTIONS (default 50),
+ * BENCH_DATABASE_URL (the PostgreSQL server, default postgres://postgres@127.0.0.1:5432/test; `none`
+ * skips PostgreSQL), MUNICIPIOS_SOURCE (default ../shared/data/municipios.csv).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { BENCH_PASSWORD, HISTORY_YEARS, TEAM_SIZES, adminQuery, copyDatabase, prepareDatabase, type BenchData } from './data.js';
+import { buildServer, root, startCeiling, startPalanque, startPrism, type RunningServer } from './servers.js';
+
+const duration = Number(process.env.BENCH_DURATION ?? 3);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const postgresServer = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const municipiosSource = process.env.MUNICIPIOS_SOURCE ?? join(root, '..', 'shared', 'data', 'municipios.csv');
+const secretsKey = randomBytes(32).toString('base64');
+
+/** What a request needs from the server it goes to: keys, and ids that differ per database. */
+interface Session {
+  tokens: Map<string, string>;
+  data: BenchData;
+  credentialId: number;
+}
+
+interface Operation {
+  name: string;
+  method: 'GET' | 'POST';
+  /** A read is held to the read targets (3x Prism, p99 under 50 ms). */
+  read: boolean;
+  path: (session: Session) => string;
+  /** Whose key to send, if any. */
+  as?: (session: Session) => string;
+  body?: (session: Session) => string;
+  /** Fewer connections for work that is slow by design (a connection waits for its answer). */
+  connections?: number;
+  /** Seconds per run at least, for work that takes a large part of a second per request. */
+  minSeconds?: number;
+}
+
+const tenThousandNumbers = Array.from({ length: 10_000 }, (_, index) => `+55119${String(80_000_000 + index)}`).join(',');
+
+const municipalityOperations: Operation[] = [
+  { name: 'municipalities, page 1', method: 'GET', read: true, path: () => '/api/municipios/' },
+  { name: 'municipalities, codigo_uf=35&page=2', method: 'GET', read: true, path: () => '/api/municipios/?codigo_uf=35&page=2' },
+  { name: 'municipalities, last page (186)', method: 'GET', read: true, path: () => '/api/municipios/?page=186' },
+];
+
+const entityList = (size: number): Operation => ({
+  name: `entity list, team of ${size.toLocaleString('en')}`,
+  method: 'GET',
+  read: true,
+  path: () => '/api/entidade/',
+  as: (session) => session.data.owners[TEAM_SIZES.indexOf(size as never)]!,
+});
+
+const monitorData = (years: number): Operation => ({
+  name: `monitor data, ${years} year${years === 1 ? '' : 's'} of daily snapshots`,
+  method: 'GET',
+  read: true,
+  path: (session) => `/api/monitor_social/data/?id_monitor=${session.data.monitorIds[HISTORY_YEARS.indexOf(years as never)]}`,
+  as: (session) => session.data.owners[0]!,
+});
+
+const login: Operation = {
+  name: 'login',
+  method: 'POST',
+  read: false,
+  path: () => '/api/auth/login',
+  body: (session) => JSON.stringify({ username: session.data.loginUser, password: BENCH_PASSWORD }),
+  // A login costs one password hash at the production cost (scrypt, 128 MiB, about 0.4 s of a core):
+  // about 5 a second on this machine whatever the load, so 4 connections keep it busy, and 50 would only
+  // queue (the warm-up's backlog alone would outlast a short run).
+  connections: 4,
+  minSeconds: 10,
+};
+
+const smsCampaign: Operation = {
+  name: 'SMS campaign, 10,000 recipients',
+  method: 'POST',
+  read: false,
+  path: () => '/api/sms/list_credentials/',
+  as: (session) => session.data.owners[0]!,
+  body: (session) => JSON.stringify({ titulo: 'Lembrete', credencial: session.credentialId, mensagem: { mensagem: 'Comício amanhã às 18h na praça.', recipient_list_str: tenThousandNumbers } }),
+  connections: 2,
+  minSeconds: 10,
+};
+
+/** Compared with Prism and the ceiling; the SMS campaign comes last, since it leaves jobs behind. */
+const mainOperations = [...municipalityOperations, entityList(TEAM_SIZES[0]), monitorData(HISTORY_YEARS[0]), login, smsCampaign];
+/** Measured on Palanque only, with validation on: the same reads over 10x and 100x the rows. */
+const scaledOperations = [entityList(TEAM_SIZES[1]), entityList(TEAM_SIZES[2]), monitorData(HISTORY_YEARS[1]), monitorData(HISTORY_YEARS[2])];
+
+interface PreparedDatabase {
+  dialect: string;
+  url: string;
+  data?: BenchData;
+}
+
+interface Measurement {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+interface Row extends Measurement {
+  operation: string;
+  server: string;
+  /** The ceiling's rate for the same operation, measured just before (the machine's speed drifts). */
+  ceiling: number;
+}
+
+async function main(): Promise<void> {
+  buildServer();
+  const workdir = mkdtempSync(join(tmpdir(), 'palanque-bench-'));
+  const databases: PreparedDatabase[] = [{ dialect: 'SQLite', url: `sqlite:${join(workdir, 'bench.sqlite')}` }];
+  if (postgresServer !== 'none') databases.push({ dialect: 'PostgreSQL', url: postgresDatabaseUrl(postgresServer) });
+  const cleanups: Array<() => Promise<void>> = [];
+  try {
+    for (const database of databases) {
+      if (database.dialect === 'PostgreSQL') {
+        await adminQuery(database.url, `CREATE DATABASE ${new URL(database.url).pathname.slice(1)}`);
+        cleanups.push(() => adminQuery(database.url, `DROP DATABASE IF EXISTS ${new URL(database.url).pathname.slice(1)} WITH (FORCE)`));
+      }
+      const started = Date.now();
+      database.data = await prepareDatabase(database.url, municipiosSource);
+      log(`${database.dialect}: data prepared in ${Math.round((Date.now() - started) / 1000)} s`);
+    }
+    const results = await measureEverything(databases, workdir, cleanups);
+    report(results);
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => log(`cleanup failed: ${error}`));
+    rmSync(workdir, { recursive: true, force: true });
+  }
+}
+
+async function measureEverything(databases: PreparedDatabase[], workdir: string, cleanups: Array<() => Promise<void>>) {
+  const rows: Row[] = [];
+  const memory: Array<{ server: string; residentMiB: number }> = [];
+  let ceiling: RunningServer | undefined;
+  let ceilingSession: Session | undefined;
+  try {
+    let copies = 0;
+    for (const database of databases) {
+      for (const validateResponses of [true, false]) {
+        const label = `${database.dialect}, validation ${validateResponses ? 'on' : 'off'}`;
+        const copy = await copyDatabase(database.url, `copy${(copies += 1)}`);
+        cleanups.push(copy.drop);
+        const palanque = await startPalanque({ databaseUrl: copy.url, validateResponses, municipiosSource, secretsKey });
+        try {
+          const session = await openSession(palanque.baseUrl, database.data!);
+          if (!ceiling) {
+            ceilingSession = session;
+            ceiling = await startCeilingFrom(palanque, session, workdir);
+          }
+          const operations = validateResponses ? [...mainOperations.slice(0, -2), ...scaledOperations, ...mainOperations.slice(-2)] : mainOperations;
+          for (const operation of operations) {
+            log(`${label}: ${operation.name}`);
+            rows.push(await measurePaired(operation, palanque, session, ceiling, ceilingSession!, label));
+          }
+          memory.push({ server: label, residentMiB: palanque.residentMiB() });
+        } finally {
+          await palanque.stop();
+        }
+      }
+    }
+    const prism = await startPrism();
+    try {
+      const mockSession: Session = { tokens: new Map(), data: ceilingSession!.data, credentialId: ceilingSession!.credentialId };
+      for (const operation of mainOperations) {
+        log(`Prism mock: ${operation.name}`);
+        rows.push(await measurePaired(operation, prism, mockSession, ceiling!, ceilingSession!, 'Prism mock'));
+      }
+      memory.push({ server: 'Prism mock', residentMiB: prism.residentMiB() });
+    } finally {
+      await prism.stop();
+    }
+    memory.push({ server: 'ceiling', residentMiB: ceiling!.residentMiB() });
+  } finally {
+    await ceiling?.stop();
+  }
+  return { rows, memory };
+}
+
+/** Logs in the users the operations act as, and adds the SMS credential the campaign sends with. */
+async function openSession(baseUrl: string, data: BenchData): Promise<Session> {
+  const tokens = new Map<string, string>();
+  for (const username of [data.admin, ...data.owners]) tokens.set(username, await loginToken(baseUrl, username));
+  const answer = await call(baseUrl, 'POST', '/api/sms/add_credential/', tokens.get(data.admin), {
+    name: 'Campanha (benchmark)',
+    account_id: `AC${randomBytes(16).toString('hex')}`,
+    sender_id: '+5511940028922',
+    secret: randomBytes(16).toString('hex'),
+    entity_id: data.entityId,
+  });
+  return { tokens, data, credentialId: answer.data.id };
+}
+
+async function loginToken(baseUrl: string, username: string): Promise<string> {
+  return (await call(baseUrl, 'POST', '/api/auth/login', undefined, { username, password: BENCH_PASSWORD })).data.token;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function call(baseUrl: string, method: string, path: string, token: string | undefined, body?: object): Promise<any> {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Token ${token}` } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const answer = await response.json();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
+  return answer;
+}
+
+/** The ceiling answers every operation with the bytes this Palanque answered it. */
+async function startCeilingFrom(palanque: RunningServer, session: Session, workdir: string): Promise<RunningServer> {
+  const answers: Record<string, { status: number; body: string }> = {};
+  for (const operation of [...mainOperations, ...scaledOperations]) {
+    const request = requestOf(operation, session);
+    const response = await fetch(`${palanque.baseUrl}${request.path}`, request);
+    answers[`${operation.method} ${request.path}`] = { status: response.status, body: await response.text() };
+  }
+  const file = join(workdir, 'ceiling-answers.json');
+  writeFileSync(file, JSON.stringify(answers));
+  return startCeiling(file, '/api/municipios/');
+}
+
+function requestOf(operation: Operation, session: Session) {
+  const username = operation.as?.(session);
+  // Prism checks that a key is sent, not which.
+  const token = username === undefined ? undefined : (session.tokens.get(username) ?? 'plq_mock');
+  return {
+    path: operation.path(session),
+    method: operation.method,
+    headers: { ...(operation.body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Token ${token}` } : {}) },
+    body: operation.body?.(session),
+  };
+}
+
+/** The ceiling, then the server, back to back, after a warm-up of the server (JIT, caches, pools). */
+async function measurePaired(operation: Operation, server: RunningServer, session: Session, ceiling: RunningServer, ceilingSession: Session, label: string): Promise<Row> {
+  const ours = requestOf(operation, session);
+  const theirs = requestOf(operation, ceilingSession);
+  const load = operation.connections ?? connections;
+  const seconds = Math.max(duration, operation.minSeconds ?? 0);
+  await run(server.baseUrl, ours, load, 1, { warmUp: true });
+  const ceilingResult = await run(ceiling.baseUrl, theirs, load, seconds);
+  const result = await run(server.baseUrl, ours, load, seconds);
+  return { operation: operation.name, server: label, ...result, ceiling: ceilingResult.requestsPerSecond };
+}
+
+async function run(baseUrl: string, request: ReturnType<typeof requestOf>, load: number, seconds: number, { warmUp = false } = {}): Promise<Measurement> {
+  const result = await autocannon({ url: `${baseUrl}${request.path}`, method: request.method, headers: request.headers, body: request.body, connections: load, duration: seconds, timeout: 60 });
+  if (result.non2xx > 0) {
+    const sample = await fetch(`${baseUrl}${request.path}`, request);
+    throw new Error(`${request.method} ${baseUrl}${request.path}: ${result.non2xx} answers were not 2xx, such as ${sample.status} ${await sample.text()}`);
+  }
+  // A run in which nothing completed has no rate or latency to report: say so rather than print zeros.
+  if (result.requests.total === 0 && !warmUp) throw new Error(`${request.method} ${baseUrl}${request.path}: no request completed in ${seconds} s (${result.errors} errors, ${result.timeouts} timeouts)`);
+  return { requestsPerSecond: Math.round((result.requests.total / result.duration) * 10) / 10, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts };
+}
+
+function report({ rows, memory }: { rows: Row[]; memory: Array<{ server: string; residentMiB: number }> }): void {
+  const prismRate = (operation: string) => rows.find((row) => row.server === 'Prism mock' && row.operation === operation)?.requestsPerSecond;
+  const lines: string[] = [];
+  const print = (line = '') => lines.push(line);
+  print(`\n${connections} connections (4 for login and 2 for the SMS campaign, for at least 10 s), ${duration} s per run, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}\n`);
+  print('| operation | server | req/s | p50 ms | p99 ms | ceiling req/s | % of ceiling | x Prism |');
+  print('|---|---|---:|---:|---:|---:|---:|---:|');
+  const table = rows.map((row) => {
+    const prism = prismRate(row.operation);
+    const ofCeiling = Math.round((row.requestsPerSecond / row.ceiling) * 1000) / 10;
+    const timesPrism = prism && row.server !== 'Prism mock' ? Math.round((row.requestsPerSecond / prism) * 10) / 10 : undefined;
+    print(`| ${row.operation} | ${row.server} | ${row.requestsPerSecond} | ${row.p50} | ${row.p99} | ${row.ceiling} | ${ofCeiling}% | ${timesPrism ?? ''} |${row.errors ? ` ${row.errors} errors` : ''}`);
+    return { ...row, ofCeiling, timesPrism };
+  });
+  const scaling = scalingTable(rows);
+  print('\nCost against size (validation on): p99 ms at 1x, 10x and 100x the rows\n');
+  print('| operation | server | 1x | 10x | 100x | 100x / 1x |');
+  print('|---|---|---:|---:|---:|---:|');
+  for (const line of scaling) print(`| ${line.operation} | ${line.server} | ${line.p99.join(' | ')} | ${line.ratio} |`);
+  print('\nResident memory after the runs\n');
+  print('| server | MiB |');
+  print('|---|---:|');
+  for (const line of memory) print(`| ${line.server} | ${line.residentMiB} |`);
+  print('\nTargets');
+  for (const verdict of verdicts(table, scaling)) print(`- ${verdict}`);
+  console.log(lines.join('\n'));
+  mkdirSync(join(root, 'bench-results'), { recursive: true });
+  writeFileSync(join(root, 'bench-results', 'bench.json'), JSON.stringify({ connections, duration, node: process.version, rows: table, scaling, memory }, null, 2));
+}
+
+function scalingTable(rows: Row[]) {
+  const families = [
+    { operation: 'entity list', names: TEAM_SIZES.map((size) => entityList(size).name) },
+    { operation: 'monitor data', names: HISTORY_YEARS.map((years) => monitorData(years).name) },
+  ];
+  const servers = [...new Set(rows.filter((row) => row.server.endsWith('validation on')).map((row) => row.server))];
+  return families.flatMap((family) =>
+    servers.map((server) => {
+      const p99 = family.names.map((name) => rows.find((row) => row.server === server && row.operation === name)?.p99 ?? NaN);
+      return { operation: family.operation, server, p99, ratio: Math.round((p99[2]! / p99[0]!) * 100) / 100 };
+    }),
+  );
+}
+
+function verdicts(table: Array<Row & { ofCeiling: number; timesPrism?: number }>, scaling: ReturnType<typeof scalingTable>): string[] {
+  const palanque = table.filter((row) => row.server !== 'Prism mock');
+  const check = (met: boolean, text: string) => `${met ? 'met' : 'MISSED'}: ${text}`;
+  const municipalities = palanque.filter((row) => row.operation.startsWith('municipalities') && row.server.endsWith('validation on'));
+  const reads = palanque.filter((row) => mainOperations.some((operation) => operation.read && operation.name === row.operation));
+  const slowReads = reads.filter((row) => row.p99 >= 50);
+  return [
+    check(municipalities.every((row) => row.ofCeiling >= 80), `municipality list at 80% or more of the ceiling with validation on (lowest ${Math.min(...municipalities.map((row) => row.ofCeiling))}%)`),
+    check(reads.every((row) => (row.timesPrism ?? 0) >= 3), `every read at least 3x the Prism mock (lowest ${Math.min(...reads.map((row) => row.timesPrism ?? 0))}x)`),
+    check(slowReads.length === 0, `p99 under 50 ms at ${connections} connections for every read${slowReads.length ? ` (not: ${slowReads.map((row) => `${row.operation} on ${row.server}, ${row.p99} ms`).join('; ')})` : ''}`),
+    check(scaling.every((line) => line.ratio <= 2), `p99 at 100x the rows within 2x of 1x (highest ${Math.max(...scaling.map((line) => line.ratio))}x)`),
+  ];
+}
+
+function postgresDatabaseUrl(server: string): string {
+  const url = new URL(server);
+  url.pathname = `/palanque_bench_${randomBytes(4).toString('hex')}`;
+  return url.toString();
+}
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+await main();

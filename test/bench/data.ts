@@ -1,0 +1,158 @@
+/**
+ * The benchmark's data: one database per dialect, prepared once and copied for every server measured,
+ * so that what one server writes (logins, SMS campaigns and their jobs) never reaches another.
+ *
+ * - the 5,570 municipalities;
+ * - an admin, a user who only logs in, and three team owners whose teams hold 1,000, 10,000 and
+ *   100,000 entities (the entity list's base size and its 10x and 100x);
+ * - a monitor on an entity of the smallest team with 1 year of daily snapshots, and two more with 10 and
+ *   100 years (the monitor data's base size and its 10x and 100x).
+ *
+ * Bulk rows are written with INSERT ... SELECT over a recursive sequence, which both databases run; going
+ * through the API would take hours for 100,000 entities.
+ */
+import { copyFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import pg from 'pg';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { createAccounts } from '../../src/accounts/index.js';
+import { openDatabase, dialectOf } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrator.js';
+import { createMailer } from '../../src/mail/mailer.js';
+import { defineMonitorModels } from '../../src/monitors/models.js';
+import { MonitorStore } from '../../src/monitors/store.js';
+import { importMunicipalities } from '../../src/municipalities/import.js';
+
+/** Team sizes and snapshot histories, in the order base, 10x, 100x. */
+export const TEAM_SIZES = [1_000, 10_000, 100_000] as const;
+export const HISTORY_YEARS = [1, 10, 100] as const;
+
+export const BENCH_PASSWORD = `bench-${randomBytes(9).toString('base64url')}`;
+
+export interface BenchData {
+  /** Logins of the admin, the user who logs in in the login benchmark, and the owners by team size. */
+  admin: string;
+  loginUser: string;
+  owners: string[];
+  /** The monitors by history length, and the entity of the first (where the SMS credential goes). */
+  monitorIds: number[];
+  entityId: number;
+}
+
+const silent = pino({ level: 'silent' });
+
+export async function prepareDatabase(url: string, municipiosSource: string): Promise<BenchData> {
+  const sequelize = await openDatabase(url, silent);
+  try {
+    await migrate(sequelize, silent);
+    await importMunicipalities(sequelize, { source: municipiosSource, sha256: '' });
+    const accounts = createAccounts(
+      sequelize,
+      // The login user's hash has the production cost, so the login benchmark measures what production does.
+      { tokenLifetimeMs: 24 * 3600_000, loginLock: { maxFailures: 5, windowMs: 900_000 }, passwordResetLifetimeMs: 1_800_000, passwordHashCost: 17 },
+      createMailer({ smtpUrl: undefined, from: 'bench@palanque.test', directory: '/tmp' }, silent),
+      silent,
+    );
+    const user = (username: string, is_admin = false) =>
+      accounts.users.create({ username, email: `${username}@bench.palanque.test`, password: BENCH_PASSWORD, is_admin });
+    await user('bench-admin', true);
+    await user('bench-login');
+    const owners: string[] = [];
+    const ownerIds: number[] = [];
+    for (const size of TEAM_SIZES) {
+      const owner = await user(`owner-${size}`);
+      owners.push(owner.username);
+      ownerIds.push(owner.id);
+      await insertEntities(sequelize, owner.id, size);
+    }
+    const entityId = await firstEntityOf(sequelize, ownerIds[0]!);
+    const monitorIds = [];
+    for (const years of HISTORY_YEARS) monitorIds.push(await createMonitorWithHistory(sequelize, entityId, ownerIds[0]!, years));
+    return { admin: 'bench-admin', loginUser: 'bench-login', owners, monitorIds, entityId };
+  } finally {
+    await sequelize.close();
+  }
+}
+
+/** A fresh copy of a prepared database: a file copy on SQLite, `CREATE DATABASE ... TEMPLATE` on PostgreSQL. */
+export async function copyDatabase(url: string, copyName: string): Promise<{ url: string; drop(): Promise<void> }> {
+  if (dialectOf(url) === 'sqlite') {
+    const file = url.slice('sqlite:'.length);
+    const copy = file.replace(/\.sqlite$/, `-${copyName}.sqlite`);
+    await copyFile(file, copy);
+    return { url: `sqlite:${copy}`, drop: async () => undefined };
+  }
+  const source = new URL(url);
+  const copy = new URL(url);
+  copy.pathname = `/${source.pathname.slice(1)}_${copyName}`;
+  await adminQuery(url, `CREATE DATABASE ${copy.pathname.slice(1)} TEMPLATE ${source.pathname.slice(1)}`);
+  return { url: copy.toString(), drop: () => adminQuery(url, `DROP DATABASE IF EXISTS ${copy.pathname.slice(1)} WITH (FORCE)`) };
+}
+
+/** Creates (or drops) a PostgreSQL database, connected to the server's `postgres` database. */
+export async function adminQuery(url: string, sql: string): Promise<void> {
+  const server = new URL(url);
+  server.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: server.toString() });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function insertEntities(sequelize: Sequelize, ownerId: number, count: number): Promise<void> {
+  const now = timestampParameter(sequelize);
+  await sequelize.query(
+    `INSERT INTO entities (tp, owner_id, nome, nm_urna, nr_urna, partido, uf, cidade, created_at, updated_at)
+     WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < :count)
+     SELECT 'candidato', :ownerId, 'Candidata ' || n, 'Candidata ' || n, 13123, '13', 'SP', 'São Paulo', ${now}, ${now} FROM seq`,
+    { replacements: { count, ownerId, now: new Date() } },
+  );
+  await sequelize.query(
+    `INSERT INTO entity_members (entity_id, user_id, role, added_at) SELECT id, owner_id, 'owner', created_at FROM entities WHERE owner_id = :ownerId`,
+    { replacements: { ownerId } },
+  );
+}
+
+async function firstEntityOf(sequelize: Sequelize, ownerId: number): Promise<number> {
+  const [row] = await sequelize.query<{ id: number }>('SELECT MIN(id) AS id FROM entities WHERE owner_id = :ownerId', {
+    replacements: { ownerId },
+    type: QueryTypes.SELECT,
+  });
+  return Number(row!.id);
+}
+
+/** A monitor with one instagram snapshot a day for `years` years, up to today. */
+async function createMonitorWithHistory(sequelize: Sequelize, entityId: number, createdBy: number, years: number): Promise<number> {
+  const store = new MonitorStore(defineMonitorModels(sequelize));
+  const monitor = await store.create({
+    entityId,
+    name: `Redes oficiais (${years} ${years === 1 ? 'ano' : 'anos'})`,
+    keywords: ['Candidata 1'],
+    profiles: [{ nm_rede: 'instagram', username: `candidata1_${years}`, link: `https://www.instagram.com/candidata1_${years}` }],
+    createdBy,
+  });
+  if (monitor === 'name_taken') throw new Error('monitor name taken');
+  const days = Math.round(years * 365);
+  const today = new Date();
+  today.setUTCHours(12, 0, 0, 0);
+  const sqlite = sequelize.getDialect() === 'sqlite';
+  // The day of each snapshot: today minus n days, computed by each database its own way.
+  const takenAt = sqlite ? `strftime('%Y-%m-%d %H:%M:%f +00:00', :today, '-' || n || ' days')` : `CAST(:today AS timestamptz) - n * INTERVAL '1 day'`;
+  const now = timestampParameter(sequelize);
+  await sequelize.query(
+    `INSERT INTO metric_snapshots (monitor_id, network, taken_at, followers, posts, engagement, mentions, source, received_at)
+     WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < :last)
+     SELECT :monitorId, 'instagram', ${takenAt}, 50000 - n, 2000 - (n % 2000), 0.04, 300 + (n % 50), 'import', ${now} FROM seq`,
+    { replacements: { last: days - 1, monitorId: monitor.id, today: sqlite ? today.toISOString() : today, now: new Date() } },
+  );
+  return monitor.id;
+}
+
+/** `:now` as a timestamp: PostgreSQL needs the cast in a SELECT list, and SQLite would turn it into a number. */
+function timestampParameter(sequelize: Sequelize): string {
+  return sequelize.getDialect() === 'postgres' ? 'CAST(:now AS timestamptz)' : ':now';
+}

@@ -1,0 +1,107 @@
+/** The servers the benchmark measures, each in its own process on this machine. */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { freePort, stopProcess, waitFor } from '../helpers/process.js';
+
+export const root = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface RunningServer {
+  baseUrl: string;
+  /** Resident memory of the server process, in MiB. */
+  residentMiB(): number;
+  stop(): Promise<void>;
+}
+
+export interface PalanqueSettings {
+  databaseUrl: string;
+  validateResponses: boolean;
+  municipiosSource: string;
+  secretsKey: string;
+}
+
+/**
+ * The real server as `npm start` runs it (built, `dist/src/server.js`: under tsx every database query
+ * paid for source-mapped stack traces, about 30% of the entity list's time), with budgets the one load
+ * generator cannot spend. The caller builds first (buildServer).
+ */
+export async function startPalanque(settings: PalanqueSettings): Promise<RunningServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['dist/src/server.js'], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      PORT: String(port),
+      DATABASE_URL: settings.databaseUrl,
+      MUNICIPIOS_SOURCE: settings.municipiosSource,
+      MUNICIPIOS_SHA256: '',
+      VALIDATE_RESPONSES: String(settings.validateResponses),
+      LOG_LEVEL: 'warn',
+      SECRETS_KEY: settings.secretsKey,
+      // Sends fail at once and are retried later with backoff: the campaign benchmark measures accepting
+      // campaigns, not a provider, and leaves little background work behind.
+      SMS_PROVIDER_URL: 'http://127.0.0.1:9',
+      // The limiter stays in the path (its cost counts) but one client cannot exhaust it.
+      RATE_LIMIT_AUTH: '9999999/60',
+      RATE_LIMIT_READ: '9999999/60',
+      RATE_LIMIT_WRITE: '9999999/60',
+      // The login lock counts a password check before it runs (so parallel guesses cannot pass an open
+      // lock): 50 connections logging in at once are 50 checks in flight for one account and one address,
+      // past the default 5. The bench measures the login itself, so the lock's limit is out of reach too.
+      LOGIN_MAX_FAILURES: '1000',
+    },
+  });
+  return serving(child, `http://127.0.0.1:${port}`, '/api/municipios/');
+}
+
+/** `npm run build`: the server the benchmark measures is the one `npm start` serves. */
+export function buildServer(): void {
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+}
+
+/** The Prism mock of the contract, serving its examples. */
+export async function startPrism(): Promise<RunningServer> {
+  const port = await freePort();
+  const child = spawn(`${root}node_modules/.bin/prism`, ['mock', '--host', '127.0.0.1', '--port', String(port), 'spec/openapi.yaml'], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return serving(child, `http://127.0.0.1:${port}`, '/api/municipios/');
+}
+
+/** A plain Express app answering each request with the fixed answer of `answersFile` (see ceiling-server.ts). */
+export async function startCeiling(answersFile: string, probePath: string): Promise<RunningServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/ceiling-server.ts', String(port), answersFile], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return serving(child, `http://127.0.0.1:${port}`, probePath);
+}
+
+async function serving(child: ChildProcess, baseUrl: string, probePath: string): Promise<RunningServer> {
+  let output = '';
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const answers = async () => ((await fetch(`${baseUrl}${probePath}`).catch(() => undefined))?.ok ? true : undefined);
+  await waitFor(answers, {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+    what: baseUrl,
+    failEarly: () => (child.exitCode !== null ? `exited with ${child.exitCode}` : undefined),
+    output: () => output,
+  });
+  return {
+    baseUrl,
+    residentMiB: () => residentMiB(child.pid!),
+    stop: () => stopProcess(child),
+  };
+}
+
+/** VmRSS of a process, from /proc (Linux). */
+function residentMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return Math.round(kib / 1024);
+}
