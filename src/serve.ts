@@ -94,7 +94,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
   const purge = setInterval(() => void purgeExpiredRows(idempotencyKeys, accounts, logger), PURGE_INTERVAL_MS);
   purge.unref();
   // A municipality created on another instance, or an import, reaches this instance's list within the interval.
-  const refresh = setInterval(() => void refreshMunicipalities(municipalities, logger), config.municipiosRefreshMs);
+  const refreshMunicipalities = municipalityRefresher(municipalities, logger);
+  const refresh = setInterval(() => void refreshMunicipalities(), config.municipiosRefreshMs);
   refresh.unref();
   const app = createApp({
     config,
@@ -156,18 +157,23 @@ async function purgeExpiredRows(store: IdempotencyStore, accounts: Accounts, log
   }
 }
 
-let refreshing = false;
-
-async function refreshMunicipalities(catalog: MunicipalityCatalog, logger: Logger): Promise<void> {
-  if (refreshing) return;
-  refreshing = true;
-  try {
-    if (await catalog.refreshIfChanged()) logger.info({ municipalities: catalog.size }, 'municipality list reloaded: it changed in the database');
-  } catch (error) {
-    logger.warn({ err: error }, 'could not check the municipality list for changes');
-  } finally {
-    refreshing = false;
-  }
+/**
+ * Checks whether the municipality list changed in the database and reloads it if so; a check still under
+ * way when the next is due is not doubled. One per server, so that servers in one process keep apart.
+ */
+function municipalityRefresher(catalog: MunicipalityCatalog, logger: Logger): () => Promise<void> {
+  let refreshing = false;
+  return async () => {
+    if (refreshing) return;
+    refreshing = true;
+    try {
+      if (await catalog.refreshIfChanged()) logger.info({ municipalities: catalog.size }, 'municipality list reloaded: it changed in the database');
+    } catch (error) {
+      logger.warn({ err: error }, 'could not check the municipality list for changes');
+    } finally {
+      refreshing = false;
+    }
+  };
 }
 
 /** An empty list is imported from MUNICIPIOS_SOURCE; if that fails the server still starts, answering 503. */

@@ -7,6 +7,7 @@
  * - a whole request must complete within REQUEST_TIMEOUT_MS (408 beyond it).
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createTcpServer } from 'node:net';
 
 const HEADERS_TIMEOUT_MS = 20_000;
 
@@ -24,4 +25,16 @@ export function createHttpServer(app: RequestListener, limits: ServerLimits): Se
   // Headers get a shorter bound than the whole request: a client that trickles headers is cut early.
   server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, limits.requestTimeoutMs);
   return server;
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1, for a child process that cannot listen on port 0 and say which it got (Prism). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createTcpServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
 }

@@ -19,6 +19,7 @@ import { loadContract } from '../http/contract.js';
 import { createLogger, endLogging } from '../logger.js';
 import { stopOnSignals } from '../lifecycle.js';
 import { specFile } from '../project-root.js';
+import { bannerOf } from '../sandbox/banner.js';
 import { startSandbox } from '../sandbox/sandbox.js';
 import { startServer } from '../serve.js';
 import { forwardToMock, SERVED_BY_HEADER } from './mock-forwarder.js';
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
     if (values.sandbox) {
       const sandbox = await startSandbox({ logger, ...hybrid });
       running = { url: sandbox.url, app: sandbox.server.app, stop: () => sandbox.stop() };
-      print(`Sandbox demo users (password, key): ${sandbox.users.map((user) => `${user.username} ${user.password} ${user.key}`).join('; ')}`);
+      print(bannerOf(sandbox));
     } else {
       const server = await startServer(config, logger, hybrid);
       running = { url: server.url, app: server.app, stop: () => server.shutdown('hybrid stopped') };

@@ -1,5 +1,5 @@
-/** The operations of a contract, as the hybrid mode lists them. */
-import type { OpenApiDocument } from '../http/contract.js';
+/** The operations of a contract, as the hybrid mode lists them: read off the server's own route table. */
+import { buildRoutes, type OpenApiDocument } from '../http/contract.js';
 
 export interface ContractOperation {
   operationId: string;
@@ -7,14 +7,8 @@ export interface ContractOperation {
   path: string;
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
-
 export function operationsOf(contract: OpenApiDocument): ContractOperation[] {
-  return Object.entries(contract.paths).flatMap(([path, item]) =>
-    Object.entries(item)
-      .filter(([method]) => METHODS.includes(method))
-      .map(([method, operation]) => ({ operationId: String((operation as { operationId?: unknown }).operationId), method: method.toUpperCase(), path })),
-  );
+  return buildRoutes(contract, '').flatMap((route) => route.methods.map((method) => ({ operationId: route.operationIds[method]!, method, path: route.template })));
 }
 
 /** One line each: `  listTrendingHashtags  GET /api/trends/hashtags/`. */

@@ -1,11 +1,11 @@
 /**
  * The Prism mock of a contract, run as a child process on a free loopback port: the hybrid mode forwards
- * to it the operations the server has no handler for. Prism is a devDependency, as the hybrid mode is a
+ * to it the operations the server has no handler for, and the mock tests start it on spec/openapi.yaml. Prism is a devDependency, as the hybrid mode is a
  * development tool.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../http/listen.js';
 import { projectRoot } from '../project-root.js';
 
 export interface RunningMock {
@@ -51,16 +51,4 @@ export async function startPrismMock(contractFile: string): Promise<RunningMock>
         child.kill('SIGTERM');
       }),
   };
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }

@@ -2,9 +2,10 @@
  * Starts the real Prism on spec/openapi.yaml on a free port for a test file: as the mock
  * (`prism mock`), or as the validating proxy in front of a running server (`prism proxy`).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { connect } from 'node:net';
+import { startPrismMock as startContractMock } from '../../src/hybrid/prism-mock.js';
 import { freePort, stopProcess, waitFor } from './process.js';
 import { specPath } from './spec.js';
 
@@ -15,16 +16,10 @@ export interface RunningMock {
   stop(): Promise<void>;
 }
 
+/** The mock of spec/openapi.yaml, started as the hybrid mode starts its own (src/hybrid/prism-mock.ts). */
 export async function startPrismMock(): Promise<RunningMock> {
-  const port = await freePort();
-  const child = spawn(prismBin, ['mock', '--host', '127.0.0.1', '--port', String(port), specPath], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await waitForListening(child);
-  return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    stop: () => stopProcess(child),
-  };
+  const mock = await startContractMock(specPath);
+  return { baseUrl: mock.url, stop: mock.stop };
 }
 
 export interface RunningProxy extends RunningMock {
@@ -87,18 +82,5 @@ function accepts(port: number): Promise<boolean> {
       resolve(true);
     });
     socket.once('error', () => resolve(false));
-  });
-}
-
-function waitForListening(child: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Prism is listening')) resolve();
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`Prism exited with code ${code} before listening:\n${output}`)));
   });
 }

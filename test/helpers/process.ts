@@ -1,19 +1,7 @@
 /** Small helpers for tests and scripts that run servers as processes on loopback. */
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../src/http/listen.js';
 
 /** Polls until `probe` returns something other than undefined; fails with the collected output on timeout. */
 export async function waitFor<T>(
