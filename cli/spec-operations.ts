@@ -497,7 +497,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/entidade/data/",
     "tag": "entidades",
     "summary": "One entity, in the shape the add operation takes",
-    "description": "Returns entity `id` with every field of the candidate entity, its `referencia_social` (with\nthe social-network entries) and its `marketshare` entries, in the same shape `addEntity`\ntakes, so a form can load it, change it and post it back.",
+    "description": "Returns entity `id` with every field of the candidate entity, its `referencia_social` (with\nthe social-network entries) and its `marketshare` entries, in the same shape `addEntity`\ntakes, so a form can load it, change it and post it back; plus the read-only `tp`,\n`updated_at` and `updated_by`. The `ETag` header is the entity's version: it changes on\nevery write. Send it back in `addEntity`'s `If-Match` so that a change made meanwhile by\nsomeone else is refused rather than overwritten.",
     "auth": true,
     "parameters": [
       {
@@ -517,9 +517,16 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/entidade/add/",
     "tag": "entidades",
     "summary": "Add or update an entity",
-    "description": "Creates an entity of type `tp` (default `candidato`) owned by the caller, or updates one when\nthe body carries the `id` of an entity the caller may edit. Every field is stored; the nested\n`referencia_social` (with its social-network entries) and `marketshare` entries are stored as\nrecords of their own and replaced as a whole on update.\n\nBeyond the schema, the server checks: CPF check digits, voter-id check digits, a real birth\ndate in the past with `idade` consistent with it, state codes among the 27, municipalities of\ndispute and base existing in the municipality list, and party acronyms.",
+    "description": "Creates an entity of type `tp` (default `candidato`) owned by the caller, or updates one when\nthe body carries the `id` of an entity the caller may edit.\n\n**Updates change only what is sent.** A field left out keeps its stored value; a field sent as\n`null` clears it; `nome` is always required. The nested records keep their identity:\n- `marketshare` entries are matched by their `id` (an entry without `id` is new; an `id` that\n  is not one of this entity's entries is 422);\n- `referencia_social.social_network` entries are matched by (`nm_rede`, `id`), since their\n  `id` is the profile's id on that network, not a row id;\n- within a matched entry, and within `referencia_social`, the same rule applies: fields left\n  out keep their values;\n- when an array is sent, its order is kept and the stored entries it leaves out are removed;\n  when it is omitted, nothing changes; `null` (or `[]`) removes every entry, and\n  `\"referencia_social\": null` removes the reference with its entries.\n\nThe read-only fields of `getEntity`'s answer (`tp`, `updated_at`, `updated_by`, the nested\n`referencia_social.id` and each entry's `referencia_social`) are ignored when posted back.\n`tp` of an existing entity never changes.\n\n**Edit conflicts.** The answer's `ETag` is the entity's new version. With `If-Match` set to\nthe version the change was made on, a write to an entity someone else changed meanwhile is\nrefused with 409 `edit_conflict` (naming the current version) and changes nothing. Without\n`If-Match` the write goes through, as older clients expect. `If-Match` is only for updates:\nsent without `id` it is 400.\n\nBeyond the schema, the server checks: CPF check digits, voter-id check digits, a real birth\ndate in the past with `idade` consistent with it, state codes among the 27, municipalities of\ndispute and base existing in the municipality list, and party acronyms.",
     "auth": true,
     "parameters": [
+      {
+        "name": "If-Match",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "The `ETag` of the version the change was made on (from `getEntity` or the last `addEntity`)."
+      },
       {
         "name": "tp",
         "in": "query",

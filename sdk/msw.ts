@@ -64,7 +64,9 @@ export interface OverrideOptions<Op extends OperationId, Status extends StatusOf
 /** One handler per operation of the contract, answering its first 2xx example on `baseUrl`. */
 export function createHandlers({ baseUrl = DEFAULT_BASE_URL }: MockOptions = {}): HttpHandler[] {
   const base = normalizeBaseUrl(baseUrl);
-  return OPERATIONS.map((operation) => handlerFor(operation, base, (request, requestId) => specAnswer(operation, base, operation.defaultStatus, request, requestId)));
+  return OPERATIONS.map((operation) =>
+    handlerFor(operation, base, async (request, requestId) => editConflictAnswer(operation, request) ?? specAnswer(operation, base, operation.defaultStatus, request, requestId)),
+  );
 }
 
 /**
@@ -124,6 +126,8 @@ interface Operation {
   /** The first 2xx status, answered by default. */
   defaultStatus: string | undefined;
   responses: Node;
+  /** Whether the operation takes `If-Match` (an update refused when it names an old version). */
+  takesIfMatch: boolean;
 }
 
 const DOCUMENT = contract as unknown as Node;
@@ -142,6 +146,7 @@ const OPERATIONS: Operation[] = Object.entries(DOCUMENT.paths as Record<string, 
       statuses,
       defaultStatus: statuses.find((status) => status.startsWith('2')),
       responses,
+      takesIfMatch: ((operation.parameters ?? []) as unknown[]).some((parameter) => resolve(parameter).in === 'header' && String(resolve(parameter).name).toLowerCase() === 'if-match'),
     };
   }),
 );
@@ -227,6 +232,20 @@ async function specAnswer(operation: Operation, base: string, status: string | u
   const contentType = answer.headers.get('content-type');
   if (contentType) headers.set('content-type', contentType);
   return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers });
+}
+
+/**
+ * The server's edit-conflict rule, as far as a mock without state can keep it: the example record's
+ * version is its `ETag` example, so an `If-Match` naming another version is answered like the server
+ * answers a stale one (409 with the `editConflict` example). `*`, or no `If-Match`, goes through.
+ */
+function editConflictAnswer(operation: Operation, request: Request): Response | undefined {
+  const ifMatch = request.headers.get('if-match');
+  if (!operation.takesIfMatch || ifMatch === null || ifMatch.trim() === '*' || !operation.defaultStatus) return undefined;
+  const current = exampleHeaders(operation, operation.defaultStatus).get('etag');
+  const named = ifMatch.split(',').map((tag) => tag.trim());
+  if (current === null || named.includes(current)) return undefined;
+  return ownAnswer(operation, '409', namedExample(operation, '409', 'editConflict'));
 }
 
 /** A test's own body for a status, with the status's example headers and its declared content type. */

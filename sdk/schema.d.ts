@@ -596,9 +596,12 @@ export interface paths {
          * One entity, in the shape the add operation takes
          * @description Returns entity `id` with every field of the candidate entity, its `referencia_social` (with
          *     the social-network entries) and its `marketshare` entries, in the same shape `addEntity`
-         *     takes, so a form can load it, change it and post it back.
+         *     takes, so a form can load it, change it and post it back; plus the read-only `tp`,
+         *     `updated_at` and `updated_by`. The `ETag` header is the entity's version: it changes on
+         *     every write. Send it back in `addEntity`'s `If-Match` so that a change made meanwhile by
+         *     someone else is refused rather than overwritten.
          *
-         *     - **200**: the entity.
+         *     - **200**: the entity, with its `ETag`.
          *     - **400** `bad_request`: `id` is missing or not a positive integer.
          *     - **401** `unauthorized`: no valid key.
          *     - **404** `not_found`: no such entity, or one outside the caller's teams.
@@ -625,24 +628,47 @@ export interface paths {
         /**
          * Add or update an entity
          * @description Creates an entity of type `tp` (default `candidato`) owned by the caller, or updates one when
-         *     the body carries the `id` of an entity the caller may edit. Every field is stored; the nested
-         *     `referencia_social` (with its social-network entries) and `marketshare` entries are stored as
-         *     records of their own and replaced as a whole on update.
+         *     the body carries the `id` of an entity the caller may edit.
+         *
+         *     **Updates change only what is sent.** A field left out keeps its stored value; a field sent as
+         *     `null` clears it; `nome` is always required. The nested records keep their identity:
+         *     - `marketshare` entries are matched by their `id` (an entry without `id` is new; an `id` that
+         *       is not one of this entity's entries is 422);
+         *     - `referencia_social.social_network` entries are matched by (`nm_rede`, `id`), since their
+         *       `id` is the profile's id on that network, not a row id;
+         *     - within a matched entry, and within `referencia_social`, the same rule applies: fields left
+         *       out keep their values;
+         *     - when an array is sent, its order is kept and the stored entries it leaves out are removed;
+         *       when it is omitted, nothing changes; `null` (or `[]`) removes every entry, and
+         *       `"referencia_social": null` removes the reference with its entries.
+         *
+         *     The read-only fields of `getEntity`'s answer (`tp`, `updated_at`, `updated_by`, the nested
+         *     `referencia_social.id` and each entry's `referencia_social`) are ignored when posted back.
+         *     `tp` of an existing entity never changes.
+         *
+         *     **Edit conflicts.** The answer's `ETag` is the entity's new version. With `If-Match` set to
+         *     the version the change was made on, a write to an entity someone else changed meanwhile is
+         *     refused with 409 `edit_conflict` (naming the current version) and changes nothing. Without
+         *     `If-Match` the write goes through, as older clients expect. `If-Match` is only for updates:
+         *     sent without `id` it is 400.
          *
          *     Beyond the schema, the server checks: CPF check digits, voter-id check digits, a real birth
          *     date in the past with `idade` consistent with it, state codes among the 27, municipalities of
          *     dispute and base existing in the municipality list, and party acronyms.
          *
-         *     - **201**: created; `data` is the stored entity with its new `id`.
-         *     - **200**: updated; `data` is the stored entity.
-         *     - **400** `bad_request`: the body is not valid JSON, or `tp` is not a known type.
+         *     - **201**: created; `data` is the stored entity with its new `id`, `ETag` its version.
+         *     - **200**: updated; `data` is the stored entity, `ETag` its new version.
+         *     - **400** `bad_request`: the body is not valid JSON, `tp` is not a known type, or
+         *       `If-Match` is sent without `id`.
          *     - **401** `unauthorized`: no valid key.
          *     - **403** `forbidden`: `id` names an entity of the caller's team that the caller's role may
          *       read but not change.
          *     - **404** `not_found`: `id` names no entity, or one outside the caller's teams.
          *     - **409** `conflict`: the CPF is already registered by another entity of one of the caller's
          *       teams (two campaigns may each register the same politician; one team may not twice).
-         *     - **422** `validation_failed`: a field breaks a rule; `error.details` names each one.
+         *       `edit_conflict`: `If-Match` is not the entity's current version.
+         *     - **422** `validation_failed`: a field breaks a rule, a `marketshare` entry's `id` is not
+         *       one of the entity's, or the body is not a JSON object; `error.details` names each one.
          */
         post: operations["addEntity"];
         delete?: never;
@@ -1716,6 +1742,7 @@ export interface components {
          *     | `method_not_allowed` | 405 | the path exists but not with this method; see `Allow` |
          *     | `conflict` | 409 | the request conflicts with a record that exists |
          *     | `idempotency_key_in_flight` | 409 | a request with the same `Idempotency-Key` is still running |
+         *     | `edit_conflict` | 409 | `If-Match` names a version of the record that is no longer the current one |
          *     | `payload_too_large` | 413 | the body exceeds the configured limit |
          *     | `unsupported_media_type` | 415 | the body's content type is not one the operation takes |
          *     | `validation_failed` | 422 | the body breaks its schema or a business rule; see `details` |
@@ -1728,7 +1755,7 @@ export interface components {
          *     | `service_unavailable` | 503 | a dependency is down; try again later |
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "invalid_token" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "not_a_sandbox" | "account_inactive" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_flight" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "rate_limited" | "login_locked" | "internal_error" | "not_implemented" | "reference_data_unavailable" | "service_unavailable";
+        ErrorCode: "bad_request" | "invalid_token" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "not_a_sandbox" | "account_inactive" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_flight" | "edit_conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "rate_limited" | "login_locked" | "internal_error" | "not_implemented" | "reference_data_unavailable" | "service_unavailable";
         /** @description One thing that was wrong with the request. */
         ErrorDetail: {
             /**
@@ -2083,20 +2110,26 @@ export interface components {
         };
         /**
          * @description The candidate entity, exactly the contract's fields. `addEntity` takes it (with `id` to
-         *     update) and `getEntity` returns it. Codes (`nacionalidade`, `instrucao`, `ocupacao`,
-         *     `estado_civil`, `raca`) follow the electoral court's tables.
+         *     update) and `getEntity` returns it (as a `CandidateEntityRecord`, with the read-only `tp`,
+         *     `updated_at` and `updated_by`, which `addEntity` ignores when they are posted back). Codes
+         *     (`nacionalidade`, `instrucao`, `ocupacao`, `estado_civil`, `raca`) follow the electoral court's
+         *     tables.
+         *
+         *     On update only the fields sent change: an omitted field keeps its stored value and a field sent
+         *     as `null` clears it (`nome` is always required). Stored fields that are unset are absent from
+         *     `getEntity`'s answer, except `nr_urna` and `municipioBase`, which are then `null`.
          */
         CandidateEntity: {
             /** @description Kind of contest, e.g. `municipal`. */
-            tipoDisputa?: string;
+            tipoDisputa?: string | null;
             /** @description Office sought, e.g. `prefeito`. */
-            position?: string;
+            position?: string | null;
             /** @description Ballot round, e.g. `primeiro_turno`. */
-            ballot?: string;
+            ballot?: string | null;
             /** @description National taxpayer number, formatted; check digits are verified. */
-            cpf?: string;
+            cpf?: string | null;
             /** @description Ballot name. */
-            nm_urna?: string;
+            nm_urna?: string | null;
             /** @description Ballot number (2 to 5 digits); null when not assigned yet. */
             nr_urna?: number | null;
             /** @description Full name. */
@@ -2104,68 +2137,86 @@ export interface components {
             /** @description Id of the entity; send it to update an existing entity, omit it to create one. */
             id?: number;
             /** @description Media path of the photo. */
-            foto?: string;
+            foto?: string | null;
             /** Format: uri */
-            image_url?: string;
+            image_url?: string | null;
             /** @description Voter registration number (12 digits); check digits are verified. */
-            titulo_eleitor?: string;
+            titulo_eleitor?: string | null;
             /**
              * Format: date
              * @description Birth date (YYYY-MM-DD), in the past.
              */
-            data_nascimento?: string;
+            data_nascimento?: string | null;
             /** @description Age; must agree with `data_nascimento`. */
-            idade?: number;
+            idade?: number | null;
             /** @description Nationality code. */
-            nacionalidade?: number;
+            nacionalidade?: number | null;
             /** @description Country of birth (ISO 3166-1 alpha-2). */
-            pais_nascimento?: string;
-            estado_nascimento?: components["schemas"]["UF"];
+            pais_nascimento?: string | null;
+            estado_nascimento?: components["schemas"]["UF"] | null;
             /** @description Municipality of birth. */
-            municipio_nascimento?: string;
+            municipio_nascimento?: string | null;
             /** @description Party number. */
-            partido?: string;
-            genero?: string;
+            partido?: string | null;
+            genero?: string | null;
             /** @description Education level code. */
-            instrucao?: number;
+            instrucao?: number | null;
             /** @description Occupation code. */
-            ocupacao?: number;
+            ocupacao?: number | null;
             /** @description Marital status code. */
-            estado_civil?: number;
+            estado_civil?: number | null;
             /** @description Race/colour code. */
-            raca?: number;
-            referencia_social?: components["schemas"]["ReferenciaSocial"];
+            raca?: number | null;
+            /** @description The social-network reference; null removes it with its entries. */
+            referencia_social?: components["schemas"]["ReferenciaSocial"] | null;
             /** @description Id of the electoral contest. */
-            disputa_eleitoral?: number;
-            marketshare?: components["schemas"]["MarketshareEntry"][];
-            uf?: components["schemas"]["UF"];
-            cidade?: string;
+            disputa_eleitoral?: number | null;
+            marketshare?: components["schemas"]["MarketshareEntry"][] | null;
+            uf?: components["schemas"]["UF"] | null;
+            cidade?: string | null;
             /** Format: email */
-            email?: string;
-            list_emails?: string[];
+            email?: string | null;
+            list_emails?: string[] | null;
             /** @description Currently holds office. */
-            exerce_funcao?: boolean;
+            exerce_funcao?: boolean | null;
             /** @description Running for re-election. */
-            reeleicao?: boolean;
+            reeleicao?: boolean | null;
             /** @description Country of the contest. */
-            paisDisputa?: string;
-            estado_disputa?: components["schemas"]["UF"];
-            municipio_disputa?: components["schemas"]["IbgeMunicipalityCode"];
+            paisDisputa?: string | null;
+            estado_disputa?: components["schemas"]["UF"] | null;
+            municipio_disputa?: components["schemas"]["IbgeMunicipalityCode"] | null;
             /** @description Postal code (CEP) of the campaign base. */
-            cepBase?: string;
-            paisBase?: string;
-            estadoBase?: components["schemas"]["UF"];
+            cepBase?: string | null;
+            paisBase?: string | null;
+            estadoBase?: components["schemas"]["UF"] | null;
             /** @description IBGE code of the base's municipality; null when unknown. */
             municipioBase?: string | null;
             /** @description Street address of the campaign base. */
-            endBase?: string;
-            first_campaign?: boolean;
+            endBase?: string | null;
+            first_campaign?: boolean | null;
             /** @description Runs in a coalition. */
-            asLegenda?: boolean;
+            asLegenda?: boolean | null;
             /** @description Name of the coalition. */
-            nomeLegenda?: string;
+            nomeLegenda?: string | null;
             /** @description Party acronyms of the coalition. */
-            partidosLegenda?: string[];
+            partidosLegenda?: string[] | null;
+        };
+        /**
+         * @description A stored entity as `getEntity` and `addEntity` answer it: the candidate entity with its `id`
+         *     and the read-only `tp`, `updated_at` and `updated_by`. A form may post the record back whole:
+         *     `addEntity` ignores the read-only fields.
+         */
+        CandidateEntityRecord: components["schemas"]["CandidateEntity"] & {
+            tp: components["schemas"]["EntityType"];
+            /** @description When the entity was last written (read-only). */
+            updated_at: components["schemas"]["Timestamp"];
+            /** @description Who wrote the entity last (read-only); null when unknown (that user no longer exists, or a social network's data-removal request took a profile out). */
+            updated_by: components["schemas"]["EntityAuthor"] | null;
+        };
+        /** @description The user who last wrote an entity. */
+        EntityAuthor: {
+            id: number;
+            display_name: string;
         };
         GuardianshipLink: {
             readonly id: number;
@@ -2757,7 +2808,7 @@ export interface components {
             data: components["schemas"]["OperatorEmailCheck"];
         };
         CandidateEntityEnvelope: components["schemas"]["Envelope"] & {
-            data: components["schemas"]["CandidateEntity"];
+            data: components["schemas"]["CandidateEntityRecord"];
         };
         SocialMonitorEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SocialMonitor"];
@@ -2913,8 +2964,9 @@ export interface components {
         };
         /**
          * @description 409: the request conflicts with the current state: a record that already exists
-         *     (`conflict`), or a request with the same `Idempotency-Key` still running
-         *     (`idempotency_key_in_flight`).
+         *     (`conflict`), a request with the same `Idempotency-Key` still running
+         *     (`idempotency_key_in_flight`), or an `If-Match` naming a version that is no longer current
+         *     (`edit_conflict`).
          */
         Conflict: {
             headers: {
@@ -3021,6 +3073,13 @@ export interface components {
         IdempotencyKey: string;
         /** @description The `ETag` of the version the client has; 304 when it is still current. */
         IfNoneMatch: string;
+        /**
+         * @description The `ETag` of the version the change was made on (from `getEntity` or the last `addEntity`).
+         *     When it is no longer the current version the write is refused with 409 `edit_conflict` and
+         *     nothing changes; `*` matches any version. Without it the write goes through.
+         * @example "3"
+         */
+        IfMatch: string;
         /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
         Page: number;
         /**
@@ -3055,6 +3114,11 @@ export interface components {
          * @example "9c1e5b2a7f3d4e60"
          */
         ETag: string;
+        /**
+         * @description The version of the entity in this answer; send it back in `If-Match` to update it.
+         * @example "4"
+         */
+        EntityVersion: string;
         /**
          * @description How long a client or shared cache may reuse the page without asking.
          * @example public, max-age=60
@@ -4127,6 +4191,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["EntityVersion"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4169,6 +4234,13 @@ export interface operations {
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description The `ETag` of the version the change was made on (from `getEntity` or the last `addEntity`).
+                 *     When it is no longer the current version the write is refused with 409 `edit_conflict` and
+                 *     nothing changes; `*` matches any version. Without it the write goes through.
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path?: never;
             cookie?: never;
@@ -4183,6 +4255,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["EntityVersion"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4193,6 +4266,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["EntityVersion"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -186,7 +186,9 @@ export function createApp(dependencies: AppDependencies): Express {
   const keepRawBody = (req: IncomingMessage, _res: unknown, raw: Buffer) => {
     (req as IncomingMessage & { rawBody?: Buffer }).rawBody = raw;
   };
-  app.use(express.json({ limit: config.bodyLimit, verify: keepRawBody }));
+  // Not strict: a body that is valid JSON but not an object (`null`, `123`, `"x"`) parses, and the
+  // contract validator answers it 422 naming the body, as it does `[]`; strict parsing called it bad JSON (400).
+  app.use(express.json({ limit: config.bodyLimit, verify: keepRawBody, strict: false }));
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimit, verify: keepRawBody }));
   app.use(express.text({ limit: config.bodyLimit, verify: keepRawBody }));
   app.use(contractValidator(contract, config.basePath, config.validateResponses, (key) => accounts.tokens.authenticate(key)));

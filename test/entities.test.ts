@@ -105,7 +105,10 @@ describe('POST /api/entidade/add/ (addEntity): creating', () => {
     const { referencia_social: reference, marketshare, ...scalars } = body;
     expect(Object.keys(scalars).length).toBeGreaterThan(35);
     for (const [field, value] of Object.entries(scalars)) expect(stored[field], field).toEqual(value);
-    expect(Object.keys(stored).sort()).toEqual([...Object.keys(body), 'id'].sort());
+    expect(Object.keys(stored).sort()).toEqual([...Object.keys(body), 'id', 'tp', 'updated_at', 'updated_by'].sort());
+    // The read-only fields: the type, when and by whom it was written last.
+    expect(stored).toMatchObject({ tp: 'candidato', updated_by: { id: owner.user.id, display_name: 'Carla Dona' } });
+    expect(Date.now() - new Date(stored.updated_at).getTime()).toBeLessThan(60_000);
 
     // The nested records come back with ids of their own.
     const referenceId = stored.referencia_social.id;
@@ -160,7 +163,16 @@ describe('POST /api/entidade/add/ (addEntity): creating', () => {
   it('creates a minimal entity of each type given by tp (candidato by default)', async () => {
     for (const tp of ['concorrente', 'partido']) {
       const created = await create(owner, { nome: `Só o nome (${tp})` }, tp);
-      expect(created).toEqual({ id: expect.any(Number), nome: `Só o nome (${tp})`, nr_urna: null, municipioBase: null, marketshare: [] });
+      expect(created).toEqual({
+        id: expect.any(Number),
+        nome: `Só o nome (${tp})`,
+        nr_urna: null,
+        municipioBase: null,
+        marketshare: [],
+        tp,
+        updated_at: expect.any(String),
+        updated_by: { id: owner.user.id, display_name: 'Carla Dona' },
+      });
       const [row] = await rows('SELECT tp, owner_id FROM entities WHERE id = :id', { id: created.id });
       expect(row).toEqual({ tp, owner_id: owner.user.id });
     }
@@ -175,7 +187,7 @@ describe('POST /api/entidade/add/ (addEntity): creating', () => {
 });
 
 describe('POST /api/entidade/add/ (addEntity): updating', () => {
-  it('updates with the id (200) and replaces the nested lists as a whole', async () => {
+  it('updates with the id (200): sent lists become the lists, entries without an id are new ones', async () => {
     const body = candidate({
       marketshare: [
         { principal: true, marketshare: '23.5', tendency: 'up', notes: null, evaluations: 4 },
@@ -204,15 +216,21 @@ describe('POST /api/entidade/add/ (addEntity): updating', () => {
     expect(shares).toEqual([{ marketshare: '27', notes: 'Nova pesquisa' }]);
     const references = await rows('SELECT id, nm, origem_name FROM social_references WHERE entity_id = :id', { id });
     expect(references).toHaveLength(1);
-    expect(references[0]).toMatchObject({ nm: 'Maria', origem_name: null });
+    // The same reference, updated: origem_name was not sent, so it kept its value.
+    expect(references[0]).toMatchObject({ id: oldReference!.id, nm: 'Maria', origem_name: 'cadastro' });
     const entries = await rows('SELECT nm_rede FROM social_network_entries WHERE social_reference_id = :ref', { ref: references[0]!.id });
     expect(entries).toEqual([{ nm_rede: 'tiktok' }]);
-    expect(await rows('SELECT id FROM social_network_entries WHERE social_reference_id = :ref', { ref: oldReference!.id })).toEqual([]);
 
     const read = await get(`/api/entidade/data/?id=${id}`, owner.headers);
     expect(read.body.data).toEqual(updated.body.data);
     expect(read.body.data.marketshare).toEqual([{ id: expect.any(Number), principal: true, marketshare: '27', tendency: 'up', notes: 'Nova pesquisa', evaluations: 5 }]);
-    expect(read.body.data.referencia_social).toEqual({ id: references[0]!.id, tipo: 'candidato', nm: 'Maria', social_network: [{ nm_rede: 'tiktok', username: 'maria.santos', last_full_evaluation_date: null, referencia_social: references[0]!.id }] });
+    expect(read.body.data.referencia_social).toEqual({
+      id: references[0]!.id,
+      tipo: 'candidato',
+      nm: 'Maria',
+      origem_name: 'cadastro',
+      social_network: [{ nm_rede: 'tiktok', username: 'maria.santos', last_full_evaluation_date: null, referencia_social: references[0]!.id }],
+    });
 
     // Exactly one entity: the update did not create another.
     expect(await count('SELECT COUNT(*) AS count FROM entities WHERE cpf = :cpf', { cpf: body.cpf })).toBe(1);
@@ -224,22 +242,27 @@ describe('POST /api/entidade/add/ (addEntity): updating', () => {
     const posted = await post('/api/entidade/add/', owner.headers, { ...loaded, ocupacao: 999 });
     expect(posted.status, posted.text).toBe(200);
     const reread = (await get(`/api/entidade/data/?id=${id}`, owner.headers)).body.data;
-    // Nested records are replaced, so only their ids may differ.
-    const withoutIds = (entity: Json) => ({
-      ...entity,
-      referencia_social: { ...entity.referencia_social, id: 0, social_network: entity.referencia_social.social_network.map((entry: Json) => ({ ...entry, referencia_social: 0 })) },
-      marketshare: entity.marketshare.map((share: Json) => ({ ...share, id: 0 })),
-    });
-    expect(withoutIds(reread)).toEqual(withoutIds({ ...loaded, ocupacao: 999 }));
+    // Everything as it was, nested ids included, but the change and when it was made.
+    expect({ ...reread, updated_at: loaded.updated_at }).toEqual({ ...loaded, ocupacao: 999 });
     expect(reread).toEqual(posted.body.data);
   });
 
-  it('clears the fields left out of an update (the form posts the entity back complete)', async () => {
+  it('clears the fields sent as null, and the nested records sent as null', async () => {
     const body = candidate();
     const { id } = await create(owner, body);
-    const updated = await post('/api/entidade/add/', owner.headers, { id, nome: 'Só o nome agora' });
+    const cleared = Object.fromEntries(Object.keys(body).filter((field) => field !== 'nome').map((field) => [field, null]));
+    const updated = await post('/api/entidade/add/', owner.headers, { ...cleared, id, nome: 'Só o nome agora' });
     expect(updated.status, updated.text).toBe(200);
-    expect(updated.body.data).toEqual({ id, nome: 'Só o nome agora', nr_urna: null, municipioBase: null, marketshare: [] });
+    expect(updated.body.data).toEqual({
+      id,
+      nome: 'Só o nome agora',
+      nr_urna: null,
+      municipioBase: null,
+      marketshare: [],
+      tp: 'candidato',
+      updated_at: expect.any(String),
+      updated_by: { id: owner.user.id, display_name: 'Carla Dona' },
+    });
     expect(await rows('SELECT id FROM marketshare_entries WHERE entity_id = :id', { id })).toEqual([]);
     expect(await rows('SELECT id FROM social_references WHERE entity_id = :id', { id })).toEqual([]);
   });

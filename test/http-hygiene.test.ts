@@ -50,6 +50,17 @@ describe('CORS', () => {
     expect(allowed).toEqual(expect.arrayContaining(['authorization', 'content-type', 'x-request-id', 'idempotency-key']));
   });
 
+  it('lets a front end send If-Match with an entity update and read the ETag of the answer', async () => {
+    const preflight = await fetch(`${app.baseUrl}/api/entidade/add/`, {
+      method: 'OPTIONS',
+      headers: { Origin: FRONT_END, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type, if-match' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase().split(',')).toContain('if-match');
+    const answer = await fetch(`${app.baseUrl}/api/municipios/?codigo_uf=53`, { headers: { Origin: FRONT_END } });
+    expect(answer.headers.get('access-control-expose-headers')?.split(',')).toContain('ETag');
+  });
+
   it('lets the front end read the request id and the rate-limit headers', async () => {
     const response = await fetch(`${app.baseUrl}/api/municipios/?codigo_uf=53`, { headers: { Origin: FRONT_END } });
     expect(response.headers.get('access-control-allow-origin')).toBe(FRONT_END);

@@ -177,6 +177,23 @@ describe('through the SDK on msw/node', () => {
     expect(data?.count).toBe(5570);
   });
 
+  it('answers the entity with its version, and keeps the edit-conflict rule: an If-Match of another version is 409 edit_conflict', async () => {
+    const { data, response } = await api.GET('/api/entidade/data/', { params: { query: { id: '12' } } });
+    const etag = response.headers.get('ETag');
+    expect(etag).toBe('"4"');
+    expect(data?.data).toMatchObject({ id: 12, tp: 'candidato', updated_by: { id: 7 } });
+
+    const current = await api.POST('/api/entidade/add/', { body: { id: 12, nome: 'Maria' }, params: { header: { 'If-Match': etag! } } });
+    expect(current.response.status).toBe(200);
+    expect(current.response.headers.get('ETag')).toBe('"4"');
+    const anyVersion = await api.POST('/api/entidade/add/', { body: { id: 12, nome: 'Maria' }, params: { header: { 'If-Match': '*' } } });
+    expect(anyVersion.response.status).toBe(200);
+
+    const stale = await api.POST('/api/entidade/add/', { body: { id: 12, nome: 'Maria' }, params: { header: { 'If-Match': '"3"' } } }).catch((caught: unknown) => caught);
+    expect(stale).toBeInstanceOf(PalanqueApiError);
+    expect(stale).toMatchObject({ status: 409, code: 'edit_conflict', body: responseExample('/api/entidade/add/', 'post', '409', 'editConflict') });
+  });
+
   it('takes hand-written msw handlers on typed paths (mockUrl)', async () => {
     server.use(http.get(mockUrl('/api/usuario/{user_id}/'), ({ params }) => HttpResponse.json({ seen: params.user_id })));
     const { data } = await api.GET('/api/usuario/{user_id}/', { params: { path: { user_id: 77 } } });

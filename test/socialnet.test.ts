@@ -439,9 +439,12 @@ describe('POST and GET /api/callback/socialnet_removal/ (receiveSocialnetRemoval
     expect(await loginIds()).toEqual(['99887766']);
     expect(await profileIds()).toEqual(['99887766']);
     // The entity itself stays, with its other profile.
-    const entity = await app.entities.store.load(entityId);
+    const stored = await app.entities.store.load(entityId);
+    const entity = stored?.entity;
     expect(entity?.nome).toBe('Pessoa Removida');
     expect(entity?.referencia_social?.social_network?.map((entry) => entry.id)).toEqual(['99887766']);
+    // A new version, written by no user: a form still holding the removed profile cannot post it back with If-Match.
+    expect(stored).toMatchObject({ version: 2, updatedBy: null });
   });
 
   it('answers the same signed request again with 200 and the same code, leaving the finished removal as it was', async () => {

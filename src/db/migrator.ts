@@ -17,8 +17,9 @@ import * as socialnetRemovals from './migrations/0008-socialnet-removals.js';
 import * as sms from './migrations/0009-sms.js';
 import * as oauthElections from './migrations/0010-oauth-elections.js';
 import * as snapshotTimes from './migrations/0011-snapshot-times.js';
+import * as entityVersions from './migrations/0012-entity-versions.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

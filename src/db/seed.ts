@@ -242,7 +242,7 @@ class Seeder {
       }
       const owner = this.user(fixture.team.find((member) => member.role === 'owner')!.user);
       const record = withCurrentAge(fixture.record, this.now);
-      if (record.cpf !== undefined && (await store.cpfTakenAmong(record.cpf, await teams.entityIdsOf(owner))) !== undefined) {
+      if (record.cpf != null && (await store.cpfTakenAmong(record.cpf, await teams.entityIdsOf(owner))) !== undefined) {
         throw new SeedError(`The CPF of the demo entity ${nome} is already registered by another entity of its owner's teams.`);
       }
       const sequelize = this.targets.sequelize;
@@ -250,7 +250,7 @@ class Seeder {
         const times = { created_at: new Date(fixture.created_at), updated_at: new Date(fixture.updated_at) };
         const id = await insertRow(models.Entity, fixture.id, { tp: fixture.tp, owner_id: owner, nome, ...times }, transaction);
         // The columns and the nested records (social reference, networks, marketshare) go through the store.
-        await store.update(id, record, transaction);
+        await store.update(id, record, { userId: owner }, transaction);
         await models.Entity.update(times, { where: { id }, transaction });
         const members: Array<[string, number, number | undefined, TeamRole]> = [];
         for (const member of fixture.team) {

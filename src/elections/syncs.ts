@@ -149,8 +149,8 @@ export class ElectionsPanelSyncs {
     const candidates = (await models.Entity.findAll({ attributes: ['id'], where: { id: { [Op.in]: ids }, tp: 'candidato' }, order: [['id', 'ASC']], raw: true })) as unknown as Array<{ id: number }>;
     const cards: CandidateCard[] = [];
     for (const { id } of candidates) {
-      const entity = await store.load(id);
-      if (entity) cards.push(cardOf(id, entity));
+      const stored = await store.load(id);
+      if (stored) cards.push(cardOf(id, stored.entity));
     }
     return cards;
   }

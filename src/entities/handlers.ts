@@ -2,6 +2,7 @@
  * The HTTP side of entities and their teams. Every handler first asks the team rules (teams.ts) what the
  * caller may do with the entity named in the request, then reads or writes through the store.
  */
+import type { Response } from 'express';
 import { Op, UniqueConstraintError, type Transaction } from 'sequelize';
 import { withLocks } from '../db/locks.js';
 import type { Accounts } from '../accounts/index.js';
@@ -9,14 +10,16 @@ import { displayName } from '../accounts/users.js';
 import type { UserRow } from '../accounts/models.js';
 import { callerOf, type Caller } from '../http/auth.js';
 import { sendEnvelope } from '../http/envelope.js';
+import { parseIfMatch } from '../http/conditional.js';
 import { ApiError, badRequest, notFound, referenceDataUnavailable } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
 import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { MunicipalityCatalog } from '../municipalities/catalog.js';
 import type { Entities } from './index.js';
-import type { EntityRow, GuardianshipRow, MemberRow, TeamRole } from './models.js';
+import type { CandidateEntity, CandidateEntityRecord, EntityRow, GuardianshipRow, MemberRow, TeamRole } from './models.js';
 import { checkCandidate } from './rules.js';
+import { UnknownMarketshareEntry, type EntityWrite, type UpdateOutcome } from './store.js';
 
 const ENTITIES_PER_PAGE = 30;
 
@@ -56,28 +59,32 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
     async getEntity(req, res) {
       if (req.query.id === undefined) throw idRequired('id');
       const { entity } = await teams.access(callerOf(res), Number(req.query.id), 'read', { location: 'query', field: 'id' });
-      sendEnvelope(res, 200, (await store.load(entity.id))!, 'Entity.');
+      await sendEntity(res, 200, entity.id, `Entity ${entity.id}.`);
     },
 
     async addEntity(req, res) {
       const caller = callerOf(res);
       const body = req.body;
+      const ifMatch = expectedVersionsOf(req.get('If-Match'), body.id);
       // Find the entity to update (and the caller's right to) before judging the body: a stranger learns nothing.
       const existing = body.id === undefined ? undefined : await teams.access(caller, body.id, 'edit', { location: 'body', field: 'id' });
-      if (municipalities.size === 0 && (body.municipio_disputa !== undefined || body.municipioBase)) {
+      if (municipalities.size === 0 && (body.municipio_disputa != null || body.municipioBase != null)) {
         throw referenceDataUnavailable('The municipality list is not loaded, so municipalities cannot be checked yet.');
       }
-      const problems = checkCandidate(body, municipalities);
+      const stored = existing && (await store.load(existing.entity.id))!.entity;
+      const problems = checkCandidate(body, municipalities, new Date(), stored);
       if (problems.length > 0) throw new ApiError(422, 'validation_failed', 'The entity is invalid.', problems);
       // The CPF check and the write hold a lock on the CPF: parallel creates (a double click) cannot both pass.
-      const cpfLocks = body.cpf === undefined ? [] : [`entity-cpf:${body.cpf}`];
+      const cpf = body.cpf ?? undefined;
+      const cpfLocks = cpf === undefined ? [] : [`entity-cpf:${cpf}`];
       const id = await withLocks(models.Entity.sequelize!, cpfLocks, async (transaction) => {
-        if (body.cpf !== undefined) await refuseDuplicateCpf(caller, body.cpf, existing?.entity.id, transaction);
+        if (cpf !== undefined) await refuseDuplicateCpf(caller, cpf, existing?.entity.id, transaction);
         if (!existing) return store.create(req.query.tp ?? 'candidato', caller.user.id, body, transaction);
-        await store.update(existing.entity.id, body, transaction);
+        const outcome = await updateOrExplain(existing.entity.id, body, { userId: caller.user.id, expectedVersions: ifMatch }, transaction);
+        if (!outcome.written) throw editConflict(existing.entity.id, req.get('If-Match')!, outcome.currentVersion);
         return existing.entity.id;
       });
-      sendEnvelope(res, existing ? 200 : 201, (await store.load(id))!, existing ? 'Entity updated.' : 'Entity created.');
+      await sendEntity(res, existing ? 200 : 201, id, existing ? `Entity ${id} updated.` : `Entity ${id} created.`);
     },
 
     async listOperators(req, res) {
@@ -165,6 +172,32 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
     },
   };
 
+  /** Answers the stored entity as `getEntity` does: the record with its author, and its version as the ETag. */
+  async function sendEntity(res: Response, status: 200 | 201, id: number, message: string): Promise<void> {
+    const stored = (await store.load(id))!;
+    const [author] = stored.updatedBy === null ? [] : await accounts.users.byIds([stored.updatedBy]);
+    const record: CandidateEntityRecord = {
+      ...stored.entity,
+      tp: stored.tp,
+      updated_at: stored.updatedAt.toISOString(),
+      updated_by: author ? { id: author.id, display_name: displayName(author) } : null,
+    };
+    res.setHeader('ETag', etagOf(stored.version));
+    sendEnvelope(res, status, record, message);
+  }
+
+  /** The store's update, with a market-share `id` that is not the entity's turned into the error that names it. */
+  async function updateOrExplain(id: number, body: CandidateEntity, write: EntityWrite, transaction?: Transaction): Promise<UpdateOutcome> {
+    try {
+      return await store.update(id, body, write, transaction);
+    } catch (error) {
+      if (!(error instanceof UnknownMarketshareEntry)) throw error;
+      throw new ApiError(422, 'validation_failed', 'The entity is invalid.', [
+        { location: 'body', field: `marketshare.${error.index}.id`, rule: 'existing_entry', message: `must be the id of one of this entity's marketshare entries (once); send no id for a new entry`, value: error.entryId },
+      ]);
+    }
+  }
+
   async function refuseDuplicateCpf(caller: Caller, cpf: string, except: number | undefined, transaction?: Transaction): Promise<void> {
     const other = await store.cpfTakenAmong(cpf, await teams.entityIdsOf(caller.user.id), except, transaction);
     if (other !== undefined) {
@@ -224,6 +257,39 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       created_at: new Date(link.created_at).toISOString(),
     }));
   }
+}
+
+/** An entity's version as an ETag (a strong validator: it changes on every write). */
+export function etagOf(version: number): string {
+  return `"${version}"`;
+}
+
+/** The versions If-Match accepts (undefined: any), for an update of entity `id`. */
+function expectedVersionsOf(header: string | undefined, id: number | undefined): number[] | undefined {
+  const ifMatch = parseIfMatch(header);
+  if (ifMatch === undefined) return undefined;
+  if (ifMatch === 'malformed') {
+    throw badRequest('The request is malformed: If-Match must be * or a list of quoted entity tags, such as "3".', [
+      { location: 'header', field: 'If-Match', rule: 'entity_tag', message: 'must be * or quoted entity tags such as "3"', value: header!.slice(0, 200) },
+    ]);
+  }
+  if (id === undefined) throw ifMatchWithoutId(header!);
+  if (ifMatch.any) return undefined;
+  // A tag that is not one of our versions can never be current: it stays in the list as an impossible 0.
+  return ifMatch.tags.map((tag) => (/^[1-9][0-9]{0,9}$/.test(tag) ? Number(tag) : 0));
+}
+
+function ifMatchWithoutId(header: string): ApiError {
+  return badRequest('The request is malformed: If-Match applies to updates, and the body has no id.', [
+    { location: 'header', field: 'If-Match', rule: 'update_only', message: 'is only for updates: send it with the id of the entity', value: header.slice(0, 200) },
+  ]);
+}
+
+function editConflict(id: number, sent: string, currentVersion: number): ApiError {
+  const current = etagOf(currentVersion);
+  return new ApiError(409, 'edit_conflict', `Entity ${id} was changed since you read it: your version is ${sent.slice(0, 100)}, the current one is ${current}. Read it again and reapply your change.`, [
+    { location: 'header', field: 'If-Match', rule: 'current_version', message: `must be the current version ${current}`, value: sent.slice(0, 200) },
+  ]);
 }
 
 function summaryOf(row: EntityRow, role: TeamRole) {

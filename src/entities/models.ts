@@ -3,6 +3,7 @@ import { DataTypes, type Model, type ModelAttributes, type ModelStatic, type Seq
 import type { components } from '../../sdk/schema.js';
 
 export type CandidateEntity = components['schemas']['CandidateEntity'];
+export type CandidateEntityRecord = components['schemas']['CandidateEntityRecord'];
 export type EntityType = components['schemas']['EntityType'];
 export type TeamRole = components['schemas']['TeamRole'];
 
@@ -17,7 +18,17 @@ export const SCALAR_FIELDS = [
 
 export type ScalarField = (typeof SCALAR_FIELDS)[number];
 
-export type EntityRow = { id: number; tp: EntityType; owner_id: number; created_at: Date; updated_at: Date } & {
+export type EntityRow = {
+  id: number;
+  tp: EntityType;
+  owner_id: number;
+  created_at: Date;
+  updated_at: Date;
+  /** The user who wrote it last (null when unknown). */
+  updated_by: number | null;
+  /** Counts the entity's writes: its ETag (migration 0012). */
+  version: number;
+} & {
   [Field in ScalarField]: CandidateEntity[Field] | null;
 };
 
@@ -108,7 +119,16 @@ export function defineEntityModels(sequelize: Sequelize): EntityModels {
   return {
     Entity: define<EntityRow>(
       'Entity',
-      { id, tp: DataTypes.STRING(20), owner_id: DataTypes.INTEGER, ...scalarAttributes(), created_at: DataTypes.DATE, updated_at: DataTypes.DATE },
+      {
+        id,
+        tp: DataTypes.STRING(20),
+        owner_id: DataTypes.INTEGER,
+        ...scalarAttributes(),
+        created_at: DataTypes.DATE,
+        updated_at: DataTypes.DATE,
+        updated_by: DataTypes.INTEGER,
+        version: DataTypes.INTEGER,
+      },
       'entities',
     ),
     Member: define<MemberRow>(

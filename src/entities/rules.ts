@@ -23,18 +23,30 @@ export const REGISTERED_PARTIES: ReadonlySet<string> = new Set(
   ],
 );
 
-type Check = (entity: CandidateEntity) => ErrorDetail[];
+/** The fields of a body without those sent as `null` (a cleared field breaks no rule). */
+type Sent = { [Field in keyof CandidateEntity]?: Exclude<CandidateEntity[Field], null> };
 
-export function checkCandidate(entity: CandidateEntity, municipalities: MunicipalityCatalog, today = new Date()): ErrorDetail[] {
-  const checks: Check[] = [
-    documents,
-    (candidate) => birth(candidate, today),
-    states,
-    (candidate) => municipalitiesExist(candidate, municipalities),
-    webAddresses,
-    parties,
+/**
+ * The rules a body breaks. `stored` is the entity an update applies to: a rule between two fields (the
+ * age and the birth date, the ballot number and the party, a municipality and its state) is checked on the
+ * entity as it will be whenever the body names either field, so an update cannot make the pair disagree;
+ * the other rules judge only the fields the body names.
+ */
+export function checkCandidate(entity: CandidateEntity, municipalities: MunicipalityCatalog, today = new Date(), stored: CandidateEntity = { nome: entity.nome }): ErrorDetail[] {
+  const sent = withoutNulls(entity);
+  const after = withoutNulls({ ...stored, ...entity });
+  return [
+    ...documents(sent, after),
+    ...birth(sent, after, today),
+    ...states(sent),
+    ...municipalitiesExist(sent, after, municipalities),
+    ...webAddresses(sent),
+    ...parties(sent),
   ];
-  return checks.flatMap((check) => check(entity));
+}
+
+function withoutNulls(entity: CandidateEntity): Sent {
+  return Object.fromEntries(Object.entries(entity).filter(([, value]) => value !== null)) as Sent;
 }
 
 const problem = (field: string, rule: string, message: string, value?: unknown): ErrorDetail => ({
@@ -45,28 +57,30 @@ const problem = (field: string, rule: string, message: string, value?: unknown):
   ...(value === undefined ? {} : { value: value as ErrorDetail['value'] }),
 });
 
-function documents({ cpf, titulo_eleitor, nr_urna, partido }: CandidateEntity): ErrorDetail[] {
+function documents({ cpf, titulo_eleitor, nr_urna, partido }: Sent, after: Sent): ErrorDetail[] {
   const found: ErrorDetail[] = [];
   if (cpf !== undefined && !isValidCpf(cpf)) found.push(problem('cpf', 'cpf_check_digits', 'is not a valid CPF (check digits)', cpf));
   if (titulo_eleitor !== undefined && !isValidVoterId(titulo_eleitor)) {
     found.push(problem('titulo_eleitor', 'voter_id_check_digits', 'is not a valid voter registration number (check digits)', titulo_eleitor));
   }
   // A ballot number starts with the number of the candidate's party.
-  if (typeof nr_urna === 'number' && partido !== undefined && !String(nr_urna).startsWith(partido)) {
-    found.push(problem('nr_urna', 'party_prefix', `must start with the party number ${partido}`, nr_urna));
+  if ((nr_urna !== undefined || partido !== undefined) && typeof after.nr_urna === 'number' && after.partido !== undefined && !String(after.nr_urna).startsWith(after.partido)) {
+    found.push(problem('nr_urna', 'party_prefix', `must start with the party number ${after.partido}`, after.nr_urna));
   }
   return found;
 }
 
-function birth({ data_nascimento, idade }: CandidateEntity, today: Date): ErrorDetail[] {
-  if (data_nascimento === undefined) return [];
+function birth(sent: Sent, after: Sent, today: Date): ErrorDetail[] {
+  const { data_nascimento, idade } = after;
+  if (data_nascimento === undefined || (sent.data_nascimento === undefined && sent.idade === undefined)) return [];
   const born = new Date(`${data_nascimento}T00:00:00Z`);
   if (Number.isNaN(born.getTime()) || born.toISOString().slice(0, 10) !== data_nascimento) {
     return [problem('data_nascimento', 'real_date', 'must be a real calendar date', data_nascimento)];
   }
   if (data_nascimento >= today.toISOString().slice(0, 10)) return [problem('data_nascimento', 'in_past', 'must be in the past', data_nascimento)];
   const age = ageOn(born, today);
-  if (idade !== undefined && idade !== age) {
+  // A stored age that a birthday has made stale is not the sender's fault: only a sent age is judged.
+  if (sent.idade !== undefined && idade !== age) {
     return [problem('idade', 'consistent_age', `must be ${age}, the age given by data_nascimento`, idade)];
   }
   return [];
@@ -81,7 +95,7 @@ function ageOn(born: Date, today: Date): number {
 
 const STATE_FIELDS = ['uf', 'estado_nascimento', 'estado_disputa', 'estadoBase'] as const;
 
-function states(entity: CandidateEntity): ErrorDetail[] {
+function states(entity: Sent): ErrorDetail[] {
   return STATE_FIELDS.flatMap((field) => {
     const value = entity[field];
     return value !== undefined && !STATE_CODE_BY_ACRONYM.has(value)
@@ -91,13 +105,13 @@ function states(entity: CandidateEntity): ErrorDetail[] {
 }
 
 /** The municipality of dispute and of the base must exist, and lie in the state given beside them. */
-function municipalitiesExist(entity: CandidateEntity, catalog: MunicipalityCatalog): ErrorDetail[] {
+function municipalitiesExist(sent: Sent, after: Sent, catalog: MunicipalityCatalog): ErrorDetail[] {
   const pairs = [
-    { field: 'municipio_disputa', code: entity.municipio_disputa, state: entity.estado_disputa, stateField: 'estado_disputa' },
-    { field: 'municipioBase', code: entity.municipioBase ?? undefined, state: entity.estadoBase, stateField: 'estadoBase' },
+    { field: 'municipio_disputa', stateField: 'estado_disputa', code: after.municipio_disputa, state: after.estado_disputa, named: sent.municipio_disputa ?? sent.estado_disputa },
+    { field: 'municipioBase', stateField: 'estadoBase', code: after.municipioBase, state: after.estadoBase, named: sent.municipioBase ?? sent.estadoBase },
   ];
-  return pairs.flatMap(({ field, code, state, stateField }) => {
-    if (code === undefined) return [];
+  return pairs.flatMap(({ field, code, state, stateField, named }) => {
+    if (code === undefined || named === undefined) return [];
     const municipality = catalog.find(Number(code));
     if (!municipality) return [problem(field, 'known_municipality', 'must be the IBGE code of a municipality in the list', code)];
     const stateCode = state === undefined ? undefined : STATE_CODE_BY_ACRONYM.get(state);
@@ -108,7 +122,7 @@ function municipalitiesExist(entity: CandidateEntity, catalog: MunicipalityCatal
   });
 }
 
-function webAddresses(entity: CandidateEntity): ErrorDetail[] {
+function webAddresses(entity: Sent): ErrorDetail[] {
   const addresses: Array<[string, string | undefined]> = [['image_url', entity.image_url]];
   for (const [index, entry] of (entity.referencia_social?.social_network ?? []).entries()) {
     for (const key of ['img', 'img_url', 'link'] as const) addresses.push([`referencia_social.social_network.${index}.${key}`, entry[key]]);
@@ -118,7 +132,7 @@ function webAddresses(entity: CandidateEntity): ErrorDetail[] {
   );
 }
 
-function parties({ partidosLegenda = [] }: CandidateEntity): ErrorDetail[] {
+function parties({ partidosLegenda = [] }: Sent): ErrorDetail[] {
   return partidosLegenda.flatMap((acronym, index) =>
     REGISTERED_PARTIES.has(normaliseAcronym(acronym))
       ? []

@@ -1,7 +1,16 @@
 /**
- * Reading and writing entities with their nested records. An entity is written in one transaction: its
- * columns, then its social reference with the network entries and its market-share entries, which an
- * update replaces as a whole (the form posts the entity back complete).
+ * Reading and writing entities with their nested records (issue 17: no lost edits).
+ *
+ * What holds:
+ * - An update changes only what its body names: a field left out keeps its stored value, a field sent as
+ *   `null` clears it. The nested records keep their identity (and their ids): market-share entries are
+ *   matched by `id`, social-network entries by (`nm_rede`, the profile's `id`); within a matched entry
+ *   the same rule applies. A sent array is the new list: entries it leaves out are removed.
+ * - Every write bumps the entity's `version` (its ETag) in the same UPDATE that changes its columns, so
+ *   an expected version (If-Match) is checked and the write applied atomically: two operators editing
+ *   the same version cannot both win. That UPDATE also takes the row's lock on PostgreSQL, so concurrent
+ *   writes of one entity merge their nested records one after the other, each on the other's result.
+ * - A write is one transaction: it applies whole or not at all.
  */
 import { Op, QueryTypes, type Transaction } from 'sequelize';
 import type {
@@ -15,6 +24,42 @@ import type {
 } from './models.js';
 import { FLAG_FIELDS, LIST_FIELDS, SCALAR_FIELDS } from './models.js';
 
+type MarketshareEntry = NonNullable<CandidateEntity['marketshare']>[number];
+type SocialNetworkEntry = NonNullable<NonNullable<CandidateEntity['referencia_social']>['social_network']>[number];
+type ReferenciaSocial = NonNullable<CandidateEntity['referencia_social']>;
+
+/** An entity as stored: the contract's fields, and what the store keeps about its writes. */
+export interface StoredEntity {
+  entity: CandidateEntity & { id: number };
+  tp: EntityType;
+  updatedAt: Date;
+  /** The user who wrote it last; null when unknown. */
+  updatedBy: number | null;
+  /** Counts its writes; the ETag. */
+  version: number;
+}
+
+export interface EntityWrite {
+  /** Who writes (recorded as `updated_by`). */
+  userId: number;
+  /** Versions the change was made on (If-Match); the write happens only if one is current. Omitted: any. */
+  expectedVersions?: number[];
+}
+
+export type UpdateOutcome = { written: true; version: number } | { written: false; currentVersion: number };
+
+/** A market-share entry's `id` that is not one of the entity's entries. */
+export class UnknownMarketshareEntry extends Error {
+  override name = 'UnknownMarketshareEntry';
+
+  constructor(
+    readonly index: number,
+    readonly entryId: number,
+  ) {
+    super(`marketshare entry ${entryId} is not one of this entity's entries`);
+  }
+}
+
 export class EntityStore {
   constructor(private readonly models: EntityModels) {}
 
@@ -22,7 +67,10 @@ export class EntityStore {
   async create(tp: EntityType, ownerId: number, entity: CandidateEntity, outer?: Transaction): Promise<number> {
     return this.transaction(outer, async (transaction) => {
       const now = new Date();
-      const row = await this.models.Entity.create({ ...columnsOf(entity), tp, owner_id: ownerId, created_at: now, updated_at: now }, { transaction });
+      const row = await this.models.Entity.create(
+        { ...allColumnsOf(entity), tp, owner_id: ownerId, created_at: now, updated_at: now, updated_by: ownerId, version: 1 },
+        { transaction },
+      );
       const id = Number(row.get('id'));
       await this.models.Member.create({ entity_id: id, user_id: ownerId, role: 'owner', added_at: now }, { transaction });
       await this.writeNested(id, entity, transaction);
@@ -30,33 +78,40 @@ export class EntityStore {
     });
   }
 
-  async update(id: number, entity: CandidateEntity, outer?: Transaction): Promise<void> {
-    await this.transaction(outer, async (transaction) => {
-      await this.models.Entity.update({ ...columnsOf(entity), updated_at: new Date() }, { where: { id }, transaction });
-      await this.models.Marketshare.destroy({ where: { entity_id: id }, transaction });
-      const reference = (await this.models.SocialReference.findOne({ where: { entity_id: id }, raw: true, transaction })) as SocialReferenceRow | null;
-      if (reference) {
-        await this.models.SocialNetworkEntry.destroy({ where: { social_reference_id: reference.id }, transaction });
-        await this.models.SocialReference.destroy({ where: { id: reference.id }, transaction });
-      }
+  /** Applies the fields `entity` names to entity `id`, unless `write.expectedVersions` are all stale. */
+  async update(id: number, entity: CandidateEntity, write: EntityWrite, outer?: Transaction): Promise<UpdateOutcome> {
+    return this.transaction(outer, async (transaction) => {
+      const sequelize = this.models.Entity.sequelize!;
+      const where = write.expectedVersions === undefined ? { id } : { id, version: { [Op.in]: write.expectedVersions } };
+      const [changed] = await this.models.Entity.update(
+        { ...sentColumnsOf(entity), version: sequelize.literal('version + 1') as unknown as number, updated_at: new Date(), updated_by: write.userId },
+        { where, transaction },
+      );
+      const { version } = (await this.models.Entity.findByPk(id, { attributes: ['version'], raw: true, transaction })) as unknown as Pick<EntityRow, 'version'>;
+      if (changed === 0) return { written: false, currentVersion: Number(version) };
       await this.writeNested(id, entity, transaction);
+      return { written: true, version: Number(version) };
     });
   }
 
-  /** The entity in the shape addEntity takes; undefined when there is none. */
-  async load(id: number): Promise<CandidateEntity | undefined> {
-    const row = (await this.models.Entity.findByPk(id, { raw: true })) as EntityRow | null;
+  /** The entity as stored; undefined when there is none. */
+  async load(id: number, transaction?: Transaction): Promise<StoredEntity | undefined> {
+    const row = (await this.models.Entity.findByPk(id, { raw: true, transaction })) as EntityRow | null;
     if (!row) return undefined;
-    const reference = (await this.models.SocialReference.findOne({ where: { entity_id: id }, raw: true })) as SocialReferenceRow | null;
-    const entries = reference
-      ? ((await this.models.SocialNetworkEntry.findAll({ where: { social_reference_id: reference.id }, order: [['position', 'ASC']], raw: true })) as unknown as SocialNetworkEntryRow[])
-      : [];
-    const shares = (await this.models.Marketshare.findAll({ where: { entity_id: id }, order: [['position', 'ASC']], raw: true })) as unknown as MarketshareRow[];
+    const reference = await this.referenceOf(id, transaction);
+    const entries = reference ? await this.networkEntriesOf(reference.id, transaction) : [];
+    const shares = await this.marketshareOf(id, transaction);
     return {
-      id: row.id,
-      ...scalarsOf(row),
-      ...(reference ? { referencia_social: referenceOf(reference, entries) } : {}),
-      marketshare: shares.map(marketshareOf),
+      entity: {
+        id: row.id,
+        ...scalarsOf(row),
+        ...(reference ? { referencia_social: referenceView(reference, entries) } : {}),
+        marketshare: shares.map(marketshareView),
+      },
+      tp: row.tp,
+      updatedAt: new Date(row.updated_at),
+      updatedBy: row.updated_by,
+      version: Number(row.version),
     };
   }
 
@@ -100,44 +155,82 @@ export class EntityStore {
     return { total: Number(counted!.total), rows: rows as unknown as EntityRow[] };
   }
 
+  // --- Nested records ------------------------------------------------------------------------------
+
+  /** Writes the nested records `entity` names (an omitted one is left as it is). */
   private async writeNested(entityId: number, entity: CandidateEntity, transaction: Transaction): Promise<void> {
-    const reference = entity.referencia_social;
-    if (reference) {
-      const created = await this.models.SocialReference.create(
-        { entity_id: entityId, tipo: reference.tipo ?? null, nm: reference.nm ?? null, origem_name: reference.origem_name ?? null },
-        { transaction },
-      );
-      const referenceId = Number(created.get('id'));
-      await this.models.SocialNetworkEntry.bulkCreate(
-        (reference.social_network ?? []).map((entry, position) => ({
-          social_reference_id: referenceId,
-          position,
-          nm_rede: entry.nm_rede,
-          exist_or_active: entry.exist_or_active ?? null,
-          profile_id: entry.id ?? null,
-          img: entry.img ?? null,
-          img_url: entry.img_url ?? null,
-          last_full_evaluation_date: entry.last_full_evaluation_date ? new Date(entry.last_full_evaluation_date) : null,
-          link: entry.link ?? null,
-          tipo: entry.tipo ?? null,
-          user: entry.user ?? null,
-          username: entry.username ?? null,
-        })),
-        { transaction },
-      );
+    if (entity.referencia_social !== undefined) await this.writeReference(entityId, entity.referencia_social, transaction);
+    if (entity.marketshare !== undefined) await this.writeMarketshare(entityId, entity.marketshare ?? [], transaction);
+  }
+
+  private async writeReference(entityId: number, sent: ReferenciaSocial | null, transaction: Transaction): Promise<void> {
+    const stored = await this.referenceOf(entityId, transaction);
+    if (sent === null) {
+      if (stored) await this.removeReference(stored.id, transaction);
+      return;
     }
-    await this.models.Marketshare.bulkCreate(
-      (entity.marketshare ?? []).map((share, position) => ({
-        entity_id: entityId,
-        position,
-        principal: share.principal ?? null,
-        marketshare: share.marketshare,
-        tendency: share.tendency ?? null,
-        notes: share.notes ?? null,
-        evaluations: share.evaluations ?? null,
-      })),
-      { transaction },
-    );
+    const fields = pick(sent, ['tipo', 'nm', 'origem_name']);
+    let referenceId = stored?.id;
+    if (referenceId === undefined) {
+      const created = await this.models.SocialReference.create({ entity_id: entityId, tipo: null, nm: null, origem_name: null, ...fields }, { transaction });
+      referenceId = Number(created.get('id'));
+    } else if (Object.keys(fields).length > 0) {
+      await this.models.SocialReference.update(fields, { where: { id: referenceId }, transaction });
+    }
+    if (sent.social_network !== undefined) await this.writeNetworkEntries(referenceId, sent.social_network ?? [], transaction);
+  }
+
+  private async removeReference(referenceId: number, transaction: Transaction): Promise<void> {
+    await this.models.SocialNetworkEntry.destroy({ where: { social_reference_id: referenceId }, transaction });
+    await this.models.SocialReference.destroy({ where: { id: referenceId }, transaction });
+  }
+
+  /** The sent entries become the list, in their order: matched by (nm_rede, profile id), updated, created or removed. */
+  private async writeNetworkEntries(referenceId: number, sent: SocialNetworkEntry[], transaction: Transaction): Promise<void> {
+    const stored = await this.networkEntriesOf(referenceId, transaction);
+    const keyOf = (nmRede: string, profileId: string | null | undefined) => JSON.stringify([nmRede, profileId ?? null]);
+    const unmatched = new Map<string, SocialNetworkEntryRow[]>();
+    for (const row of stored) unmatched.set(keyOf(row.nm_rede, row.profile_id), [...(unmatched.get(keyOf(row.nm_rede, row.profile_id)) ?? []), row]);
+    for (const [position, entry] of sent.entries()) {
+      const match = unmatched.get(keyOf(entry.nm_rede, entry.id))?.shift();
+      const columns = { ...networkColumnsOf(entry), position };
+      if (match) await this.models.SocialNetworkEntry.update(columns, { where: { id: match.id }, transaction });
+      else await this.models.SocialNetworkEntry.create({ ...EMPTY_NETWORK_ENTRY, ...columns, social_reference_id: referenceId }, { transaction });
+    }
+    const leftOut = [...unmatched.values()].flat().map((row) => row.id);
+    if (leftOut.length > 0) await this.models.SocialNetworkEntry.destroy({ where: { id: { [Op.in]: leftOut } }, transaction });
+  }
+
+  /** The sent entries become the list, in their order: matched by `id`, updated, created or removed. */
+  private async writeMarketshare(entityId: number, sent: MarketshareEntry[], transaction: Transaction): Promise<void> {
+    const stored = new Map((await this.marketshareOf(entityId, transaction)).map((row) => [row.id, row]));
+    const kept = new Set<number>();
+    for (const [position, entry] of sent.entries()) {
+      const columns = { ...pick(entry, ['principal', 'marketshare', 'tendency', 'notes', 'evaluations']), position };
+      if (entry.id === undefined) {
+        await this.models.Marketshare.create({ ...EMPTY_MARKETSHARE, ...columns, entity_id: entityId }, { transaction });
+        continue;
+      }
+      if (!stored.has(entry.id) || kept.has(entry.id)) throw new UnknownMarketshareEntry(position, entry.id);
+      kept.add(entry.id);
+      await this.models.Marketshare.update(columns, { where: { id: entry.id }, transaction });
+    }
+    const leftOut = [...stored.keys()].filter((id) => !kept.has(id));
+    if (leftOut.length > 0) await this.models.Marketshare.destroy({ where: { id: { [Op.in]: leftOut } }, transaction });
+  }
+
+  private async referenceOf(entityId: number, transaction?: Transaction): Promise<SocialReferenceRow | undefined> {
+    return ((await this.models.SocialReference.findOne({ where: { entity_id: entityId }, raw: true, transaction })) as SocialReferenceRow | null) ?? undefined;
+  }
+
+  private async networkEntriesOf(referenceId: number, transaction?: Transaction): Promise<SocialNetworkEntryRow[]> {
+    const rows = await this.models.SocialNetworkEntry.findAll({ where: { social_reference_id: referenceId }, order: [['position', 'ASC'], ['id', 'ASC']], raw: true, transaction });
+    return rows as unknown as SocialNetworkEntryRow[];
+  }
+
+  private async marketshareOf(entityId: number, transaction?: Transaction): Promise<MarketshareRow[]> {
+    const rows = await this.models.Marketshare.findAll({ where: { entity_id: entityId }, order: [['position', 'ASC'], ['id', 'ASC']], raw: true, transaction });
+    return rows as unknown as MarketshareRow[];
   }
 
   /** Runs in the caller's transaction when it has one, otherwise in a new one. */
@@ -146,9 +239,45 @@ export class EntityStore {
   }
 }
 
-/** The scalar fields of a body as columns (absent fields are stored as null). */
-function columnsOf(entity: CandidateEntity): Partial<EntityRow> {
+const EMPTY_NETWORK_ENTRY = {
+  exist_or_active: null,
+  profile_id: null,
+  img: null,
+  img_url: null,
+  last_full_evaluation_date: null,
+  link: null,
+  tipo: null,
+  user: null,
+  username: null,
+} satisfies Partial<SocialNetworkEntryRow>;
+
+const EMPTY_MARKETSHARE = { principal: null, tendency: null, notes: null, evaluations: null } satisfies Partial<MarketshareRow>;
+
+/** Every scalar field of a new entity as columns (absent fields are stored as null). */
+function allColumnsOf(entity: CandidateEntity): Partial<EntityRow> {
   return Object.fromEntries(SCALAR_FIELDS.map((field) => [field, entity[field] ?? null])) as Partial<EntityRow>;
+}
+
+/** The scalar fields an update names, as columns (`null` clears). */
+function sentColumnsOf(entity: CandidateEntity): Partial<EntityRow> {
+  return Object.fromEntries(SCALAR_FIELDS.filter((field) => entity[field] !== undefined).map((field) => [field, entity[field]])) as Partial<EntityRow>;
+}
+
+/** The columns of the fields a social-network entry names (its `id` is the profile's, its `referencia_social` read-only). */
+function networkColumnsOf(entry: SocialNetworkEntry): Partial<SocialNetworkEntryRow> {
+  const { id, last_full_evaluation_date, ...rest } = pick(entry, [
+    'nm_rede', 'exist_or_active', 'id', 'img', 'img_url', 'last_full_evaluation_date', 'link', 'tipo', 'user', 'username',
+  ]);
+  return {
+    ...rest,
+    ...(id === undefined ? {} : { profile_id: id }),
+    ...(last_full_evaluation_date === undefined ? {} : { last_full_evaluation_date: last_full_evaluation_date === null ? null : new Date(last_full_evaluation_date) }),
+  } as Partial<SocialNetworkEntryRow>;
+}
+
+/** The named keys of `record` that are present (undefined ones are left out). */
+function pick<T extends object, K extends keyof T>(record: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  return Object.fromEntries(keys.filter((key) => record[key] !== undefined).map((key) => [key, record[key]])) as Partial<Pick<T, K>>;
 }
 
 /** The stored columns back as contract fields: nulls become absent (except nr_urna and municipioBase, which are nullable). */
@@ -168,7 +297,7 @@ function scalarsOf(row: EntityRow): Omit<CandidateEntity, 'id' | 'referencia_soc
   return scalars as Omit<CandidateEntity, 'id' | 'referencia_social' | 'marketshare'> & { nome: string };
 }
 
-function referenceOf(reference: SocialReferenceRow, entries: SocialNetworkEntryRow[]): NonNullable<CandidateEntity['referencia_social']> {
+function referenceView(reference: SocialReferenceRow, entries: SocialNetworkEntryRow[]): ReferenciaSocial {
   return withoutNulls({
     id: reference.id,
     tipo: reference.tipo,
@@ -190,10 +319,10 @@ function referenceOf(reference: SocialReferenceRow, entries: SocialNetworkEntryR
       last_full_evaluation_date: entry.last_full_evaluation_date ? new Date(entry.last_full_evaluation_date).toISOString() : null,
       referencia_social: reference.id,
     })),
-  }) as NonNullable<CandidateEntity['referencia_social']>;
+  }) as ReferenciaSocial;
 }
 
-function marketshareOf(share: MarketshareRow): NonNullable<CandidateEntity['marketshare']>[number] {
+function marketshareView(share: MarketshareRow): MarketshareEntry {
   return {
     id: share.id,
     ...withoutNulls({ principal: share.principal === null ? null : Boolean(share.principal), tendency: share.tendency, evaluations: share.evaluations }),

@@ -8,7 +8,7 @@ import cors from 'cors';
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
 
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id', 'Idempotency-Key', 'If-None-Match'];
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id', 'Idempotency-Key', 'If-None-Match', 'If-Match'];
 export const CORS_EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed', 'ETag', 'Allow'];
 
 /**

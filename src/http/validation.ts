@@ -176,6 +176,8 @@ function valueAt(req: Request, location: NonNullable<ErrorDetail['location']>, f
     case 'header':
       return req.get(field);
     case 'body':
+      // An empty field is the body itself (a body that is valid JSON but not an object).
+      if (field === '') return req.body;
       return field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), req.body);
   }
 }

@@ -126,6 +126,20 @@ export class SocialnetRemovals {
       const theirLogins = { provider: 'socialnet', external_id: row!.app_user_id } as const;
       const providerTokens = await accounts.SocialLogin.count({ where: { ...theirLogins, access_token_sealed: { [Op.ne]: null } }, transaction });
       const socialLogins = await accounts.SocialLogin.destroy({ where: theirLogins, transaction });
+      // The entities losing a profile get a new version, so a form still holding it (If-Match) cannot post it back.
+      await entities.Entity.update(
+        { version: entities.Entity.sequelize!.literal('version + 1') as unknown as number, updated_at: new Date(), updated_by: null },
+        {
+          where: {
+            id: {
+              [Op.in]: entities.Entity.sequelize!.literal(
+                `(SELECT r.entity_id FROM social_references r JOIN social_network_entries e ON e.social_reference_id = r.id WHERE e.profile_id = ${entities.Entity.sequelize!.escape(row!.app_user_id)})`,
+              ),
+            },
+          },
+          transaction,
+        },
+      );
       const profiles = await entities.SocialNetworkEntry.destroy({ where: { profile_id: row!.app_user_id }, transaction });
       await this.model.update(
         {
