@@ -362,7 +362,8 @@ describe('every operation of the spec', () => {
         if (path.includes('{sync_id}')) args.push('6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f');
         // The spec's example of each query and header parameter that has one (1 for a required one without).
         for (const parameter of ((operation.parameters as unknown[]) ?? []).map(deref)) {
-          if (parameter.in === 'path' || ['X-Request-Id', 'Idempotency-Key', 'If-None-Match'].includes(String(parameter.name))) continue;
+          // Conditional headers are left out: their examples name versions of records the sweep does not have.
+          if (parameter.in === 'path' || ['X-Request-Id', 'Idempotency-Key', 'If-None-Match', 'If-Match'].includes(String(parameter.name))) continue;
           const schema = deref(parameter.schema);
           const example =
             SAMPLES[`${operationId}.${String(parameter.name)}`] ??

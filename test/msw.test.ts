@@ -181,7 +181,7 @@ describe('through the SDK on msw/node', () => {
     const { data, response } = await api.GET('/api/entidade/data/', { params: { query: { id: '12' } } });
     const etag = response.headers.get('ETag');
     expect(etag).toBe('"4"');
-    expect(data?.data).toMatchObject({ id: 12, tp: 'candidato', updated_by: { id: 7 } });
+    expect(data?.data).toMatchObject({ id: 12, tp: 'candidato', updated_by: { id: 2, display_name: 'Carlos Pereira' } });
 
     const current = await api.POST('/api/entidade/add/', { body: { id: 12, nome: 'Maria' }, params: { header: { 'If-Match': etag! } } });
     expect(current.response.status).toBe(200);
