@@ -337,3 +337,39 @@ describe('a body that is valid JSON but not an object', () => {
     }
   });
 });
+
+describe('a create retried after its instance died between commit and answer', () => {
+  it('answers the entity the first run made instead of creating a second one', async () => {
+    const quick = await startTestApp({ withMunicipalities: true, idempotency: { abandonAfterMs: 200 } });
+    try {
+      const user = await createUser(quick);
+      const headers = { ...user.headers, 'Idempotency-Key': 'create-once-after-a-crash' };
+      const body = { nome: 'Candidata Retentada', cpf: formatCpf(generateCpf()) };
+      const first = await request(quick.baseUrl, 'POST', '/api/entidade/add/', headers, body);
+      expect(first.status, first.text).toBe(201);
+      // What a crash after the commit leaves: the effect, and a claim that never got its answer.
+      await quick.sequelize.query("UPDATE idempotency_keys SET state = 'in_flight', status_code = NULL, headers = NULL, body = NULL, created_at = :now", {
+        replacements: { now: new Date() },
+      });
+      const blocked = await request(quick.baseUrl, 'POST', '/api/entidade/add/', headers, body);
+      expectError(blocked, 409, 'idempotency_key_in_flight');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+
+      const retried = await request(quick.baseUrl, 'POST', '/api/entidade/add/', headers, body);
+      expect(retried.status, retried.text).toBe(201);
+      expect(retried.body.data.id).toBe(first.body.data.id);
+      expect(retried.headers.get('etag')).toBe(first.headers.get('etag'));
+      const [row] = await quick.sequelize.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM entities WHERE nome = :nome', {
+        replacements: { nome: body.nome },
+        type: QueryTypes.SELECT,
+      });
+      expect(Number(row!.n)).toBe(1);
+      // And the answer is stored this time: a further retry is a plain replay.
+      const replayed = await request(quick.baseUrl, 'POST', '/api/entidade/add/', headers, body);
+      expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+      expect(replayed.body.data.id).toBe(first.body.data.id);
+    } finally {
+      await quick.close();
+    }
+  });
+});

@@ -10,6 +10,7 @@ import { displayName } from '../accounts/users.js';
 import type { UserRow } from '../accounts/models.js';
 import { callerOf, type Caller } from '../http/auth.js';
 import { sendEnvelope } from '../http/envelope.js';
+import { requestCreationKey } from '../http/idempotency.js';
 import { parseIfMatch } from '../http/conditional.js';
 import { ApiError, badRequest, notFound, referenceDataUnavailable } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
@@ -66,6 +67,10 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       const caller = callerOf(res);
       const body = req.body;
       const ifMatch = expectedVersionsOf(req.get('If-Match'), body.id);
+      // A retried create whose first run committed before its instance died: answer what it made.
+      const creationKey = body.id === undefined ? requestCreationKey(res) : undefined;
+      const earlier = creationKey === undefined ? undefined : await store.idByCreationKey(creationKey);
+      if (earlier !== undefined) return sendEntity(res, 201, earlier, `Entity ${earlier} created.`);
       // Find the entity to update (and the caller's right to) before judging the body: a stranger learns nothing.
       const existing = body.id === undefined ? undefined : await teams.access(caller, body.id, 'edit', { location: 'body', field: 'id' });
       if (municipalities.size === 0 && (body.municipio_disputa != null || body.municipioBase != null)) {
@@ -79,7 +84,7 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       const cpfLocks = cpf === undefined ? [] : [`entity-cpf:${cpf}`];
       const id = await withLocks(models.Entity.sequelize!, cpfLocks, async (transaction) => {
         if (cpf !== undefined) await refuseDuplicateCpf(caller, cpf, existing?.entity.id, transaction);
-        if (!existing) return store.create(req.query.tp ?? 'candidato', caller.user.id, body, transaction);
+        if (!existing) return store.create(req.query.tp ?? 'candidato', caller.user.id, body, transaction, creationKey);
         const outcome = await updateOrExplain(existing.entity.id, body, { userId: caller.user.id, expectedVersions: ifMatch }, transaction);
         if (!outcome.written) throw editConflict(existing.entity.id, req.get('If-Match')!, outcome.currentVersion);
         return existing.entity.id;

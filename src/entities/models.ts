@@ -28,6 +28,8 @@ export type EntityRow = {
   updated_by: number | null;
   /** Counts the entity's writes: its ETag (migration 0012). */
   version: number;
+  /** The idempotent request that created it (src/http/idempotency.ts), if any. */
+  creation_key: string | null;
 } & {
   [Field in ScalarField]: CandidateEntity[Field] | null;
 };
@@ -128,6 +130,7 @@ export function defineEntityModels(sequelize: Sequelize): EntityModels {
         updated_at: DataTypes.DATE,
         updated_by: DataTypes.INTEGER,
         version: DataTypes.INTEGER,
+        creation_key: DataTypes.STRING(64),
       },
       'entities',
     ),

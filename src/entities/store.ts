@@ -63,12 +63,15 @@ export class UnknownMarketshareEntry extends Error {
 export class EntityStore {
   constructor(private readonly models: EntityModels) {}
 
-  /** Creates an entity owned by `ownerId`, who becomes its team's owner; returns its id. */
-  async create(tp: EntityType, ownerId: number, entity: CandidateEntity, outer?: Transaction): Promise<number> {
+  /**
+   * Creates an entity owned by `ownerId`, who becomes its team's owner; returns its id. `creationKey` (the
+   * request's, see requestCreationKey) is stored with it, unique: a second create with it fails.
+   */
+  async create(tp: EntityType, ownerId: number, entity: CandidateEntity, outer?: Transaction, creationKey?: string): Promise<number> {
     return this.transaction(outer, async (transaction) => {
       const now = new Date();
       const row = await this.models.Entity.create(
-        { ...allColumnsOf(entity), tp, owner_id: ownerId, created_at: now, updated_at: now, updated_by: ownerId, version: 1 },
+        { ...allColumnsOf(entity), tp, owner_id: ownerId, created_at: now, updated_at: now, updated_by: ownerId, version: 1, creation_key: creationKey ?? null },
         { transaction },
       );
       const id = Number(row.get('id'));
@@ -113,6 +116,12 @@ export class EntityStore {
       updatedBy: row.updated_by,
       version: Number(row.version),
     };
+  }
+
+  /** The entity created by the request with this creation key, if any. */
+  async idByCreationKey(creationKey: string): Promise<number | undefined> {
+    const row = (await this.models.Entity.findOne({ attributes: ['id'], where: { creation_key: creationKey }, raw: true })) as Pick<EntityRow, 'id'> | null;
+    return row?.id;
   }
 
   /** Another entity with this CPF among the given ones (the caller's teams), if any. */

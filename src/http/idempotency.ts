@@ -9,7 +9,9 @@
  *   and the operation does not run;
  * - the same key with another body: 422 `idempotency_key_reused`;
  * - the same key while the first request still runs: 409 `idempotency_key_in_flight`;
- * - a 5xx answer is not stored, so a retry may run; a claim left by a crash stops blocking after a bound.
+ * - a 5xx answer is not stored, so a retry may run; a claim left by a crash stops blocking after a bound,
+ *   and the retry runs again: operations that create records keep `requestCreationKey` with them so that
+ *   this second run finds what the first made (the crash may have come after its commit).
  * Keys expire after IDEMPOTENCY_TTL_SECONDS and are purged.
  */
 import { createHash } from 'node:crypto';
@@ -154,6 +156,7 @@ export function idempotency(store: IdempotencyStore, logger: Logger): RequestHan
     const claim = await store.claim(identity, fingerprintOf(req));
     switch (claim.kind) {
       case 'claimed':
+        res.locals.creationKey = creationKeyOf(identity);
         storeAnswerBeforeSending(res, {
           store: (answer) => store.complete(claim.id, answer),
           release: () => store.release(claim.id),
@@ -173,6 +176,20 @@ export function idempotency(store: IdempotencyStore, logger: Logger): RequestHan
         ]);
     }
   };
+}
+
+/**
+ * The request's key for the records it creates, while it holds its Idempotency-Key. A crash after the
+ * operation committed but before its answer was stored leaves the claim to be abandoned, and the retry
+ * then runs again: an operation that stores this key with what it creates (under a unique index) finds
+ * its earlier record instead of creating a second one. Undefined without an Idempotency-Key.
+ */
+export function requestCreationKey(res: Response): string | undefined {
+  return typeof res.locals.creationKey === 'string' ? res.locals.creationKey : undefined;
+}
+
+function creationKeyOf(identity: Pick<KeyRow, 'key' | 'caller' | 'method' | 'path'>): string {
+  return createHash('sha256').update(JSON.stringify([identity.caller, identity.method, identity.path, identity.key])).digest('hex');
 }
 
 /** The draft sends the key as a structured-field string ("..."); plain keys are accepted too. */
