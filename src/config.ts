@@ -174,6 +174,9 @@ const environmentSchema = z.object({
     .url('must be an absolute URL such as https://api.twilio.com')
     .regex(/^https?:\/\/[^?#]*[^/?#]$/, 'must be http(s), without a trailing slash, query or fragment')
     .default('https://api.twilio.com'),
+  SMS_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  // pg-boss keeps a job's timeout under 24 hours.
+  JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(86_000).default(900),
   SOCIALNET_VERIFY_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
   SOCIALNET_APP_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   SEARCHNET_CLIENT_ID: z.string().min(1).max(512).optional(),
@@ -192,6 +195,13 @@ const environmentSchema = z.object({
     .url('must be an absolute URL such as https://painel.example.org')
     .regex(/^https?:\/\/[^?#]*[^/?#]$/, 'must be http(s), without a trailing slash, query or fragment')
     .optional(),
+}).superRefine((env, ctx) => {
+  // A send job may wait out an earlier call and its margin, list the provider's messages, send, and
+  // list again (messaging/sending.ts): the queue must not count it failed meanwhile.
+  const longestSendJobMs = 4 * env.SMS_SEND_TIMEOUT_MS + 4_000;
+  if (env.JOB_TIMEOUT_SECONDS * 1000 < longestSendJobMs) {
+    ctx.addIssue({ code: 'custom', path: ['JOB_TIMEOUT_SECONDS'], message: `must be at least ${Math.ceil(longestSendJobMs / 1000)} (4 × SMS_SEND_TIMEOUT_MS + 4 s, the longest an SMS send job may take)` });
+  }
 });
 
 export interface Config {
@@ -237,6 +247,10 @@ export interface Config {
   secretsKey: string | undefined;
   /** SMS_PROVIDER_URL: the SMS provider's API (its simulator in tests). */
   smsProviderUrl: string;
+  /** SMS_SEND_TIMEOUT_MS: how long a call to the SMS provider may take; an earlier call is over once this (and a margin) has passed. */
+  smsSendTimeoutMs: number;
+  /** JOB_TIMEOUT_SECONDS: how long a job may run before the queue counts it failed and retries it (pg-boss). */
+  jobTimeoutSeconds: number;
   /** The OAuth providers whose accounts users may link (SEARCHNET_*, SOCIALVIDEO_*). */
   oauth: { searchnet: OAuthClientSettings; socialvideo: OAuthClientSettings };
   /** ELECTIONS_PANEL_URL: the elections panel's API; without it no sync can be queued. */
@@ -331,6 +345,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     socialnet: { verifyToken: env.SOCIALNET_VERIFY_TOKEN, appSecret: env.SOCIALNET_APP_SECRET },
     secretsKey: env.SECRETS_KEY,
     smsProviderUrl: env.SMS_PROVIDER_URL,
+    smsSendTimeoutMs: env.SMS_SEND_TIMEOUT_MS,
+    jobTimeoutSeconds: env.JOB_TIMEOUT_SECONDS,
     oauth: {
       searchnet: {
         clientId: env.SEARCHNET_CLIENT_ID,

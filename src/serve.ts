@@ -1,6 +1,6 @@
 /**
  * Starting the server: opens and migrates the database, loads the municipality list (importing it on
- * first start), assembles the domains and the app, and listens. `npm start` (server.ts) runs it as
+ * first start), assembles the domains and the app, starts the housekeeping timers, and listens. `npm start` (server.ts) runs it as
  * configured; the sandbox and the hybrid mode (src/sandbox/, src/hybrid/) run the same server with a few
  * additions, so all three serve exactly the same code.
  */
@@ -76,7 +76,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
   if (municipalities.size === 0) await importOnFirstStart(sequelize, config, logger, municipalities);
 
   const accounts = createAccounts(sequelize, config.accounts, createMailer(config.mail, logger), logger);
-  const jobs = createJobQueue(config.databaseUrl, sequelize, logger);
+  const jobs = createJobQueue(config.databaseUrl, sequelize, logger, { jobTimeoutSeconds: config.jobTimeoutSeconds });
   // Started first: the domains register their kinds of job, which pg-boss takes only once started.
   await jobs.start();
   const domains = await createDomains(sequelize, { accounts, jobs, logger, settings: config });
@@ -97,6 +97,11 @@ export async function startServer(config: Config, logger: Logger, options: Start
   const refreshMunicipalities = municipalityRefresher(municipalities, logger);
   const refresh = setInterval(() => void refreshMunicipalities(), config.municipiosRefreshMs);
   refresh.unref();
+  // Campaigns stored by a process that stopped before queueing their jobs are queued now, and every minute.
+  const enqueueForgottenCampaigns = () => void domains.sms.enqueueForgottenCampaigns().catch((error: unknown) => logger.warn({ err: error }, 'could not look for sms campaigns without jobs'));
+  enqueueForgottenCampaigns();
+  const campaignSweep = setInterval(enqueueForgottenCampaigns, CAMPAIGN_SWEEP_INTERVAL_MS);
+  campaignSweep.unref();
   const app = createApp({
     config,
     logger,
@@ -127,6 +132,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
     release: async () => {
       clearInterval(purge);
       clearInterval(refresh);
+      clearInterval(campaignSweep);
       await jobs.stop();
       await redis?.quit();
       await sequelize.close();
@@ -146,6 +152,7 @@ function connectRedis(url: string, logger: Logger): Redis {
 }
 
 const PURGE_INTERVAL_MS = 10 * 60_000;
+const CAMPAIGN_SWEEP_INTERVAL_MS = 60_000;
 
 /** Housekeeping: idempotency keys, login failures and reset tokens that no longer count. */
 async function purgeExpiredRows(store: IdempotencyStore, accounts: Accounts, logger: Logger): Promise<void> {

@@ -59,6 +59,8 @@ describe('loadConfig defaults', () => {
       socialnet: { verifyToken: undefined, appSecret: undefined },
       secretsKey: undefined,
       smsProviderUrl: 'https://api.twilio.com',
+      smsSendTimeoutMs: 15_000,
+      jobTimeoutSeconds: 900,
       oauth: {
         searchnet: {
           clientId: undefined,
@@ -158,6 +160,8 @@ describe('loadConfig values', () => {
       SOCIALNET_APP_SECRET: 'app-secret-of-the-social-network',
       SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
       SMS_PROVIDER_URL: 'http://127.0.0.1:4020',
+      SMS_SEND_TIMEOUT_MS: '1000',
+      JOB_TIMEOUT_SECONDS: '10',
       SEARCHNET_CLIENT_ID: 'palanque-search',
       SEARCHNET_CLIENT_SECRET: 'search-secret',
       SEARCHNET_AUTHORIZE_URL: 'http://127.0.0.1:4030/authorize',
@@ -203,6 +207,8 @@ describe('loadConfig values', () => {
       socialnet: { verifyToken: 'verify-token-of-the-subscription', appSecret: 'app-secret-of-the-social-network' },
       secretsKey: Buffer.alloc(32, 1).toString('base64'),
       smsProviderUrl: 'http://127.0.0.1:4020',
+      smsSendTimeoutMs: 1000,
+      jobTimeoutSeconds: 10,
       oauth: {
         searchnet: {
           clientId: 'palanque-search',
@@ -229,6 +235,15 @@ describe('loadConfig values', () => {
     expect(() => loadConfig({ SECRETS_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/SECRETS_KEY: must be 32 bytes/);
     expect(() => loadConfig({ SMS_PROVIDER_URL: 'ftp://sms.example' })).toThrow(/SMS_PROVIDER_URL: must be http\(s\)/);
     expect(() => loadConfig({ SOCIALNET_APP_SECRET: 'short' })).toThrow(/SOCIALNET_APP_SECRET: must be at least 16 characters/);
+  });
+
+  it('names SMS_SEND_TIMEOUT_MS and JOB_TIMEOUT_SECONDS out of range, and a job timeout too short for an SMS send job', () => {
+    expect(() => loadConfig({ SMS_SEND_TIMEOUT_MS: '50' })).toThrow(/SMS_SEND_TIMEOUT_MS: .*100/);
+    expect(() => loadConfig({ JOB_TIMEOUT_SECONDS: 'soon' })).toThrow(/JOB_TIMEOUT_SECONDS: /);
+    expect(() => loadConfig({ JOB_TIMEOUT_SECONDS: '100000' })).toThrow(/JOB_TIMEOUT_SECONDS: /);
+    // 4 × 15 s + 4 s: the longest an SMS send job may take at the default send timeout.
+    expect(() => loadConfig({ JOB_TIMEOUT_SECONDS: '60' })).toThrow(/JOB_TIMEOUT_SECONDS: must be at least 64 \(4 × SMS_SEND_TIMEOUT_MS/);
+    expect(loadConfig({ JOB_TIMEOUT_SECONDS: '64' }).jobTimeoutSeconds).toBe(64);
   });
 
   it('names the OAuth endpoints and ELECTIONS_PANEL_URL when they are not http(s) URLs', () => {

@@ -18,8 +18,9 @@ import * as sms from './migrations/0009-sms.js';
 import * as oauthElections from './migrations/0010-oauth-elections.js';
 import * as snapshotTimes from './migrations/0011-snapshot-times.js';
 import * as entityVersions from './migrations/0012-entity-versions.js';
+import * as smsSendAttempts from './migrations/0013-sms-send-attempts.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

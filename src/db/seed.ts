@@ -453,6 +453,8 @@ class Seeder {
             opted_out_skipped: 0,
             created_by: this.user(fixture.created_by),
             created_at: createdAt,
+            // Counted as queued already, so that the sweep for campaigns left without jobs sends nothing.
+            jobs_enqueued_at: createdAt,
           },
           transaction,
         );

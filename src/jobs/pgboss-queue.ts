@@ -1,7 +1,9 @@
 /**
  * Jobs on PostgreSQL with pg-boss: every instance enqueues into and works from the same queue, and
  * pg-boss hands each job to one worker. A job whose worker died is failed by pg-boss's maintenance once
- * it has run longer than its timeout, and then retried like any failure.
+ * it has run longer than its timeout (JOB_TIMEOUT_SECONDS), and then retried like any failure; the
+ * maintenance runs every fifth of that timeout (up to a minute), so such a job is retried within about
+ * 1.2 timeouts. A handler that may be run twice at once that way says how it copes (messaging/sending.ts).
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -10,14 +12,16 @@ import type { Logger } from '../logger.js';
 import { BULK_INSERT_SIZE, DEFAULT_RETRY_POLICY, type JobHandler, type JobQueue, type JobRecord, type JobStats, type RetryPolicy } from './queue.js';
 
 export interface PgBossQueueOptions {
-  /** Longest a job may run before it counts as failed (and a dead worker's job is retried). */
+  /** Longest a job may run before it counts as failed (and a dead worker's job is retried); 15 minutes by default. */
   jobTimeoutSeconds?: number;
-  /** How often pg-boss looks for timed-out jobs. */
+  /** How often pg-boss looks for timed-out jobs; a fifth of the job timeout, from 1 s to 60 s, by default. */
   maintenanceIntervalSeconds?: number;
   pollingIntervalSeconds?: number;
   /** Jobs of one kind taken by one fetch and run together (default JOBS_PER_FETCH). */
   batchSize?: number;
 }
+
+const DEFAULT_JOB_TIMEOUT_SECONDS = 15 * 60;
 
 /** Jobs a worker takes at a time: a few dozen sends a second at the default polling interval, within the pool of 10 connections. */
 const JOBS_PER_FETCH = 10;
@@ -39,10 +43,12 @@ export class PgBossJobQueue implements JobQueue {
     private readonly logger: Logger,
     private readonly options: PgBossQueueOptions = {},
   ) {
+    const jobTimeoutSeconds = options.jobTimeoutSeconds ?? DEFAULT_JOB_TIMEOUT_SECONDS;
     this.boss = new PgBoss({
       connectionString,
       application_name: 'palanque',
-      maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 60,
+      // pg-boss fails timed-out jobs only during its maintenance.
+      maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? Math.min(60, Math.max(1, Math.round(jobTimeoutSeconds / 5))),
     });
     this.boss.on('error', (error: Error) => this.logger.error({ err: error }, 'job queue error'));
   }
@@ -53,15 +59,12 @@ export class PgBossJobQueue implements JobQueue {
 
   async register(name: string, handler: JobHandler, policy: Partial<RetryPolicy> = {}): Promise<void> {
     const { retryLimit, retryDelaySeconds, backoff } = { ...DEFAULT_RETRY_POLICY, ...policy };
-    await this.oneInstanceAtATime(() =>
-      this.boss.createQueue(name, {
-        name,
-        retryLimit,
-        retryDelay: retryDelaySeconds,
-        retryBackoff: backoff,
-        expireInSeconds: this.options.jobTimeoutSeconds ?? 15 * 60,
-      }),
-    );
+    const queue = { name, retryLimit, retryDelay: retryDelaySeconds, retryBackoff: backoff, expireInSeconds: this.options.jobTimeoutSeconds ?? DEFAULT_JOB_TIMEOUT_SECONDS };
+    // createQueue leaves a queue that exists as it was: the update applies a changed timeout or policy.
+    await this.oneInstanceAtATime(async () => {
+      await this.boss.createQueue(name, queue);
+      await this.boss.updateQueue(name, queue);
+    });
     // pg-boss waits its polling interval between two fetches even when jobs are waiting, so one job per
     // fetch ran a campaign of 10,000 messages at one message per 2 s. A fetch takes a batch instead, whose
     // jobs run together and are completed or failed one by one here (pg-boss would settle a batch as a

@@ -10,19 +10,21 @@ import { Sms } from './sms.js';
 
 export { smsHandlers, smsSignatureChecks } from './handlers.js';
 
-export interface MessagingSettings extends Pick<Config, 'secretsKey' | 'smsProviderUrl' | 'publicUrl' | 'basePath'> {}
+export interface MessagingSettings extends Pick<Config, 'secretsKey' | 'smsProviderUrl' | 'smsSendTimeoutMs' | 'publicUrl' | 'basePath'> {}
 
 export function createSms(sequelize: Sequelize, settings: MessagingSettings, dependencies: { jobs: JobQueue; teams: Teams; logger: Logger; provider?: SmsProvider }): Sms {
   const { jobs, teams, logger } = dependencies;
   // Receipts need an address the provider can reach: without PUBLIC_URL, messages are sent without one.
+  // Every send asks for them, resends included (sending.ts).
   const statusCallbackUrl = settings.publicUrl ? `${settings.publicUrl}${settings.basePath}/api/callback/provider_sms/` : undefined;
   if (!statusCallbackUrl) logger.warn('PUBLIC_URL is not set: SMS are sent without a delivery-receipt callback');
   return new Sms(sequelize, {
     jobs,
     teams,
     logger,
-    provider: dependencies.provider ?? new HttpSmsProvider(settings.smsProviderUrl),
+    provider: dependencies.provider ?? new HttpSmsProvider(settings.smsProviderUrl, { timeoutMs: settings.smsSendTimeoutMs }),
     box: settings.secretsKey ? SecretBox.fromKey(settings.secretsKey) : undefined,
     statusCallbackUrl,
+    sendTimeoutMs: settings.smsSendTimeoutMs,
   });
 }

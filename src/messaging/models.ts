@@ -1,4 +1,4 @@
-/** Sequelize models of the SMS tables (migration 0009). */
+/** Sequelize models of the SMS tables (migrations 0009 and 0013). */
 import { DataTypes, type Model, type ModelAttributes, type ModelStatic, type Sequelize } from 'sequelize';
 
 export interface CredentialRow {
@@ -25,6 +25,8 @@ export interface CampaignRow {
   opted_out_skipped: number;
   created_by: number | null;
   created_at: Date;
+  /** When the sending jobs of its messages were queued; null until then (see Sms.enqueueForgottenCampaigns). */
+  jobs_enqueued_at: Date | null;
 }
 
 export interface MessageRow {
@@ -36,6 +38,24 @@ export interface MessageRow {
   error_code: string | null;
   error_message: string | null;
   updated_at: Date;
+  /** The number of the last attempt claimed (0: never handed to the provider). */
+  send_attempts: number;
+  /** When that attempt started. */
+  last_attempt_at: Date | null;
+}
+
+export type SendOutcome = 'pending' | 'accepted' | 'refused' | 'unknown' | 'found';
+
+/** One call to the provider, recorded before it is made (see sending.ts). */
+export interface SendAttemptRow {
+  id: number;
+  message_id: number;
+  attempt: number;
+  started_at: Date;
+  finished_at: Date | null;
+  outcome: SendOutcome;
+  provider_sid: string | null;
+  detail: string | null;
 }
 
 export interface ReplyRow {
@@ -59,6 +79,7 @@ export interface SmsModels {
   Credential: Static<CredentialRow>;
   Campaign: Static<CampaignRow>;
   Message: Static<MessageRow>;
+  SendAttempt: Static<SendAttemptRow>;
   Reply: Static<ReplyRow>;
   OptOut: Static<OptOutRow>;
 }
@@ -98,6 +119,7 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
         opted_out_skipped: DataTypes.INTEGER,
         created_by: DataTypes.INTEGER,
         created_at: DataTypes.DATE,
+        jobs_enqueued_at: DataTypes.DATE,
       },
       'sms_campaigns',
     ),
@@ -112,8 +134,24 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
         error_code: DataTypes.STRING(16),
         error_message: DataTypes.TEXT,
         updated_at: DataTypes.DATE,
+        send_attempts: { type: DataTypes.INTEGER, defaultValue: 0 },
+        last_attempt_at: DataTypes.DATE,
       },
       'sms_messages',
+    ),
+    SendAttempt: define<SendAttemptRow>(
+      'SmsSendAttempt',
+      {
+        id,
+        message_id: DataTypes.INTEGER,
+        attempt: DataTypes.INTEGER,
+        started_at: DataTypes.DATE,
+        finished_at: DataTypes.DATE,
+        outcome: DataTypes.STRING(16),
+        provider_sid: DataTypes.STRING(64),
+        detail: DataTypes.TEXT,
+      },
+      'sms_send_attempts',
     ),
     Reply: define<ReplyRow>(
       'SmsReply',
@@ -130,4 +168,11 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
     ),
     OptOut: define<OptOutRow>('SmsOptOut', { phone: { type: DataTypes.STRING(20), primaryKey: true }, opted_out_at: DataTypes.DATE }, 'sms_opt_outs'),
   };
+}
+
+/** A message's campaign and credential (both exist: messages are deleted with them). */
+export async function campaignOf(models: SmsModels, message: MessageRow): Promise<{ campaign: CampaignRow; credential: CredentialRow }> {
+  const campaign = (await models.Campaign.findByPk(message.campaign_id, { raw: true })) as CampaignRow | null;
+  const credential = (await models.Credential.findByPk(campaign!.credential_id, { raw: true })) as CredentialRow | null;
+  return { campaign: campaign!, credential: credential! };
 }

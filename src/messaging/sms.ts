@@ -1,8 +1,10 @@
 /**
  * SMS campaigns: credentials (secret sealed at rest), campaigns split into one message per recipient,
- * a background job per message that hands it to the provider with retries, the provider's delivery
- * receipts (applied only when they move a message forward), and replies, where STOP, SAIR or PARAR opt
- * the sender out of later campaigns.
+ * a background job per message that hands it to the provider exactly once with retries (sending.ts
+ * states the guarantee and the protocol), the provider's delivery receipts (applied only when they move
+ * a message forward), and replies, where STOP, SAIR or PARAR opt the sender out of later campaigns.
+ * A campaign's messages are stored before their jobs are queued; a process that dies in between leaves
+ * the campaign without jobs, which enqueueForgottenCampaigns finds and queues.
  */
 import { Op, UniqueConstraintError, type Sequelize } from 'sequelize';
 import { SegmentedMessage } from 'sms-segments-calculator';
@@ -12,9 +14,10 @@ import type { Teams } from '../entities/teams.js';
 import type { JobAttempt, JobQueue } from '../jobs/index.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../security/secret-box.js';
-import { defineSmsModels, type CampaignRow, type CredentialRow, type MessageRow, type SmsModels } from './models.js';
-import { ProviderError, type SmsProvider } from './provider.js';
+import { campaignOf, defineSmsModels, type CampaignRow, type CredentialRow, type MessageRow, type SmsModels } from './models.js';
+import type { SmsProvider } from './provider.js';
 import { normalisedPhone, type RecipientList } from './recipients.js';
+import { SmsSending } from './sending.js';
 import { advances } from './statuses.js';
 
 export type SmsCredential = components['schemas']['SmsCredential'];
@@ -23,6 +26,8 @@ export type SmsCampaign = components['schemas']['SmsCampaign'];
 export const SMS_SEND_JOB = 'sms-send';
 /** The provider is tried this many more times after a failure that may pass (timeouts, 5xx, 429). */
 const SEND_RETRIES = 4;
+/** A campaign this old without its jobs queued was left by a process that stopped before queueing them. */
+const FORGOTTEN_AFTER_MS = 30_000;
 const OPT_OUT_WORDS = new Set(['STOP', 'SAIR', 'PARAR']);
 
 export interface NewCredential {
@@ -42,17 +47,21 @@ export interface SmsDependencies {
   box: SecretBox | undefined;
   /** The absolute address of the delivery-receipt callback, or undefined when the public address is unknown. */
   statusCallbackUrl: string | undefined;
+  /** SMS_SEND_TIMEOUT_MS: how long a call to the provider may take. */
+  sendTimeoutMs: number;
   logger: Logger;
 }
 
 export class Sms {
   readonly models: SmsModels;
+  private readonly sending: SmsSending;
 
   constructor(
     sequelize: Sequelize,
     private readonly dependencies: SmsDependencies,
   ) {
     this.models = defineSmsModels(sequelize);
+    this.sending = new SmsSending(this.models, dependencies);
   }
 
   get canStoreSecrets(): boolean {
@@ -146,43 +155,37 @@ export class Sms {
       const messages = (await this.models.Message.findAll({ attributes: ['id'], where: { campaign_id: campaignRow.id }, order: [['id', 'ASC']], raw: true, transaction })) as unknown as MessageRow[];
       return { campaign: campaignRow, messageIds: messages.map((message) => message.id) };
     });
-    await this.dependencies.jobs.enqueueMany(SMS_SEND_JOB, messageIds.map((messageId) => ({ message_id: messageId })));
+    await this.enqueueSending(campaign.id, messageIds);
     return campaignView(campaign, 'sending');
   }
 
-  /** The job: hands one message to the provider. */
-  async send(messageId: number, job: JobAttempt): Promise<{ status: string }> {
-    const message = (await this.models.Message.findByPk(messageId, { raw: true })) as MessageRow | null;
-    if (!message || message.status !== 'queued') return { status: message?.status ?? 'deleted' };
-    // A number that opted out after the campaign was created is not sent to.
-    if (await this.models.OptOut.findByPk(message.recipient)) {
-      await this.update(messageId, { status: 'canceled', error_message: 'The recipient opted out before the message was sent.' });
-      return { status: 'canceled' };
+  /**
+   * Queues the sending of campaigns stored more than FORGOTTEN_AFTER_MS ago whose jobs were never queued
+   * (their process stopped in between); returns how many. A job queued twice is harmless: the send
+   * protocol lets one run send (sending.ts).
+   */
+  async enqueueForgottenCampaigns(forgottenAfterMs = FORGOTTEN_AFTER_MS): Promise<number> {
+    const forgotten = (await this.models.Campaign.findAll({
+      attributes: ['id'],
+      where: { jobs_enqueued_at: null, created_at: { [Op.lt]: new Date(Date.now() - forgottenAfterMs) } },
+      raw: true,
+    })) as unknown as CampaignRow[];
+    for (const { id } of forgotten) {
+      const queued = (await this.models.Message.findAll({ attributes: ['id'], where: { campaign_id: id, status: 'queued' }, order: [['id', 'ASC']], raw: true })) as unknown as MessageRow[];
+      this.dependencies.logger.warn({ sms_campaign_id: id, messages: queued.length }, 'sms campaign found without its jobs: queueing them');
+      await this.enqueueSending(id, queued.map((message) => message.id));
     }
-    const { campaign, credential } = await this.campaignOf(message);
-    const { box, provider, statusCallbackUrl } = this.dependencies;
-    try {
-      if (!box) throw new Error('SECRETS_KEY is not configured, so the credential cannot be opened');
-      const sent = await provider.send(
-        { accountId: credential.account_id, secret: box.open(credential.secret_sealed) },
-        { from: credential.sender_id, to: message.recipient, body: campaign.body, statusCallback: statusCallbackUrl },
-      );
-      // A receipt may already have moved the message on; the sid is stored either way.
-      await this.update(messageId, { provider_sid: sent.sid, ...(advances('queued', sent.status) ? { status: sent.status } : { status: 'accepted' }) });
-      return { status: sent.status };
-    } catch (error) {
-      const permanent = error instanceof ProviderError && error.permanent;
-      if (permanent || job.lastAttempt) {
-        await this.update(messageId, {
-          status: 'failed',
-          error_code: error instanceof ProviderError ? (error.code ?? null) : null,
-          error_message: permanent ? (error as Error).message : `Failed ${job.attempt} times; the last error: ${(error as Error).message}`,
-        });
-      }
-      if (permanent) return { status: 'failed' };
-      this.dependencies.logger.warn({ sms_message_id: messageId, attempt: job.attempt, err: error }, 'sms not sent; it will be retried');
-      throw error;
-    }
+    return forgotten.length;
+  }
+
+  private async enqueueSending(campaignId: number, messageIds: number[]): Promise<void> {
+    if (messageIds.length > 0) await this.dependencies.jobs.enqueueMany(SMS_SEND_JOB, messageIds.map((messageId) => ({ message_id: messageId })));
+    await this.models.Campaign.update({ jobs_enqueued_at: new Date() }, { where: { id: campaignId } });
+  }
+
+  /** The job: hands one message to the provider, exactly once (sending.ts). */
+  send(messageId: number, job: JobAttempt): Promise<{ status: string }> {
+    return this.sending.send(messageId, job);
   }
 
   // --- Provider callbacks -----------------------------------------------------------------------
@@ -191,7 +194,7 @@ export class Sms {
   async applyReceipt(receipt: { sid: string; accountId: string; status: string; errorCode: string | undefined }) {
     const message = (await this.models.Message.findOne({ where: { provider_sid: receipt.sid }, raw: true })) as MessageRow | null;
     if (!message) return undefined;
-    const { credential } = await this.campaignOf(message);
+    const { credential } = await campaignOf(this.models, message);
     if (credential.account_id !== receipt.accountId) return undefined;
     // Conditional on the status read, so two receipts racing cannot move the message backwards.
     const applied =
@@ -230,17 +233,6 @@ export class Sms {
       const role = credential.entity_id === null ? undefined : roles.get(credential.entity_id);
       return role !== undefined && this.dependencies.teams.may(caller, role, 'edit');
     });
-  }
-
-  /** A message's campaign and credential (both exist: messages are deleted with them). */
-  private async campaignOf(message: MessageRow): Promise<{ campaign: CampaignRow; credential: CredentialRow }> {
-    const campaign = (await this.models.Campaign.findByPk(message.campaign_id, { raw: true })) as CampaignRow | null;
-    const credential = (await this.models.Credential.findByPk(campaign!.credential_id, { raw: true })) as CredentialRow | null;
-    return { campaign: campaign!, credential: credential! };
-  }
-
-  private async update(messageId: number, change: Partial<MessageRow>): Promise<void> {
-    await this.models.Message.update({ ...change, updated_at: new Date() }, { where: { id: messageId } });
   }
 }
 

@@ -1,9 +1,20 @@
 /**
  * A simulator of the SMS provider (Twilio's Programmable Messaging API) on loopback, for tests: it takes
  * messages as the real API does (HTTP Basic auth with the account id and auth token, form fields To,
- * From, Body, StatusCallback; 201 with `sid` and `status`), can be told to fail the next requests, and
- * sends signed delivery receipts and replies the way the provider does, computing the signature itself
+ * From, Body, StatusCallback; 201 with `sid` and `status`), lists them as it does
+ * (https://www.twilio.com/docs/messaging/api/message-resource#read-multiple-message-resources: GET on the
+ * same address filtered by `To`, `From` and `DateSent` (YYYY-MM-DD), most recently sent first, `PageSize`
+ * per page, the next page's path in `next_page_uri` with `Page` and a `PageToken` naming the last message
+ * of the page before, so that messages sent meanwhile shift nothing), and sends signed delivery receipts
+ * and replies the way the provider does, computing the signature itself
  * (https://www.twilio.com/docs/usage/security#validating-requests), independently of the server's code.
+ * It hands every message on at once: its `date_sent` is its `date_created`.
+ *
+ * What the outside world does to a sender can be scripted: the next sends fail (`failNext`) with a 4xx or
+ * 5xx, before creating the message or after (a lost answer), or have their connection reset before or
+ * after it was created; and `answerSendsAfter` makes every send slow (the message is created when the
+ * request arrives, as a real provider would, and answered later). `messages` holds what it took,
+ * `attempts` counts the sends it received.
  *
  * The sandbox runs it as a stand-in provider (`sandboxMode`): it trusts whatever account first sends
  * (it has no account records of its own), delivers every message a moment later by posting the signed
@@ -11,7 +22,7 @@
  * recipient answering the last message sent to them (a `SAIR` opts the number out).
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface SimulatedMessage {
@@ -21,20 +32,43 @@ export interface SimulatedMessage {
   from: string;
   body: string;
   statusCallback: string | undefined;
+  /** Its latest status: `queued`, then those of the receipts sent. */
+  status: string;
+  /** When it was created (and sent): a test may move it to another day. */
+  dateCreated: Date;
 }
 
 export interface ScriptedFailure {
   status: number;
   code: number;
   message: string;
+  /** Create the message first, then answer with the failure: the provider took it but the answer says otherwise. */
+  afterCreating?: boolean;
 }
+
+/** The connection is destroyed without an answer, before the message is created or after. */
+export interface ScriptedReset {
+  reset: 'before_creating' | 'after_creating';
+}
+
+type ScriptedSend = ScriptedFailure | ScriptedReset;
+
+/** What the simulator does with a request: answer it, or cut its connection. */
+type Reaction = { status: number; body: object; delayMs?: number } | { reset: true };
+
+const MESSAGES_PATH = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/;
+const DEFAULT_PAGE_SIZE = 50;
 
 export class SmsProviderSimulator {
   readonly messages: SimulatedMessage[] = [];
   /** Requests to the send endpoint, refused ones included. */
   attempts = 0;
+  /** Requests for a page of the message list. */
+  listRequests = 0;
   private readonly accounts = new Map<string, string>();
-  private readonly failures: ScriptedFailure[] = [];
+  private readonly script: ScriptedSend[] = [];
+  private sendDelayMs = 0;
+  private readonly timers = new Set<NodeJS.Timeout>();
   private server: Server | undefined;
   private sandbox: { inboundWebhookUrl: string; deliveryDelayMs: number; onError: (error: Error) => void } | undefined;
   url = '';
@@ -52,30 +86,54 @@ export class SmsProviderSimulator {
     this.accounts.set(accountSid, authToken);
   }
 
-  /** The next sends fail like this, in order (e.g. 503 three times, or 400 code 21211 "invalid To"). */
-  failNext(...failures: ScriptedFailure[]): void {
-    this.failures.push(...failures);
+  /**
+   * The next authenticated sends go like this, in order: fail with a status (e.g. 503 three times, or 400
+   * code 21211 "invalid To"), before creating the message or after, or have their connection reset.
+   */
+  failNext(...scripted: ScriptedSend[]): void {
+    this.script.push(...scripted);
+  }
+
+  /** Answers every send from now on `delayMs` after it arrived (0: at once); the message is created on arrival. */
+  answerSendsAfter(delayMs: number): void {
+    this.sendDelayMs = delayMs;
   }
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
-      void this.handle(req).then(({ status, body }) => {
-        res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-      });
+      void this.handle(req).then((reaction) => this.react(req, res, reaction));
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
   async stop(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private react(req: IncomingMessage, res: ServerResponse, reaction: Reaction): void {
+    if ('reset' in reaction) {
+      req.socket.destroy();
+      return;
+    }
+    const answer = () => {
+      if (!res.destroyed) res.writeHead(reaction.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(reaction.body));
+    };
+    if (!reaction.delayMs) return answer();
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      answer();
+    }, reaction.delayMs);
+    this.timers.add(timer);
   }
 
   /** Posts a signed status callback for a message, as the provider does when its status changes. */
   async sendReceipt(sid: string, status: string, options: { errorCode?: string; signature?: string; url?: string } = {}): Promise<Response> {
     const message = this.messages.find((candidate) => candidate.sid === sid);
     if (!message) throw new Error(`the simulator sent no message ${sid}`);
+    message.status = status;
     const url = options.url ?? message.statusCallback;
     if (!url) throw new Error(`message ${sid} has no status callback`);
     const form: Record<string, string> = { MessageSid: sid, MessageStatus: status, AccountSid: message.accountSid, From: message.from, To: message.to, ApiVersion: '2010-04-01' };
@@ -93,26 +151,77 @@ export class SmsProviderSimulator {
     return fetch(url, { headers: { 'X-Twilio-Signature': signature } });
   }
 
-  private async handle(req: IncomingMessage): Promise<{ status: number; body: object }> {
+  private async handle(req: IncomingMessage): Promise<Reaction> {
     if (this.sandbox && req.method === 'POST' && req.url === '/sandbox/replies') return this.replyFromRecipient(await bodyOf(req));
-    const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(req.url ?? '');
-    if (req.method !== 'POST' || !match) return { status: 404, body: { code: 20404, message: 'The requested resource was not found', status: 404 } };
-    this.attempts += 1;
+    const url = new URL(req.url ?? '/', 'http://simulator');
+    const match = MESSAGES_PATH.exec(url.pathname);
+    if (!match || !(req.method === 'GET' || (req.method === 'POST' && url.search === ''))) {
+      return { status: 404, body: { code: 20404, message: 'The requested resource was not found', status: 404 } };
+    }
+    const isSend = req.method === 'POST';
+    if (isSend) this.attempts += 1;
+    else this.listRequests += 1;
     const accountSid = decodeURIComponent(match[1]!);
     const [user, password] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString().split(':');
-    if (this.sandbox && user === accountSid && password && !this.accounts.has(accountSid)) this.addAccount(accountSid, password);
+    if (isSend && this.sandbox && user === accountSid && password && !this.accounts.has(accountSid)) this.addAccount(accountSid, password);
     if (user !== accountSid || !this.accounts.has(accountSid) || this.accounts.get(accountSid) !== password) {
       return { status: 401, body: { code: 20003, message: 'Authenticate', status: 401 } };
     }
-    const form = new URLSearchParams(await bodyOf(req));
-    const failure = this.failures.shift();
-    if (failure) return { status: failure.status, body: { code: failure.code, message: failure.message, status: failure.status } };
+    return isSend ? this.takeMessage(accountSid, new URLSearchParams(await bodyOf(req))) : this.listPage(accountSid, url);
+  }
+
+  /** A send: creates the message unless the script says otherwise, and answers as scripted. */
+  private takeMessage(accountSid: string, form: URLSearchParams): Reaction {
+    const scripted = this.script.shift();
+    if (scripted && 'reset' in scripted && scripted.reset === 'before_creating') return { reset: true };
+    if (scripted && 'status' in scripted && !scripted.afterCreating) return failureOf(scripted);
     const [to, from, body] = [form.get('To'), form.get('From'), form.get('Body')];
     if (!to || !from || !body) return { status: 400, body: { code: 21604, message: "A 'To', 'From' and 'Body' are required", status: 400 } };
-    const message: SimulatedMessage = { sid: newSid(), accountSid, to, from, body, statusCallback: form.get('StatusCallback') ?? undefined };
+    const message: SimulatedMessage = { sid: newSid(), accountSid, to, from, body, statusCallback: form.get('StatusCallback') ?? undefined, status: 'queued', dateCreated: new Date() };
     this.messages.push(message);
     if (this.sandbox) this.deliverLater(message, this.sandbox);
-    return { status: 201, body: { sid: message.sid, account_sid: accountSid, to, from, body, status: 'queued', api_version: '2010-04-01' } };
+    if (scripted) return 'reset' in scripted ? { reset: true } : failureOf(scripted);
+    return { status: 201, body: resourceOf(message), delayMs: this.sendDelayMs };
+  }
+
+  /** A page of the account's messages matching To, From and DateSent, most recently sent first. */
+  private listPage(accountSid: string, url: URL): Reaction {
+    const query = url.searchParams;
+    const pageSize = Math.min(1000, Math.max(1, Number(query.get('PageSize') ?? DEFAULT_PAGE_SIZE) || DEFAULT_PAGE_SIZE));
+    const page = Number(query.get('Page') ?? 0) || 0;
+    // Most recent first; of two created in the same millisecond, the later.
+    const matching = [...this.messages]
+      .reverse()
+      .filter((message) => message.accountSid === accountSid)
+      .filter((message) => !query.get('To') || message.to === query.get('To'))
+      .filter((message) => !query.get('From') || message.from === query.get('From'))
+      .filter((message) => !query.get('DateSent') || message.dateCreated.toISOString().slice(0, 10) === query.get('DateSent'))
+      .sort((a, b) => b.dateCreated.getTime() - a.dateCreated.getTime());
+    const token = query.get('PageToken');
+    const start = token ? matching.findIndex((message) => `PA${message.sid}` === token) + 1 : 0;
+    const messages = matching.slice(start, start + pageSize);
+    const pageUri = (number: number, pageToken?: string) => {
+      const next = new URLSearchParams([...query].filter(([name]) => name !== 'Page' && name !== 'PageToken'));
+      next.set('PageSize', String(pageSize));
+      next.set('Page', String(number));
+      if (pageToken) next.set('PageToken', pageToken);
+      return `${url.pathname}?${next}`;
+    };
+    const hasNext = start + pageSize < matching.length;
+    return {
+      status: 200,
+      body: {
+        first_page_uri: pageUri(0),
+        next_page_uri: hasNext ? pageUri(page + 1, `PA${messages.at(-1)!.sid}`) : null,
+        previous_page_uri: null,
+        page,
+        page_size: pageSize,
+        start,
+        end: start + messages.length - 1,
+        uri: `${url.pathname}${url.search}`,
+        messages: messages.map(resourceOf),
+      },
+    };
   }
 
   private deliverLater(message: SimulatedMessage, sandbox: NonNullable<typeof this.sandbox>): void {
@@ -129,7 +238,7 @@ export class SmsProviderSimulator {
   }
 
   /** `{ from, body }`: the recipient `from` answers the last message sent to them, through the inbound webhook. */
-  private async replyFromRecipient(rawBody: string): Promise<{ status: number; body: object }> {
+  private async replyFromRecipient(rawBody: string): Promise<Reaction> {
     let reply: { from?: unknown; body?: unknown };
     try {
       reply = JSON.parse(rawBody) as typeof reply;
@@ -150,6 +259,35 @@ export class SmsProviderSimulator {
 export function signatureOf(authToken: string, url: string, form: Record<string, string>): string {
   const data = Object.keys(form).sort().reduce((signed, name) => signed + name + form[name], url);
   return createHmac('sha1', authToken).update(data, 'utf8').digest('base64');
+}
+
+function failureOf(failure: ScriptedFailure): Reaction {
+  return { status: failure.status, body: { code: failure.code, message: failure.message, status: failure.status } };
+}
+
+/** A message as the API shows it; dates in RFC 2822, to the second. */
+function resourceOf(message: SimulatedMessage): object {
+  const date = message.dateCreated.toUTCString().replace('GMT', '+0000');
+  return {
+    sid: message.sid,
+    account_sid: message.accountSid,
+    to: message.to,
+    from: message.from,
+    body: message.body,
+    status: message.status,
+    direction: 'outbound-api',
+    date_created: date,
+    date_sent: date,
+    date_updated: date,
+    error_code: null,
+    error_message: null,
+    num_segments: '1',
+    num_media: '0',
+    price: null,
+    price_unit: 'USD',
+    api_version: '2010-04-01',
+    uri: `/2010-04-01/Accounts/${message.accountSid}/Messages/${message.sid}.json`,
+  };
 }
 
 function newSid(): string {

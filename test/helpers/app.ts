@@ -42,6 +42,12 @@ import { freePort } from './process.js';
 /** The SECRETS_KEY of test apps (32 bytes, base64): credentials can be stored unless a test unsets it. */
 export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
+/**
+ * SMS_SEND_TIMEOUT_MS of test apps: short, since a run that finds a send's outcome unknown waits this
+ * (and a margin) before asking the provider, yet far above what a loopback simulator takes.
+ */
+export const TEST_SMS_SEND_TIMEOUT_MS = 2_000;
+
 /** Accounts as configured by default, except a cheap password hash: tests log in hundreds of times. */
 export const testAccountSettings: AccountSettings = {
   tokenLifetimeMs: 7 * 24 * 3600_000,
@@ -118,8 +124,11 @@ export interface TestAppOptions {
    * the app runs no jobs, and an operation that queues one fails.
    */
   withJobs?: boolean;
-  /** SMS settings: the provider's address (its simulator) and SECRETS_KEY (TEST_SECRETS_KEY unless set; null for none). */
-  sms?: { providerUrl?: string; secretsKey?: string | null };
+  /**
+   * SMS settings: the provider's address (its simulator), SECRETS_KEY (TEST_SECRETS_KEY unless set; null
+   * for none) and SMS_SEND_TIMEOUT_MS (TEST_SMS_SEND_TIMEOUT_MS unless set).
+   */
+  sms?: { providerUrl?: string; secretsKey?: string | null; sendTimeoutMs?: number };
   /** OAuth clients (their simulator's endpoints); unset, no provider is configured. */
   oauth?: { searchnet?: Partial<OAuthClientSettings>; socialvideo?: Partial<OAuthClientSettings> };
   /** ELECTIONS_PANEL_URL (its simulator); unset, syncs answer 503. */
@@ -173,6 +182,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const settings: DomainSettings = {
     secretsKey,
     smsProviderUrl: options.sms?.providerUrl ?? 'http://127.0.0.1:9',
+    smsSendTimeoutMs: options.sms?.sendTimeoutMs ?? TEST_SMS_SEND_TIMEOUT_MS,
     publicUrl: config.publicUrl,
     basePath: config.basePath,
     oauth: { searchnet: { ...unconfiguredOAuth, ...options.oauth?.searchnet }, socialvideo: { ...unconfiguredOAuth, ...options.oauth?.socialvideo } },
