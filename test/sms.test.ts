@@ -434,6 +434,28 @@ describe('sendSmsCampaign', () => {
     expect(messages.map((message) => message.provider_sid).sort()).toEqual(handed.map((message) => message.sid).sort());
   });
 
+  it('answers a campaign retried after its first answer was lost with its instance with that campaign, sending nothing twice', async () => {
+    const [first, second] = [freshNumber(), freshNumber()];
+    const text = `Retentada ${randomBytes(4).toString('hex')}`;
+    const key = `campaign-${randomBytes(6).toString('hex')}`;
+    const body = { titulo: 'Retentada', credencial: teamCredential, mensagem: { recipient_list_str: `${first.e164}, ${second.e164}`, mensagem: text } };
+    const send = () => request(app.baseUrl, 'POST', '/api/sms/list_credentials/', { ...operator.headers, 'Idempotency-Key': key }, body);
+    const created = await send();
+    expect(created.status, created.text).toBe(201);
+    // What an instance killed after the commit and before storing the answer leaves, an hour later: an abandoned claim.
+    await app.sequelize.query(`UPDATE idempotency_keys SET state = 'in_flight', status_code = NULL, headers = NULL, body = NULL, created_at = :longAgo WHERE "key" = :key`, {
+      replacements: { longAgo: new Date(Date.now() - 3_600_000), key },
+    });
+    const retried = await send();
+    expect(retried.status, retried.text).toBe(201);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull(); // it ran again, and found the campaign
+    expect((retried.body as Json).data).toEqual((created.body as Json).data);
+    expect(await app.sms.models.Campaign.count({ where: { body: text } })).toBe(1);
+    await handedOver((created.body as Json).data.id);
+    await sleep(300);
+    expect(provider.messages.filter((message) => message.body === text).map((message) => message.to).sort()).toEqual([first.e164, second.e164].sort());
+  });
+
   it('reports GSM-7 or UCS-2 and the segments per message', async () => {
     const cases: Array<[string, string, number]> = [
       ['a'.repeat(160), 'GSM-7', 1],

@@ -8,6 +8,7 @@ import type { components } from '../../sdk/schema.js';
 import { callerOf, requireAdmin } from '../http/auth.js';
 import { invalidBody, requiredText } from '../http/body-fields.js';
 import { sendEnvelope } from '../http/envelope.js';
+import { requestCreationKey } from '../http/idempotency.js';
 import { ApiError, badRequest, notFound, type ErrorDetail } from '../http/errors.js';
 import type { OperationHandlers, OperationId } from '../http/operations.js';
 import type { SignatureCheck } from '../http/provider-signatures.js';
@@ -71,7 +72,10 @@ export function smsHandlers(sms: Sms, entities: EntityModels): Pick<Required<Ope
       }
       if (problems.length > 0) throw invalidBody(problems);
 
-      const campaign = await sms.createCampaign(caller, found.credential, title, text, recipients);
+      // A retried campaign whose first run committed before its instance died is answered, never sent twice.
+      const creationKey = requestCreationKey(res);
+      const earlier = creationKey === undefined ? undefined : await sms.campaignByCreationKey(creationKey);
+      const campaign = earlier ?? (await sms.createCampaign(caller, found.credential, title, text, recipients, creationKey));
       if (campaign === 'nobody_left') {
         throw invalidBody([{ location: 'body', field: 'mensagem.recipient_list_str', rule: 'not_opted_out', message: 'every number opted out of campaigns' }]);
       }

@@ -27,6 +27,8 @@ export interface CampaignRow {
   created_at: Date;
   /** When the sending jobs of its messages were queued; null until then (see Sms.enqueueForgottenCampaigns). */
   jobs_enqueued_at: Date | null;
+  /** The idempotent request that created it (src/http/idempotency.ts), if any. */
+  creation_key: string | null;
 }
 
 export interface MessageRow {
@@ -120,6 +122,7 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
         created_by: DataTypes.INTEGER,
         created_at: DataTypes.DATE,
         jobs_enqueued_at: DataTypes.DATE,
+        creation_key: DataTypes.STRING(64),
       },
       'sms_campaigns',
     ),

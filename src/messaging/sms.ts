@@ -122,7 +122,14 @@ export class Sms {
   // --- Campaigns --------------------------------------------------------------------------------
 
   /** Creates the campaign with a message per number that has not opted out, and queues their sending. */
-  async createCampaign(caller: Caller, credential: CredentialRow, titulo: string, body: string, recipients: RecipientList): Promise<SmsCampaign | 'nobody_left'> {
+  async createCampaign(
+    caller: Caller,
+    credential: CredentialRow,
+    titulo: string,
+    body: string,
+    recipients: RecipientList,
+    creationKey?: string,
+  ): Promise<SmsCampaign | 'nobody_left'> {
     const optedOut = new Set(
       ((await this.models.OptOut.findAll({ where: { phone: { [Op.in]: recipients.numbers } }, raw: true })) as unknown as Array<{ phone: string }>).map((row) => row.phone),
     );
@@ -143,6 +150,7 @@ export class Sms {
           opted_out_skipped: recipients.numbers.length - numbers.length,
           created_by: caller.user.id,
           created_at: now,
+          creation_key: creationKey ?? null,
         },
         { transaction },
       );
@@ -157,6 +165,12 @@ export class Sms {
     });
     await this.enqueueSending(campaign.id, messageIds);
     return campaignView(campaign, 'sending');
+  }
+
+  /** The campaign created by the request with this creation key (see requestCreationKey), if any. */
+  async campaignByCreationKey(creationKey: string): Promise<SmsCampaign | undefined> {
+    const row = (await this.models.Campaign.findOne({ where: { creation_key: creationKey }, raw: true })) as CampaignRow | null;
+    return row ? campaignView(row, 'sending') : undefined;
   }
 
   /**

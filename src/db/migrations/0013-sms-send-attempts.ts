@@ -33,9 +33,15 @@ export async function up({ context: queryInterface }: { context: QueryInterface 
   await queryInterface.addColumn('sms_campaigns', 'jobs_enqueued_at', { type: DataTypes.DATE, allowNull: true });
   // Campaigns stored before this migration had their jobs queued when they were created.
   await queryInterface.sequelize.query('UPDATE sms_campaigns SET jobs_enqueued_at = created_at');
+  // The idempotent request that created the campaign (src/http/idempotency.ts), unique: a retry whose
+  // first answer was lost with a crashed instance finds the campaign instead of sending it twice.
+  await queryInterface.addColumn('sms_campaigns', 'creation_key', { type: DataTypes.STRING(64), allowNull: true });
+  await queryInterface.addIndex('sms_campaigns', ['creation_key'], { name: 'sms_campaigns_creation_key', unique: true });
 }
 
 export async function down({ context: queryInterface }: { context: QueryInterface }): Promise<void> {
+  await queryInterface.removeIndex('sms_campaigns', 'sms_campaigns_creation_key');
+  await queryInterface.removeColumn('sms_campaigns', 'creation_key');
   await queryInterface.removeColumn('sms_campaigns', 'jobs_enqueued_at');
   await queryInterface.removeColumn('sms_messages', 'last_attempt_at');
   await queryInterface.removeColumn('sms_messages', 'send_attempts');
