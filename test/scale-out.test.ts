@@ -12,10 +12,7 @@
  * - killing one instance (SIGKILL) in the middle of a stream of creates loses no accepted record.
  * First, in process, the start-up steps that instances starting together run at the same moment.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,16 +21,16 @@ import { migrate } from '../src/db/migrator.js';
 import { createJobQueue } from '../src/jobs/index.js';
 import { createLogger } from '../src/logger.js';
 import { importMunicipalities } from '../src/municipalities/import.js';
-import { SHARED_MUNICIPIOS, SHARED_MUNICIPIOS_SHA256, TEST_SECRETS_KEY } from './helpers/app.js';
+import { SHARED_MUNICIPIOS, SHARED_MUNICIPIOS_SHA256 } from './helpers/app.js';
 import { createPostgresDatabase, type TestDatabase } from './helpers/database.js';
 import { request, type Result } from './helpers/http.js';
-import { freePort, waitFor } from './helpers/process.js';
+import { startInstance as startServerInstance, type Instance } from './helpers/instances.js';
+import { waitFor } from './helpers/process.js';
 import { SmsProviderSimulator } from '../src/simulators/sms-provider.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 const POSTGRES_SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RATE_LIMIT_PREFIX = `palanque-test-scale-${randomBytes(4).toString('hex')}`;
@@ -43,17 +40,6 @@ const READ_BUDGET = 30;
 const SMS_ACCOUNT = `AC${'5e4d3c2b1a09f8e7d6c5b4a392817060'}`;
 const SMS_AUTH_TOKEN = 'b1a0f9e8d7c6b5a4938271605f4e3d2c';
 
-interface Instance {
-  name: string;
-  port: number;
-  baseUrl: string;
-  child: ChildProcess;
-  /** Everything the process wrote, for failure messages. */
-  output(): string;
-  exited(): boolean;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
 const provider = new SmsProviderSimulator();
 let database: TestDatabase;
 let db: pg.Client;
@@ -62,65 +48,21 @@ let instances: Instance[] = [];
 let adminKey: string;
 
 /** Starts `src/server.ts` as a process with the shared configuration; resolves once it answers HTTP. */
-async function startInstance(name: string, databaseUrl: string): Promise<Instance> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: projectRoot,
+function startInstance(name: string, databaseUrl: string): Promise<Instance> {
+  return startServerInstance(name, {
+    databaseUrl,
     env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl,
       REDIS_URL,
       RATE_LIMIT_PREFIX,
       RATE_LIMIT_AUTH: '200/60',
       RATE_LIMIT_READ: `${READ_BUDGET}/60`,
       RATE_LIMIT_WRITE: '2000/60',
-      MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS,
       MUNICIPIOS_REFRESH_SECONDS: '1',
       ADMIN_USERNAME: ADMIN.username,
       ADMIN_PASSWORD: ADMIN.password,
-      PASSWORD_HASH_COST: '12',
-      LOG_LEVEL: 'warn',
-      SECRETS_KEY: TEST_SECRETS_KEY,
       SMS_PROVIDER_URL: provider.url,
-      SHUTDOWN_TIMEOUT_MS: '5000',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const lines: string[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => lines.push(`[out] ${line}`));
-  createInterface({ input: child.stderr! }).on('line', (line) => lines.push(`[err] ${line}`));
-  let hasExited = false;
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      hasExited = true;
-      resolve({ code, signal });
-    }),
-  );
-  const instance: Instance = {
-    name,
-    port,
-    baseUrl: `http://127.0.0.1:${port}`,
-    child,
-    output: () => `--- ${name} (port ${port}) ---\n${lines.join('\n')}`,
-    exited: () => hasExited,
-    exit,
-  };
-  // The server listens only once it is migrated and loaded: any HTTP answer means it is ready.
-  await waitFor(
-    async () => {
-      try {
-        await fetch(`${instance.baseUrl}/api/controle/system_is_online/`);
-        return true;
-      } catch {
-        return undefined;
-      }
-    },
-    { timeoutMs: 90_000, intervalMs: 100, what: `${name} to answer HTTP`, failEarly: () => (hasExited ? `${name} exited` : undefined), output: instance.output },
-  );
-  return instance;
 }
 
 const allOutput = () => instances.map((instance) => instance.output()).join('\n');
