@@ -13,12 +13,10 @@
  * - the adapter's list (pages, filters) and the reconciliation's matching, on their own.
  * Runs on SQLite, or on PostgreSQL with TEST_DATABASE_URL.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,9 +28,10 @@ import { copiesOf, listSentSince, utcDaysBetween } from '../src/messaging/reconc
 import { RECONCILE_MARGIN_MS } from '../src/messaging/sending.js';
 import { SmsProviderSimulator } from '../src/simulators/sms-provider.js';
 import { createAdmin, type TestUser } from './helpers/accounts.js';
-import { startTestApp, TEST_SECRETS_KEY, TEST_SMS_SEND_TIMEOUT_MS, type TestApp } from './helpers/app.js';
+import { startTestApp, TEST_SMS_SEND_TIMEOUT_MS, type TestApp } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 import { request } from './helpers/http.js';
+import { startInstance, type Instance } from './helpers/instances.js';
 import { freePort, waitFor } from './helpers/process.js';
 
 const ACCOUNT = `AC${'7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d'}`;
@@ -397,59 +396,32 @@ describe("the provider adapter's list and the reconciliation's matching", () => 
 
 // ---------------------------------------------------------------------------------------------------
 describe('a server process killed with SIGKILL in the middle of a campaign', () => {
-  const projectRoot = fileURLToPath(new URL('..', import.meta.url));
   const ADMIN = { username: 'admin.sms', password: 'uma-senha-bem-longa-para-testes' };
   const slowProvider = new SmsProviderSimulator();
   const children: ChildProcess[] = [];
   let database: TestDatabase;
   let reader: Sequelize;
 
-  interface ServerProcess {
-    baseUrl: string;
-    child: ChildProcess;
-    output: () => string;
-    exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  }
-
   /** `src/server.ts` as `npm start` runs it, on the test's database; resolves once it answers HTTP. */
-  async function startServer(name: string): Promise<ServerProcess> {
+  async function startServer(name: string): Promise<Instance> {
     const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      cwd: projectRoot,
+    const server = await startInstance(name, {
+      databaseUrl: database.url,
+      port,
+      readyTimeoutMs: 60_000,
       env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        HOST: '127.0.0.1',
-        PORT: String(port),
         PUBLIC_URL: `http://127.0.0.1:${port}`,
-        DATABASE_URL: database.url,
         // No municipality list: this test needs none, and the server starts without one.
         MUNICIPIOS_SOURCE: join(tmpdir(), `no-municipalities-${RUN}.csv`),
         ADMIN_USERNAME: ADMIN.username,
         ADMIN_PASSWORD: ADMIN.password,
-        PASSWORD_HASH_COST: '12',
-        LOG_LEVEL: 'warn',
-        SECRETS_KEY: TEST_SECRETS_KEY,
         SMS_PROVIDER_URL: slowProvider.url,
         SMS_SEND_TIMEOUT_MS: String(PROCESS_SEND_TIMEOUT_MS),
         JOB_TIMEOUT_SECONDS: String(PROCESS_JOB_TIMEOUT_SECONDS),
         SHUTDOWN_TIMEOUT_MS: '3000',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    children.push(child);
-    const lines: string[] = [];
-    createInterface({ input: child.stdout! }).on('line', (line) => lines.push(`[out] ${line}`));
-    createInterface({ input: child.stderr! }).on('line', (line) => lines.push(`[err] ${line}`));
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-    const server = { baseUrl: `http://127.0.0.1:${port}`, child, output: () => `--- ${name} ---\n${lines.join('\n')}`, exit };
-    await waitFor(() => fetch(`${server.baseUrl}/api/controle/system_is_online/`).then(() => true, () => undefined), {
-      timeoutMs: 60_000,
-      intervalMs: 100,
-      what: `${name} to answer HTTP`,
-      failEarly: () => (child.exitCode !== null || child.signalCode !== null ? `${name} exited` : undefined),
-      output: server.output,
-    });
+    children.push(server.child);
     return server;
   }
 
