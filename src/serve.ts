@@ -97,10 +97,16 @@ export async function startServer(config: Config, logger: Logger, options: Start
   const refreshMunicipalities = municipalityRefresher(municipalities, logger);
   const refresh = setInterval(() => void refreshMunicipalities(), config.municipiosRefreshMs);
   refresh.unref();
-  // Campaigns stored by a process that stopped before queueing their jobs are queued now, and every minute.
-  const enqueueForgottenCampaigns = () => void domains.sms.enqueueForgottenCampaigns().catch((error: unknown) => logger.warn({ err: error }, 'could not look for sms campaigns without jobs'));
-  enqueueForgottenCampaigns();
-  const campaignSweep = setInterval(enqueueForgottenCampaigns, CAMPAIGN_SWEEP_INTERVAL_MS);
+  // SMS whose jobs were lost with a process (a campaign stored before its jobs were queued, a job whose
+  // last try died) are queued again, now and every minute. A message is stalled once nothing touched
+  // it for longer than its job's retries and a dead worker's timeout can take.
+  const stalledAfterMs = 2 * config.jobTimeoutSeconds * 1000 + 2 * 60_000;
+  const sweepSms = () =>
+    void Promise.all([domains.sms.enqueueForgottenCampaigns(), domains.sms.enqueueStalledMessages(stalledAfterMs)]).catch((error: unknown) =>
+      logger.warn({ err: error }, 'could not look for sms left without jobs'),
+    );
+  sweepSms();
+  const campaignSweep = setInterval(sweepSms, CAMPAIGN_SWEEP_INTERVAL_MS);
   campaignSweep.unref();
   const app = createApp({
     config,

@@ -236,6 +236,42 @@ describe('a campaign through the job queue', () => {
   }, 60_000);
 });
 
+describe('a message whose job was lost after its attempt started', () => {
+  it('is queued again once stalled, and sent once: the new run settles the earlier attempt first', async () => {
+    const [to] = recipients(1);
+    const body = freshBody('Parada');
+    // What a job's last try leaves when its process dies before the call: attempt 1 pending, no try left.
+    const longAgo = new Date(Date.now() - 3_600_000);
+    const campaign = await app.sms.models.Campaign.create({
+      titulo: 'Parada',
+      credential_id: credentialId,
+      body,
+      encoding: 'GSM-7',
+      segments: 1,
+      accepted: 1,
+      rejected: 0,
+      opted_out_skipped: 0,
+      created_by: admin.user.id,
+      created_at: longAgo,
+      jobs_enqueued_at: longAgo,
+    });
+    const campaignId = Number(campaign.get('id'));
+    const created = await app.sms.models.Message.create({ campaign_id: campaignId, recipient: to!, status: 'queued', send_attempts: 1, last_attempt_at: longAgo, updated_at: longAgo });
+    const message = created.get({ plain: true });
+    await app.sms.models.SendAttempt.create({ message_id: message.id, attempt: 1, started_at: longAgo, finished_at: null, outcome: 'pending', provider_sid: null, detail: null });
+
+    expect(await app.sms.enqueueStalledMessages(60_000)).toBe(1);
+    const [settledMessage] = await settled(campaignId);
+    expectRecordsMatchProvider(provider, body, [settledMessage!], { accepted: 1 }, /\/api\/callback\/provider_sms\/$/);
+    expect((await attemptsOf(app, [message.id])).map((row) => [row.attempt, row.outcome])).toEqual([
+      [1, 'unknown'],
+      [2, 'accepted'],
+    ]);
+    // Touched when queued, and settled since: the next sweep leaves it alone.
+    expect(await app.sms.enqueueStalledMessages(60_000)).toBe(0);
+  }, 60_000);
+});
+
 // ---------------------------------------------------------------------------------------------------
 describe('the send job run by hand', () => {
   it('calls the provider once when two runs of one message start together; the second waits and finds it recorded', async () => {

@@ -4,7 +4,9 @@
  * states the guarantee and the protocol), the provider's delivery receipts (applied only when they move
  * a message forward), and replies, where STOP, SAIR or PARAR opt the sender out of later campaigns.
  * A campaign's messages are stored before their jobs are queued; a process that dies in between leaves
- * the campaign without jobs, which enqueueForgottenCampaigns finds and queues.
+ * the campaign without jobs, which enqueueForgottenCampaigns finds and queues. A job can also be lost
+ * after it started: a process that dies during the job's last try leaves its message queued with no
+ * try left; enqueueStalledMessages finds such messages and queues them again.
  */
 import { Op, UniqueConstraintError, type Sequelize } from 'sequelize';
 import { SegmentedMessage } from 'sms-segments-calculator';
@@ -190,6 +192,27 @@ export class Sms {
       await this.enqueueSending(id, queued.map((message) => message.id));
     }
     return forgotten.length;
+  }
+
+  /**
+   * Queues again the messages that a run started (an attempt was claimed) and nothing touched for
+   * `stalledAfterMs`: their job was lost, as when its last try died with its process. The new run
+   * settles the earlier attempt first, so this never sends a message twice (sending.ts). Returns how
+   * many; each is touched, so the next sweep leaves it to that run.
+   */
+  async enqueueStalledMessages(stalledAfterMs: number): Promise<number> {
+    const stalled = (await this.models.Message.findAll({
+      attributes: ['id'],
+      where: { status: 'queued', send_attempts: { [Op.gt]: 0 }, updated_at: { [Op.lt]: new Date(Date.now() - stalledAfterMs) } },
+      order: [['id', 'ASC']],
+      raw: true,
+    })) as unknown as MessageRow[];
+    if (stalled.length === 0) return 0;
+    const ids = stalled.map((message) => message.id);
+    this.dependencies.logger.warn({ sms_message_ids: ids.slice(0, 20), messages: ids.length }, 'sms messages left without a job: queueing them again');
+    await this.models.Message.update({ updated_at: new Date() }, { where: { id: { [Op.in]: ids }, status: 'queued' } });
+    await this.dependencies.jobs.enqueueMany(SMS_SEND_JOB, ids.map((messageId) => ({ message_id: messageId })));
+    return ids.length;
   }
 
   private async enqueueSending(campaignId: number, messageIds: number[]): Promise<void> {
