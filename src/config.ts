@@ -175,6 +175,7 @@ const environmentSchema = z.object({
     .regex(/^https?:\/\/[^?#]*[^/?#]$/, 'must be http(s), without a trailing slash, query or fragment')
     .default('https://api.twilio.com'),
   SMS_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  SMS_MAX_RECIPIENTS: z.coerce.number().int().min(1).max(100_000).default(10_000),
   // pg-boss keeps a job's timeout under 24 hours.
   JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(86_000).default(900),
   SOCIALNET_VERIFY_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
@@ -249,6 +250,8 @@ export interface Config {
   smsProviderUrl: string;
   /** SMS_SEND_TIMEOUT_MS: how long a call to the SMS provider may take; an earlier call is over once this (and a margin) has passed. */
   smsSendTimeoutMs: number;
+  /** SMS_MAX_RECIPIENTS: the most numbers one campaign request may list. */
+  smsMaxRecipients: number;
   /** JOB_TIMEOUT_SECONDS: how long a job may run before the queue counts it failed and retries it (pg-boss). */
   jobTimeoutSeconds: number;
   /** The OAuth providers whose accounts users may link (SEARCHNET_*, SOCIALVIDEO_*). */
@@ -346,6 +349,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     secretsKey: env.SECRETS_KEY,
     smsProviderUrl: env.SMS_PROVIDER_URL,
     smsSendTimeoutMs: env.SMS_SEND_TIMEOUT_MS,
+    smsMaxRecipients: env.SMS_MAX_RECIPIENTS,
     jobTimeoutSeconds: env.JOB_TIMEOUT_SECONDS,
     oauth: {
       searchnet: {

@@ -60,6 +60,7 @@ describe('loadConfig defaults', () => {
       secretsKey: undefined,
       smsProviderUrl: 'https://api.twilio.com',
       smsSendTimeoutMs: 15_000,
+      smsMaxRecipients: 10_000,
       jobTimeoutSeconds: 900,
       oauth: {
         searchnet: {
@@ -161,6 +162,7 @@ describe('loadConfig values', () => {
       SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
       SMS_PROVIDER_URL: 'http://127.0.0.1:4020',
       SMS_SEND_TIMEOUT_MS: '1000',
+      SMS_MAX_RECIPIENTS: '500',
       JOB_TIMEOUT_SECONDS: '10',
       SEARCHNET_CLIENT_ID: 'palanque-search',
       SEARCHNET_CLIENT_SECRET: 'search-secret',
@@ -208,6 +210,7 @@ describe('loadConfig values', () => {
       secretsKey: Buffer.alloc(32, 1).toString('base64'),
       smsProviderUrl: 'http://127.0.0.1:4020',
       smsSendTimeoutMs: 1000,
+      smsMaxRecipients: 500,
       jobTimeoutSeconds: 10,
       oauth: {
         searchnet: {
@@ -244,6 +247,13 @@ describe('loadConfig values', () => {
     // 4 × 15 s + 4 s: the longest an SMS send job may take at the default send timeout.
     expect(() => loadConfig({ JOB_TIMEOUT_SECONDS: '60' })).toThrow(/JOB_TIMEOUT_SECONDS: must be at least 64 \(4 × SMS_SEND_TIMEOUT_MS/);
     expect(loadConfig({ JOB_TIMEOUT_SECONDS: '64' }).jobTimeoutSeconds).toBe(64);
+  });
+
+  it('caps a campaign at SMS_MAX_RECIPIENTS numbers, 10,000 by default, from 1 to 100,000', () => {
+    expect(loadConfig({}).smsMaxRecipients).toBe(10_000);
+    expect(loadConfig({ SMS_MAX_RECIPIENTS: '50000' }).smsMaxRecipients).toBe(50_000);
+    expect(() => loadConfig({ SMS_MAX_RECIPIENTS: '0' })).toThrow(/SMS_MAX_RECIPIENTS: /);
+    expect(() => loadConfig({ SMS_MAX_RECIPIENTS: '100001' })).toThrow(/SMS_MAX_RECIPIENTS: /);
   });
 
   it('names the OAuth endpoints and ELECTIONS_PANEL_URL when they are not http(s) URLs', () => {

@@ -385,6 +385,26 @@ describe('sendSmsCampaign', () => {
     expect(await app.sms.models.Campaign.count()).toBe(before);
   });
 
+  it('answers 422 naming the count for a list over SMS_MAX_RECIPIENTS (10,000), before reading any number', async () => {
+    const before = await app.sms.models.Campaign.count();
+    const attempts = provider.attempts;
+    // Numbers that are not even valid: the cap answers first, so none of them is read.
+    const entries = Array.from({ length: 10_001 }, (_, i) => `n${i}`).join('\n');
+    const refused = await campaign(operator, { titulo: 'Grande demais', credencial: teamCredential, mensagem: { recipient_list_str: entries, mensagem: 'Olá' } });
+    expectError(refused, 422, 'validation_failed');
+    expect((refused.body as Json).error.details).toEqual([
+      {
+        location: 'body',
+        field: 'mensagem.recipient_list_str',
+        rule: 'max_recipients',
+        message: 'lists 10001 numbers; a campaign takes at most 10000 (send the rest as another campaign)',
+        value: 10_001,
+      },
+    ]);
+    expect(await app.sms.models.Campaign.count()).toBe(before);
+    expect(provider.attempts).toBe(attempts);
+  });
+
   it("answers 422 for a body that breaks the schema (no titulo, a text over 1600 characters)", async () => {
     const recipients = freshNumber().national;
     const untitled = await campaign(operator, { credencial: teamCredential, mensagem: { recipient_list_str: recipients, mensagem: 'Olá' } });

@@ -15,7 +15,7 @@ import type { SignatureCheck } from '../http/provider-signatures.js';
 import { requestedUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { EntityModels } from '../entities/models.js';
 import { providerSignatureMatches } from './provider-signature.js';
-import { normalisedPhone, readRecipients } from './recipients.js';
+import { entriesOf, normalisedPhone, readRecipients } from './recipients.js';
 import type { Sms } from './sms.js';
 
 type SmsOperations = 'listSmsCredentials' | 'createSmsCredential' | 'sendSmsCampaign' | 'receiveSmsDeliveryReceipt' | 'receiveSmsWebhook';
@@ -63,6 +63,19 @@ export function smsHandlers(sms: Sms, entities: EntityModels): Pick<Required<Ope
       const problems: ErrorDetail[] = [];
       const title = requiredText('titulo', titulo, problems);
       const text = requiredText('mensagem.mensagem', mensagem.mensagem, problems);
+      // Counted before any number is read: reading is the work the cap bounds.
+      const listed = entriesOf(mensagem.recipient_list_str).length;
+      if (listed > sms.maxRecipients) {
+        throw invalidBody([
+          {
+            location: 'body',
+            field: 'mensagem.recipient_list_str',
+            rule: 'max_recipients',
+            message: `lists ${listed} numbers; a campaign takes at most ${sms.maxRecipients} (send the rest as another campaign)`,
+            value: listed,
+          },
+        ]);
+      }
       const recipients = readRecipients(mensagem.recipient_list_str);
       for (const { position, entry } of recipients.invalid) {
         problems.push({ location: 'body', field: 'mensagem.recipient_list_str', rule: 'phone_number', message: `entry ${position + 1} is not a valid phone number`, value: entry.slice(0, 40) });

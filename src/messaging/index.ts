@@ -10,7 +10,7 @@ import { Sms } from './sms.js';
 
 export { smsHandlers, smsSignatureChecks } from './handlers.js';
 
-export interface MessagingSettings extends Pick<Config, 'secretsKey' | 'smsProviderUrl' | 'smsSendTimeoutMs' | 'publicUrl' | 'basePath'> {}
+export interface MessagingSettings extends Pick<Config, 'secretsKey' | 'smsProviderUrl' | 'smsSendTimeoutMs' | 'smsMaxRecipients' | 'publicUrl' | 'basePath'> {}
 
 export function createSms(sequelize: Sequelize, settings: MessagingSettings, dependencies: { jobs: JobQueue; teams: Teams; logger: Logger; provider?: SmsProvider }): Sms {
   const { jobs, teams, logger } = dependencies;
@@ -26,5 +26,6 @@ export function createSms(sequelize: Sequelize, settings: MessagingSettings, dep
     box: settings.secretsKey ? SecretBox.fromKey(settings.secretsKey) : undefined,
     statusCallbackUrl,
     sendTimeoutMs: settings.smsSendTimeoutMs,
+    maxRecipients: settings.smsMaxRecipients,
   });
 }

@@ -15,8 +15,13 @@ export interface RecipientList {
   repeated: number;
 }
 
+/** The entries of a list as typed, before any is read as a number. */
+export function entriesOf(text: string): string[] {
+  return text.split(/[,;\s]+/).filter((entry) => entry !== '');
+}
+
 export function readRecipients(text: string): RecipientList {
-  const entries = text.split(/[,;\s]+/).filter((entry) => entry !== '');
+  const entries = entriesOf(text);
   // A Set keeps the order of insertion and finds a repeat at once (a list made 10,000 numbers take seconds).
   const numbers = new Set<string>();
   const invalid: RecipientList['invalid'] = [];

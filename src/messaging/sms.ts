@@ -51,6 +51,8 @@ export interface SmsDependencies {
   statusCallbackUrl: string | undefined;
   /** SMS_SEND_TIMEOUT_MS: how long a call to the provider may take. */
   sendTimeoutMs: number;
+  /** SMS_MAX_RECIPIENTS: the most numbers one campaign request may list. */
+  maxRecipients: number;
   logger: Logger;
 }
 
@@ -64,6 +66,10 @@ export class Sms {
   ) {
     this.models = defineSmsModels(sequelize);
     this.sending = new SmsSending(this.models, dependencies);
+  }
+
+  get maxRecipients(): number {
+    return this.dependencies.maxRecipients;
   }
 
   get canStoreSecrets(): boolean {

@@ -128,7 +128,7 @@ export interface TestAppOptions {
    * SMS settings: the provider's address (its simulator), SECRETS_KEY (TEST_SECRETS_KEY unless set; null
    * for none) and SMS_SEND_TIMEOUT_MS (TEST_SMS_SEND_TIMEOUT_MS unless set).
    */
-  sms?: { providerUrl?: string; secretsKey?: string | null; sendTimeoutMs?: number };
+  sms?: { providerUrl?: string; secretsKey?: string | null; sendTimeoutMs?: number; maxRecipients?: number };
   /** OAuth clients (their simulator's endpoints); unset, no provider is configured. */
   oauth?: { searchnet?: Partial<OAuthClientSettings>; socialvideo?: Partial<OAuthClientSettings> };
   /** ELECTIONS_PANEL_URL (its simulator); unset, syncs answer 503. */
@@ -183,6 +183,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     secretsKey,
     smsProviderUrl: options.sms?.providerUrl ?? 'http://127.0.0.1:9',
     smsSendTimeoutMs: options.sms?.sendTimeoutMs ?? TEST_SMS_SEND_TIMEOUT_MS,
+    smsMaxRecipients: options.sms?.maxRecipients ?? 10_000,
     publicUrl: config.publicUrl,
     basePath: config.basePath,
     oauth: { searchnet: { ...unconfiguredOAuth, ...options.oauth?.searchnet }, socialvideo: { ...unconfiguredOAuth, ...options.oauth?.socialvideo } },
