@@ -870,11 +870,19 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/news/get_requested_fonts/",
     "tag": "news",
     "summary": "News sources requested for monitoring (public)",
-    "description": "Lists the news sources users asked Palanque to monitor (`requestNewsSource`), with their\nreview status and dates. The operation is public, as the contract says, so it exposes only the\nsource itself: never who requested it. `status` is `requested` until the Palanque team reviews\nthe source (outside the API for now), then `monitoring` or `rejected`; `updated_at` is when it\nlast changed. `url` is the normalised address (see \"Research bookmarks, news sources and web\naddresses\" above).",
+    "description": "Lists the news sources users asked Palanque to monitor (`requestNewsSource`), with their\nreview status and dates. The operation is public, as the contract says, so it exposes only the\nsource itself: never who requested it. `status` is `requested` until the Palanque team reviews\nthe source (outside the API for now), then `monitoring` or `rejected`; `updated_at` is when it\nlast changed. `url` is the normalised address (see \"Research bookmarks, news sources and web\naddresses\" above).\n\nThe list comes in pages of 100, newest request first; without `page`, the first. `data` stays\nthe array of sources (seed clients read it so); the `Link` header (RFC 8288) points to the\nnext and previous pages, as references relative to the request (`<?page=2>; rel=\"next\"`),\nand `message` says how many there are in all.",
     "auth": false,
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      }
+    ],
     "answer": "application/json",
-    "paged": false
+    "paged": true
   },
   {
     "operationId": "requestNewsSource",

@@ -1,10 +1,12 @@
 /**
  * The Express application, built on the contract. Every request passes, in order: metrics, the request
- * id, security headers and CORS, the rate limiter, the municipality list's fast path (which answers the
- * valid requests it can prove valid), the request log, the documentation page's assets (docs/), the
- * path/method guard, the body parsers, the contract validator (which also authenticates the API key, see
- * http/auth.ts) and the idempotency keys, before reaching its operation's handler; every error leaves
- * through one handler in the error model.
+ * id, security headers and CORS, the log of early answers (what the next steps refuse before the request
+ * log: a 429, a 500), the rate limiter (which charges a request to its address, or to its API
+ * key once the key authenticates: a lookup the contract validator then reuses), the municipality list's
+ * fast path (which answers the valid requests it can prove valid), the request log, the documentation
+ * page's assets (docs/), the path/method guard, the body parsers, the contract validator (which also
+ * authenticates the API key, see http/auth.ts) and the idempotency keys, before reaching its operation's
+ * handler; every error leaves through one handler in the error model.
  */
 import type { IncomingMessage } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
@@ -18,11 +20,12 @@ import { corsFor, securityHeaders } from './http/hygiene.js';
 import { metricsEndpoint, recordRequests, type Metrics } from './http/metrics.js';
 import { idempotency, type IdempotencyStore } from './http/idempotency.js';
 import { rateLimits } from './http/rate-limits.js';
+import { keyAuthenticatedOperations, type KeyAuthenticator } from './http/auth.js';
 import type { Redis } from 'ioredis';
 import { methodGuard } from './http/method-guard.js';
 import { dispatch, type OperationHandlers } from './http/operations.js';
 import { rejectInvalidRequestId, requestId } from './http/request-id.js';
-import { requestLogging } from './http/request-logging.js';
+import { earlyAnswerLogging, requestLogging } from './http/request-logging.js';
 import { contractValidator, refuseNonFiniteNumbers, refuseNulCharacters, translateValidatorError } from './http/validation.js';
 import type { MunicipalityCatalog } from './municipalities/catalog.js';
 import { municipalityListFastPath } from './municipalities/fast-path.js';
@@ -165,7 +168,10 @@ export function createApp(dependencies: AppDependencies): Express {
   if (crossOrigin) app.use(crossOrigin);
   app.use(metricsEndpoint(metrics, config.metricsToken));
   const routes = buildRoutes(contract, config.basePath);
-  app.use(rateLimits({ budgets: config.rateLimits, routes, redis, keyPrefix: rateLimitPrefix }));
+  const authenticate: KeyAuthenticator = (key) => accounts.tokens.authenticate(key);
+  const keys = { operations: keyAuthenticatedOperations(contract), authenticate };
+  app.use(earlyAnswerLogging(logger));
+  app.use(rateLimits({ budgets: config.rateLimits, routes, redis, keyPrefix: rateLimitPrefix, keys }));
   if (fastPaths) {
     app.use(
       municipalityListFastPath({
@@ -191,7 +197,7 @@ export function createApp(dependencies: AppDependencies): Express {
   app.use(express.json({ limit: config.bodyLimit, verify: keepRawBody, strict: false }));
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimit, verify: keepRawBody }));
   app.use(express.text({ limit: config.bodyLimit, verify: keepRawBody }));
-  app.use(contractValidator(contract, config.basePath, config.validateResponses, (key) => accounts.tokens.authenticate(key)));
+  app.use(contractValidator(contract, config.basePath, config.validateResponses, authenticate));
   app.use(refuseNonFiniteNumbers);
   app.use(refuseNulCharacters);
   app.use(providerSignatures({ ...socialnetSignatureChecks(config.socialnet), ...smsSignatureChecks(dependencies.sms, config) }));

@@ -176,6 +176,7 @@ const environmentSchema = z.object({
     .default('https://api.twilio.com'),
   SMS_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
   SMS_MAX_RECIPIENTS: z.coerce.number().int().min(1).max(100_000).default(10_000),
+  NEWS_MAX_OPEN_REQUESTS: z.coerce.number().int().min(1).max(100_000).default(100),
   // pg-boss keeps a job's timeout under 24 hours.
   JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(86_000).default(900),
   SOCIALNET_VERIFY_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
@@ -252,6 +253,8 @@ export interface Config {
   smsSendTimeoutMs: number;
   /** SMS_MAX_RECIPIENTS: the most numbers one campaign request may list. */
   smsMaxRecipients: number;
+  /** NEWS_MAX_OPEN_REQUESTS: the most news sources one user may have awaiting review. */
+  newsMaxOpenRequests: number;
   /** JOB_TIMEOUT_SECONDS: how long a job may run before the queue counts it failed and retries it (pg-boss). */
   jobTimeoutSeconds: number;
   /** The OAuth providers whose accounts users may link (SEARCHNET_*, SOCIALVIDEO_*). */
@@ -350,6 +353,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     smsProviderUrl: env.SMS_PROVIDER_URL,
     smsSendTimeoutMs: env.SMS_SEND_TIMEOUT_MS,
     smsMaxRecipients: env.SMS_MAX_RECIPIENTS,
+    newsMaxOpenRequests: env.NEWS_MAX_OPEN_REQUESTS,
     jobTimeoutSeconds: env.JOB_TIMEOUT_SECONDS,
     oauth: {
       searchnet: {

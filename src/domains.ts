@@ -5,6 +5,7 @@
 import type { Sequelize } from 'sequelize';
 import type { Accounts } from './accounts/index.js';
 import type { AppDependencies } from './app.js';
+import type { Config } from './config.js';
 import { createElectionsPanelSyncs, type ElectionsSettings } from './elections/index.js';
 import { createEntities } from './entities/index.js';
 import type { JobQueue } from './jobs/index.js';
@@ -23,7 +24,7 @@ export type Domains = Pick<
 >;
 
 /** The configuration the domains read (the server passes its Config). */
-export interface DomainSettings extends MessagingSettings, OAuthSettings, ElectionsSettings {}
+export interface DomainSettings extends MessagingSettings, OAuthSettings, ElectionsSettings, Pick<Config, 'newsMaxOpenRequests'> {}
 
 export interface DomainDependencies {
   accounts: Accounts;
@@ -52,6 +53,6 @@ export async function createDomains(sequelize: Sequelize, { accounts, jobs, logg
     socialLinks: createSocialLinks(sequelize, accounts.models, settings),
     electionsPanelSyncs,
     researchBookmarks: createResearchBookmarks(sequelize),
-    newsSources: createNewsSources(sequelize),
+    newsSources: createNewsSources(sequelize, settings.newsMaxOpenRequests),
   };
 }

@@ -1,5 +1,6 @@
 /** Structured JSON logs (pino). Request-scoped lines carry the request id (see http/request-logging.ts). */
 import { pino, type Logger } from 'pino';
+import { redactingSerializers, redactOptions } from './log-redaction.js';
 
 export type { Logger };
 
@@ -27,10 +28,8 @@ export function loggerOptions(level: string) {
   return {
     level,
     base: { service: 'palanque' },
-    // Credentials must never reach the logs, whatever logs a request or an error.
-    redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token', '*.token_key', '*.secret'],
-      censor: '[redacted]',
-    },
+    // Credentials must never reach the logs, whatever logs a request or an error (see log-redaction.ts).
+    serializers: redactingSerializers,
+    redact: redactOptions,
   };
 }

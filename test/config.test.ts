@@ -61,6 +61,7 @@ describe('loadConfig defaults', () => {
       smsProviderUrl: 'https://api.twilio.com',
       smsSendTimeoutMs: 15_000,
       smsMaxRecipients: 10_000,
+      newsMaxOpenRequests: 100,
       jobTimeoutSeconds: 900,
       oauth: {
         searchnet: {
@@ -163,6 +164,7 @@ describe('loadConfig values', () => {
       SMS_PROVIDER_URL: 'http://127.0.0.1:4020',
       SMS_SEND_TIMEOUT_MS: '1000',
       SMS_MAX_RECIPIENTS: '500',
+      NEWS_MAX_OPEN_REQUESTS: '20',
       JOB_TIMEOUT_SECONDS: '10',
       SEARCHNET_CLIENT_ID: 'palanque-search',
       SEARCHNET_CLIENT_SECRET: 'search-secret',
@@ -211,6 +213,7 @@ describe('loadConfig values', () => {
       smsProviderUrl: 'http://127.0.0.1:4020',
       smsSendTimeoutMs: 1000,
       smsMaxRecipients: 500,
+      newsMaxOpenRequests: 20,
       jobTimeoutSeconds: 10,
       oauth: {
         searchnet: {
@@ -254,6 +257,12 @@ describe('loadConfig values', () => {
     expect(loadConfig({ SMS_MAX_RECIPIENTS: '50000' }).smsMaxRecipients).toBe(50_000);
     expect(() => loadConfig({ SMS_MAX_RECIPIENTS: '0' })).toThrow(/SMS_MAX_RECIPIENTS: /);
     expect(() => loadConfig({ SMS_MAX_RECIPIENTS: '100001' })).toThrow(/SMS_MAX_RECIPIENTS: /);
+  });
+
+  it('caps the news sources one user may have awaiting review at NEWS_MAX_OPEN_REQUESTS, 100 by default', () => {
+    expect(loadConfig({}).newsMaxOpenRequests).toBe(100);
+    expect(loadConfig({ NEWS_MAX_OPEN_REQUESTS: '5' }).newsMaxOpenRequests).toBe(5);
+    expect(() => loadConfig({ NEWS_MAX_OPEN_REQUESTS: '0' })).toThrow(/NEWS_MAX_OPEN_REQUESTS: /);
   });
 
   it('names the OAuth endpoints and ELECTIONS_PANEL_URL when they are not http(s) URLs', () => {

@@ -29,6 +29,7 @@ const NEW_OPERATIONS = {
       responses: {
         '200': {
           description: 'The hashtags.',
+          headers: { RateLimit: { $ref: '#/components/headers/RateLimit' }, 'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' } },
           content: { 'application/json': { schema: { type: 'object' }, examples: { today: { value: { success: true, data: ['#eleicoes2026', '#debate'], message: 'ok', request_id: 'x' } } } } },
         },
         '401': { $ref: '#/components/responses/Unauthorized' },
@@ -99,8 +100,10 @@ it('answers an operation without a handler from the mock, after the server check
   expect(trends.status, trends.text).toBe(200);
   expect(trends.headers.get('x-served-by')).toBe('mock');
   expect(trends.body.data).toEqual(['#eleicoes2026', '#debate']);
-  // The server's own request id and security headers stay on the mock's answer.
+  // The server's own request id, security and rate-limit headers stay on the mock's answer (not the contract's examples).
   expect(trends.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  expect(trends.headers.get('ratelimit-policy')).toBe('1200;w=60');
+  expect(trends.headers.get('ratelimit')).toMatch(/^limit=1200, remaining=\d+, reset=\d+$/);
   expect(trends.headers.get('x-content-type-options')).toBe('nosniff');
 
   const anonymous = await request(baseUrl, 'GET', '/api/trends/hashtags/', {});

@@ -45,7 +45,7 @@ describe('listRequestedNewsSources (public)', () => {
   it('answers without a key, and ignores one that is sent', async () => {
     const anonymous = await listPublicly();
     expect(anonymous.status, anonymous.text).toBe(200);
-    expect(anonymous.body).toEqual({ success: true, data: expect.any(Array), message: expect.stringMatching(/news sources?\.$/), request_id: anonymous.headers.get('x-request-id') });
+    expect(anonymous.body).toEqual({ success: true, data: expect.any(Array), message: expect.stringMatching(/news sources?; page 1 of 1\.$/), request_id: anonymous.headers.get('x-request-id') });
     expect((await send('GET', LIST, requester.headers)).status).toBe(200);
   });
 
@@ -158,5 +158,71 @@ describe('requestNewsSource', () => {
   it('answers 401 without a valid key', async () => {
     expectError(await send('POST', REQUEST, {}, newSource()), 401, 'unauthorized');
     expectError(await send('POST', REQUEST, { Authorization: 'Bearer plq_revoked' }, newSource()), 401, 'unauthorized');
+  });
+});
+
+describe('bounded work: pages of the public list, and a cap on each user\'s open requests', () => {
+  it('answers pages of 100 (the first without page), linked by a relative Link header; past the last is 404', async () => {
+    const paged = await startTestApp();
+    try {
+      const [ana, bia, caio] = [await createUser(paged), await createUser(paged), await createUser(paged)];
+      // 250 sources from three users, each under the cap of 100 open requests.
+      for (const [index, user] of [...Array.from({ length: 100 }, () => ana), ...Array.from({ length: 100 }, () => bia), ...Array.from({ length: 50 }, () => caio)].entries()) {
+        const created = await httpRequest(paged.baseUrl, 'POST', REQUEST, user.headers, { name: `Fonte ${index}`, url: `https://fonte${index}.exemplo.com.br/` });
+        expect(created.status, created.text).toBe(201);
+      }
+      const first = await httpRequest(paged.baseUrl, 'GET', LIST);
+      expect(first.status, first.text).toBe(200);
+      expect(first.body.data).toHaveLength(100);
+      expect(first.body.data[0].name).toBe('Fonte 249'); // newest first
+      expect(first.body.message).toBe('250 news sources; page 1 of 3.');
+      expect(first.headers.get('link')).toBe('<?page=2>; rel="next"');
+
+      const second = await httpRequest(paged.baseUrl, 'GET', `${LIST}?page=2`);
+      expect(second.body.data).toHaveLength(100);
+      expect(second.headers.get('link')).toBe('<?page=3>; rel="next", <?page=1>; rel="prev"');
+      const last = await httpRequest(paged.baseUrl, 'GET', `${LIST}?page=3`);
+      expect(last.body.data.map((source: { name: string }) => source.name).at(-1)).toBe('Fonte 0');
+      expect(last.body.data).toHaveLength(50);
+      expect(last.headers.get('link')).toBe('<?page=2>; rel="prev"');
+      // The pages hold every source once.
+      const names = new Set([...first.body.data, ...second.body.data, ...last.body.data].map((source: { name: string }) => source.name));
+      expect(names.size).toBe(250);
+
+      const past = await httpRequest(paged.baseUrl, 'GET', `${LIST}?page=4`);
+      expectError(past, 404, 'not_found');
+      expect(past.body.error.details).toEqual([expect.objectContaining({ location: 'query', field: 'page', value: 4 })]);
+      expectError(await httpRequest(paged.baseUrl, 'GET', `${LIST}?page=0`), 400, 'bad_request');
+    } finally {
+      await paged.close();
+    }
+  }, 60_000);
+
+  it('refuses a request beyond NEWS_MAX_OPEN_REQUESTS sources awaiting review (422 naming the count); a reviewed one frees a place', async () => {
+    const capped = await startTestApp({ newsMaxOpenRequests: 3 });
+    try {
+      const user = await createUser(capped);
+      const ask = (n: number) => httpRequest(capped.baseUrl, 'POST', REQUEST, user.headers, { name: `Limite ${n}`, url: `https://limite${n}.exemplo.com.br/` });
+      const created = [];
+      for (const n of [1, 2, 3]) {
+        const answer = await ask(n);
+        expect(answer.status, answer.text).toBe(201);
+        created.push(answer.body.data.id);
+      }
+      const refused = await ask(4);
+      expectError(refused, 422, 'validation_failed');
+      expect(refused.body.error.details).toEqual([
+        { location: 'body', field: 'url', rule: 'max_open_requests', message: 'you have 3 sources awaiting review, the most allowed (3); request more once some are reviewed', value: 3 },
+      ]);
+      // Parallel requests cannot pass the cap together.
+      await capped.sequelize.query("UPDATE news_sources SET status = 'monitoring' WHERE id = :id", { replacements: { id: created[0] } });
+      const racing = await Promise.all([5, 6, 7, 8].map((n) => ask(n)));
+      expect(racing.map((answer) => answer.status).sort()).toEqual([201, 422, 422, 422]);
+      // Another user has a cap of their own.
+      const other = await createUser(capped);
+      expect((await httpRequest(capped.baseUrl, 'POST', REQUEST, other.headers, { name: 'Outra', url: 'https://outra.exemplo.com.br/' })).status).toBe(201);
+    } finally {
+      await capped.close();
+    }
   });
 });

@@ -1,12 +1,14 @@
 /**
  * The contract's 429 on every operation: budgets per operation group and per client, the RateLimit
- * headers, budgets shared by several instances through Redis, and no outage when Redis is down.
+ * headers, who pays (the address, until an API key authenticates and pays from its own budget), budgets
+ * shared by several instances through Redis, and no outage when Redis is down.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { groupOf, type RateLimitBudgets } from '../src/http/rate-limits.js';
 import { freePort } from './helpers/process.js';
+import { createUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -70,19 +72,13 @@ describe('budgets per group and client', () => {
     expect(read.headers.get('ratelimit-policy')).toBe('100;w=60');
   });
 
-  it('gives each API key its own budget, and clients without one share their address budget', async () => {
-    const app = await start({ config: { rateLimits: budgets({ auth: { points: 1, seconds: 60 } }) } });
-    expect((await login(app, { Authorization: 'Token key-of-ana' })).status).not.toBe(429);
-    expect((await login(app, { Authorization: 'Token key-of-ana' })).status).toBe(429);
-    expect((await login(app, { Authorization: 'Bearer key-of-carlos' })).status).not.toBe(429);
-    expect((await login(app)).status).not.toBe(429);
-    expect((await login(app)).status).toBe(429);
-  });
-
   it('limits the municipality list fast path too', async () => {
     const app = await start({ config: { rateLimits: budgets({ read: { points: 2, seconds: 60 } }) } });
-    expect((await fetch(`${app.baseUrl}/api/municipios/`)).status).toBe(200);
-    expect((await fetch(`${app.baseUrl}/api/municipios/`, { method: 'HEAD' })).status).toBe(200);
+    const served = [await fetch(`${app.baseUrl}/api/municipios/`), await fetch(`${app.baseUrl}/api/municipios/`, { method: 'HEAD' })];
+    expect(served.map((answer) => answer.status)).toEqual([200, 200]);
+    // The fast path's answers carry the headers the contract declares on every response.
+    expect(served.map((answer) => answer.headers.get('ratelimit-policy'))).toEqual(['2;w=60', '2;w=60']);
+    expect(served.map((answer) => answer.headers.get('ratelimit'))).toEqual([expect.stringMatching(/^limit=2, remaining=1, reset=\d+$/), expect.stringMatching(/^limit=2, remaining=0, reset=\d+$/)]);
     const refused = await fetch(`${app.baseUrl}/api/municipios/`);
     expect(refused.status).toBe(429);
     expect(await refused.json()).toMatchObject({ error: { code: 'rate_limited' } });
@@ -96,6 +92,74 @@ describe('budgets per group and client', () => {
     expect(groupOf('listMunicipalities', 'GET')).toBe('read');
     expect(groupOf('addEntity', 'POST')).toBe('write');
     expect(groupOf(undefined, 'DELETE')).toBe('write');
+  });
+});
+
+describe('whose budget pays: the address until a key authenticates', () => {
+  const BOOKMARKS = '/api/research/get_user_research_bookmarks/';
+  const remainingOf = (response: Response) => /remaining=(\d+)/.exec(response.headers.get('ratelimit') ?? '')?.[1];
+  let junk = 0;
+  const junkKey = () => ({ Authorization: `Token junk-${(junk += 1)}` });
+
+  it('charges an operation without ApiKeyAuth to the address, whatever key comes with it', async () => {
+    const app = await start({ config: { rateLimits: budgets({ auth: { points: 4, seconds: 60 } }) } });
+    const real = await createUser(app);
+    const checkEmail = (headers: Record<string, string>) => fetch(`${app.baseUrl}/api/check/email/?email=joana.lima@exemplo.com.br`, { headers });
+    const resetPassword = (headers: Record<string, string>) => fetch(`${app.baseUrl}/api/auth/generate_new_pass?email=joana.lima@exemplo.com.br`, { headers });
+    const answers = [await checkEmail(junkKey()), await resetPassword(junkKey()), await checkEmail(real.headers), await checkEmail({})];
+    expect(answers.map((answer) => answer.status)).not.toContain(429);
+    expect(answers.map(remainingOf)).toEqual(['3', '2', '1', '0']);
+    for (const refused of [await checkEmail(junkKey()), await resetPassword(junkKey()), await checkEmail(real.headers), await checkEmail({})]) {
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('ratelimit')).toMatch(/^limit=4, remaining=0, reset=\d+$/);
+      expect(await refused.json()).toMatchObject({ error: { code: 'rate_limited' } });
+    }
+  });
+
+  it('counts keys that fail to authenticate against the address, and refuses a spent address before looking its keys up', async () => {
+    const app = await start({ config: { rateLimits: budgets({ read: { points: 3, seconds: 60 } }) } });
+    const real = await createUser(app);
+    const lookups = vi.spyOn(app.accounts.tokens, 'authenticate');
+    const failures = [
+      await fetch(`${app.baseUrl}${BOOKMARKS}`, { headers: junkKey() }),
+      await fetch(`${app.baseUrl}${BOOKMARKS}`, { headers: { Authorization: 'Bearer junk-again' } }),
+      await fetch(`${app.baseUrl}${BOOKMARKS}`),
+    ];
+    expect(failures.map((answer) => answer.status)).toEqual([401, 401, 401]);
+    expect(failures.map(remainingOf)).toEqual(['2', '1', '0']);
+    expect(lookups).toHaveBeenCalledTimes(2); // once per request, though the rate limiter and the security handler both ask
+
+    for (const headers of [junkKey(), junkKey(), {}, real.headers]) {
+      const refused = await fetch(`${app.baseUrl}${BOOKMARKS}`, { headers });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('ratelimit')).toMatch(/^limit=3, remaining=0, reset=\d+$/);
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    }
+    // A guessed key is refused like any other: a spent address gets no answer about its keys.
+    expect(lookups).toHaveBeenCalledTimes(2);
+  });
+
+  it('gives each authenticated key a budget of its own, which its address does not pay', async () => {
+    const app = await start({ config: { rateLimits: budgets({ read: { points: 2, seconds: 60 } }) } });
+    const [ana, carlos] = [await createUser(app), await createUser(app)];
+    const secondKeyOfAna = (await app.accounts.tokens.issue(ana.user.id)).key;
+    expect((await fetch(`${app.baseUrl}${BOOKMARKS}`, { headers: junkKey() })).status).toBe(401); // the address: 1 of 2 left
+
+    for (const headers of [ana.headers, carlos.headers, { Authorization: `Bearer ${secondKeyOfAna}` }]) {
+      const answers = [await fetch(`${app.baseUrl}${BOOKMARKS}`, { headers }), await fetch(`${app.baseUrl}${BOOKMARKS}`, { headers })];
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+      expect(answers.map((answer) => answer.headers.get('ratelimit-policy'))).toEqual(['2;w=60', '2;w=60']);
+      expect(answers.map(remainingOf)).toEqual(['1', '0']);
+      const refused = await fetch(`${app.baseUrl}${BOOKMARKS}`, { headers });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('ratelimit')).toMatch(/^limit=2, remaining=0, reset=\d+$/);
+    }
+
+    // Nine authenticated requests (three refused) later, the address still has the one point the junk key left.
+    const anonymous = await fetch(`${app.baseUrl}/api/municipios/?codigo_uf=53`);
+    expect(anonymous.status).toBe(200);
+    expect(remainingOf(anonymous)).toBe('0');
+    expect((await fetch(`${app.baseUrl}/api/municipios/?codigo_uf=53`)).status).toBe(429);
   });
 });
 

@@ -300,6 +300,12 @@ const EXTRA_QUERY_PARAMS: ExtraQueryParams[] = [
   },
   {
     method: 'GET',
+    path: '/api/news/get_requested_fonts/',
+    query: [optional('page', 'integer')],
+    reason: 'The public list is paginated (100 a page), so one user cannot make it unbounded (issue 18).',
+  },
+  {
+    method: 'GET',
     path: '/api/entidade/tutela/',
     query: [optional('tutor', 'string'), optional('ward', 'string'), optional('action', 'string')],
     reason: 'Adds or removes a guardianship link: who is the tutor, who is the ward, and which action.',

@@ -570,7 +570,7 @@ function scenarioModels(sequelize: Sequelize): { Scenario: Static<ScenarioRow>; 
 /** The bookmark and news-source tables' models (their domains keep them to themselves). */
 function researchModels(sequelize: Sequelize): { Bookmark: Static<ResearchBookmarkRow>; NewsSource: Static<NewsSourceRow> } {
   if (!sequelize.isDefined('ResearchBookmark')) createResearchBookmarks(sequelize);
-  if (!sequelize.isDefined('NewsSource')) createNewsSources(sequelize);
+  if (!sequelize.isDefined('NewsSource')) createNewsSources(sequelize, Number.POSITIVE_INFINITY); // only its model is used here
   return { Bookmark: sequelize.model('ResearchBookmark') as Static<ResearchBookmarkRow>, NewsSource: sequelize.model('NewsSource') as Static<NewsSourceRow> };
 }
 

@@ -3,9 +3,13 @@
  * It runs as express-openapi-validator's security handler, so it applies exactly to the operations whose
  * `security` names ApiKeyAuth, and before their parameters and bodies are checked (a client without a
  * valid key learns nothing about its request). The caller it finds is kept for the handlers.
+ *
+ * A request's key is looked up once: the rate limiter asks first (an authenticated key is charged its own
+ * budget, see rate-limits.ts), and the security handler gets the same answer.
  */
 import type { Request, Response } from 'express';
 import type { Authenticated } from '../accounts/tokens.js';
+import type { OpenApiDocument } from './contract.js';
 import { ApiError, unauthorized } from './errors.js';
 
 export type Caller = Authenticated;
@@ -19,11 +23,37 @@ export function apiKeyIn(header: string | undefined): string | undefined {
   return header ? CREDENTIALS.exec(header)?.[1] : undefined;
 }
 
+/** The operationIds whose security names ApiKeyAuth: the only ones where a key can authenticate. */
+export function keyAuthenticatedOperations(document: OpenApiDocument): Set<string> {
+  const operations = new Set<string>();
+  const defaultSecurity = document.security as SecurityRequirement[] | undefined;
+  for (const pathItem of Object.values(document.paths)) {
+    for (const operation of Object.values(pathItem) as Array<{ operationId?: string; security?: SecurityRequirement[] }>) {
+      if (typeof operation !== 'object' || !operation?.operationId) continue;
+      if ((operation.security ?? defaultSecurity ?? []).some((requirement) => 'ApiKeyAuth' in requirement)) operations.add(operation.operationId);
+    }
+  }
+  return operations;
+}
+
+type SecurityRequirement = Record<string, string[]>;
+
+const lookups = new WeakMap<Request, { key: string; caller: Promise<Caller | undefined> }>();
+
+/** The caller the key belongs to, looked up at most once per request (a failed lookup rejects both askers alike). */
+export function authenticateOnce(req: Request, key: string, authenticate: KeyAuthenticator): Promise<Caller | undefined> {
+  const known = lookups.get(req);
+  if (known?.key === key) return known.caller;
+  const caller = authenticate(key);
+  lookups.set(req, { key, caller });
+  return caller;
+}
+
 export function apiKeySecurityHandler(authenticate: KeyAuthenticator) {
   return async (req: Request): Promise<true> => {
     const key = apiKeyIn(req.get('Authorization'));
     if (!key) throw unauthorized('The Authorization header must be "Token <key>" or "Bearer <key>".');
-    const caller = await authenticate(key);
+    const caller = await authenticateOnce(req, key, authenticate);
     if (!caller) throw unauthorized('The API key is invalid, expired or revoked. Log in again.');
     req.res!.locals.caller = caller;
     return true;

@@ -2,7 +2,8 @@
  * The hybrid mode's answer for an operation the server has no handler for: the request, already checked
  * against the contract (and its key authenticated) by the server, is sent on to the Prism mock of the
  * same contract, and the mock's answer comes back marked `X-Served-By: mock`. The server keeps its own
- * request id and CORS headers; everything else is the mock's.
+ * request id, CORS and rate-limit headers (the mock would send the contract's examples of the latter);
+ * everything else is the mock's.
  */
 import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../http/errors.js';
@@ -10,7 +11,7 @@ import { ApiError } from '../http/errors.js';
 /** Headers that describe one connection or one encoding of the body, not the message (RFC 9110 7.6.1). */
 const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'content-encoding', 'te', 'trailer', 'proxy-connection']);
 /** The server's own, set before the request got here. */
-const KEPT_FROM_SERVER = (name: string) => name === 'x-request-id' || name.startsWith('access-control-');
+const KEPT_FROM_SERVER = (name: string) => name === 'x-request-id' || name.startsWith('access-control-') || name.startsWith('ratelimit');
 
 export const SERVED_BY_HEADER = 'X-Served-By';
 

@@ -38,6 +38,7 @@ import type { Sms } from '../../src/messaging/sms.js';
 import type { SocialLinks } from '../../src/oauth/index.js';
 import type { ElectionsPanelSyncs } from '../../src/elections/index.js';
 import { freePort } from './process.js';
+import { loggerOptions } from '../../src/logger.js';
 
 /** The SECRETS_KEY of test apps (32 bytes, base64): credentials can be stored unless a test unsets it. */
 export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -129,6 +130,8 @@ export interface TestAppOptions {
    * for none) and SMS_SEND_TIMEOUT_MS (TEST_SMS_SEND_TIMEOUT_MS unless set).
    */
   sms?: { providerUrl?: string; secretsKey?: string | null; sendTimeoutMs?: number; maxRecipients?: number };
+  /** NEWS_MAX_OPEN_REQUESTS (100 by default). */
+  newsMaxOpenRequests?: number;
   /** OAuth clients (their simulator's endpoints); unset, no provider is configured. */
   oauth?: { searchnet?: Partial<OAuthClientSettings>; socialvideo?: Partial<OAuthClientSettings> };
   /** ELECTIONS_PANEL_URL (its simulator); unset, syncs answer 503. */
@@ -155,7 +158,8 @@ const noJobs = refusingJobQueue('This test app runs no jobs (start it withJobs t
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const logs: Array<Record<string, unknown>> = [];
-  const logger = pino({ level: 'debug' }, new Writable({
+  // The server's options (its redaction included), at debug level.
+  const logger = pino(loggerOptions('debug'), new Writable({
     write(chunk: Buffer, _encoding, done) {
       for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line));
       done();
@@ -184,6 +188,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     smsProviderUrl: options.sms?.providerUrl ?? 'http://127.0.0.1:9',
     smsSendTimeoutMs: options.sms?.sendTimeoutMs ?? TEST_SMS_SEND_TIMEOUT_MS,
     smsMaxRecipients: options.sms?.maxRecipients ?? 10_000,
+    newsMaxOpenRequests: options.newsMaxOpenRequests ?? 100,
     publicUrl: config.publicUrl,
     basePath: config.basePath,
     oauth: { searchnet: { ...unconfiguredOAuth, ...options.oauth?.searchnet }, socialvideo: { ...unconfiguredOAuth, ...options.oauth?.socialvideo } },
