@@ -24,7 +24,7 @@ import { importMunicipalities } from '../src/municipalities/import.js';
 import { SHARED_MUNICIPIOS, SHARED_MUNICIPIOS_SHA256 } from './helpers/app.js';
 import { createPostgresDatabase, type TestDatabase } from './helpers/database.js';
 import { request, type Result } from './helpers/http.js';
-import { startInstance as startServerInstance, type Instance } from './helpers/instances.js';
+import { startInstance as startServerInstance, tearDownCluster, type Instance } from './helpers/instances.js';
 import { waitFor } from './helpers/process.js';
 import { SmsProviderSimulator } from '../src/simulators/sms-provider.js';
 
@@ -147,15 +147,7 @@ describe('three instances, one database, one Redis', () => {
   }, 120_000);
 
   afterAll(async () => {
-    for (const instance of instances) if (!instance.exited()) instance.child.kill('SIGKILL');
-    await Promise.all(instances.map((instance) => instance.exit));
-    await db?.end();
-    await database?.drop();
-    if (redis) {
-      const keys = await redis.keys(`${RATE_LIMIT_PREFIX}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
-    }
+    await tearDownCluster({ instances, db, database, redis, rateLimitPrefix: RATE_LIMIT_PREFIX });
     await provider.stop();
   });
 

@@ -32,6 +32,7 @@ import { startTestApp, TEST_SMS_SEND_TIMEOUT_MS, type TestApp } from './helpers/
 import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 import { request } from './helpers/http.js';
 import { startInstance, type Instance } from './helpers/instances.js';
+import { storeCampaign } from './helpers/sms.js';
 import { freePort, waitFor } from './helpers/process.js';
 
 const ACCOUNT = `AC${'7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d'}`;
@@ -122,22 +123,8 @@ function expectRecordsMatchProvider(simulator: SmsProviderSimulator, body: strin
 
 /** Stores a campaign of one queued message on the app without jobs, as createCampaign does. */
 async function queueMessage(recipient: string, body: string): Promise<number> {
-  const now = new Date();
-  const campaign = await direct.sms.models.Campaign.create({
-    titulo: 'Direta',
-    credential_id: directCredentialId,
-    body,
-    encoding: 'GSM-7',
-    segments: 1,
-    accepted: 1,
-    rejected: 0,
-    opted_out_skipped: 0,
-    created_by: directAdmin.user.id,
-    created_at: now,
-    jobs_enqueued_at: now,
-  });
-  const message = await direct.sms.models.Message.create({ campaign_id: Number(campaign.get('id')), recipient, status: 'queued', updated_at: now });
-  return Number(message.get('id'));
+  const { messageIds } = await storeCampaign(direct, { credentialId: directCredentialId, createdBy: directAdmin.user.id, body, recipients: [recipient], jobsEnqueuedAt: new Date() });
+  return messageIds[0]!;
 }
 
 async function messageRow(target: TestApp, id: number): Promise<MessageRow> {
@@ -212,22 +199,15 @@ describe('a campaign through the job queue', () => {
 
     // What createCampaign had committed when its process died: the campaign and its messages, no jobs.
     const to = recipients(2);
-    const createdAt = new Date(Date.now() - 60_000);
-    const campaign = await app.sms.models.Campaign.create({
-      titulo: 'Esquecida',
-      credential_id: credentialId,
+    const { campaignId } = await storeCampaign(app, {
+      credentialId,
+      createdBy: admin.user.id,
       body,
-      encoding: 'GSM-7',
-      segments: 1,
-      accepted: to.length,
-      rejected: 0,
-      opted_out_skipped: 0,
-      created_by: admin.user.id,
-      created_at: createdAt,
-      jobs_enqueued_at: null,
+      recipients: to,
+      titulo: 'Esquecida',
+      createdAt: new Date(Date.now() - 60_000),
+      jobsEnqueuedAt: null,
     });
-    const campaignId = Number(campaign.get('id'));
-    await app.sms.models.Message.bulkCreate(to.map((recipient) => ({ campaign_id: campaignId, recipient, status: 'queued', updated_at: createdAt })));
 
     expect(await app.sms.enqueueForgottenCampaigns()).toBe(1);
     expect(await app.sms.enqueueForgottenCampaigns()).toBe(0);
@@ -242,22 +222,17 @@ describe('a message whose job was lost after its attempt started', () => {
     const body = freshBody('Parada');
     // What a job's last try leaves when its process dies before the call: attempt 1 pending, no try left.
     const longAgo = new Date(Date.now() - 3_600_000);
-    const campaign = await app.sms.models.Campaign.create({
-      titulo: 'Parada',
-      credential_id: credentialId,
+    const { campaignId, messageIds } = await storeCampaign(app, {
+      credentialId,
+      createdBy: admin.user.id,
       body,
-      encoding: 'GSM-7',
-      segments: 1,
-      accepted: 1,
-      rejected: 0,
-      opted_out_skipped: 0,
-      created_by: admin.user.id,
-      created_at: longAgo,
-      jobs_enqueued_at: longAgo,
+      recipients: [to!],
+      titulo: 'Parada',
+      createdAt: longAgo,
+      jobsEnqueuedAt: longAgo,
     });
-    const campaignId = Number(campaign.get('id'));
-    const created = await app.sms.models.Message.create({ campaign_id: campaignId, recipient: to!, status: 'queued', send_attempts: 1, last_attempt_at: longAgo, updated_at: longAgo });
-    const message = created.get({ plain: true });
+    const message = { id: messageIds[0]! };
+    await app.sms.models.Message.update({ send_attempts: 1, last_attempt_at: longAgo, updated_at: longAgo }, { where: { id: message.id } });
     await app.sms.models.SendAttempt.create({ message_id: message.id, attempt: 1, started_at: longAgo, finished_at: null, outcome: 'pending', provider_sid: null, detail: null });
 
     expect(await app.sms.enqueueStalledMessages(60_000)).toBe(1);

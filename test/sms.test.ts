@@ -16,6 +16,7 @@ import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
 import { expectError, request, type Result } from './helpers/http.js';
 import { waitFor } from './helpers/process.js';
+import { storeCampaign } from './helpers/sms.js';
 import { signatureOf, SmsProviderSimulator } from '../src/simulators/sms-provider.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -515,21 +516,8 @@ const attempt = (n: number, lastAttempt = false): JobAttempt => ({ id: 'x', atte
 
 /** Stores a campaign of one queued message on the app without jobs, as createCampaign does. */
 async function queueMessage(credentialId: number, recipient: string, body = 'Mensagem de teste'): Promise<number> {
-  const now = new Date();
-  const created = await quiet.sms.models.Campaign.create({
-    titulo: 'Direta',
-    credential_id: credentialId,
-    body,
-    encoding: 'GSM-7',
-    segments: 1,
-    accepted: 1,
-    rejected: 0,
-    opted_out_skipped: 0,
-    created_by: quietAdmin.user.id,
-    created_at: now,
-  });
-  const message = await quiet.sms.models.Message.create({ campaign_id: Number(created.get('id')), recipient, status: 'queued', updated_at: now });
-  return Number(message.get('id'));
+  const { messageIds } = await storeCampaign(quiet, { credentialId, createdBy: quietAdmin.user.id, body, recipients: [recipient] });
+  return messageIds[0]!;
 }
 
 describe('the send job against provider failures', () => {

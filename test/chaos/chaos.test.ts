@@ -36,7 +36,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SmsProviderSimulator } from '../../src/simulators/sms-provider.js';
 import { createPostgresDatabase, type TestDatabase } from '../helpers/database.js';
-import { startInstance, type Instance } from '../helpers/instances.js';
+import { startInstance, tearDownCluster, type Instance } from '../helpers/instances.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -1051,15 +1051,7 @@ describe('three instances under load, one killed with SIGKILL and restarted ever
   }, 50_000);
 
   afterAll(async () => {
-    for (const instance of started) if (!instance.exited()) instance.child.kill('SIGKILL');
-    await Promise.all(started.map((instance) => instance.exit));
-    await db?.end();
-    await database?.drop();
-    if (redis) {
-      const keys = await redis.keys(`${RATE_LIMIT_PREFIX}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
-    }
+    await tearDownCluster({ instances: started, db, database, redis, rateLimitPrefix: RATE_LIMIT_PREFIX });
     await Promise.all(slots.map((slot) => slot.provider.stop()));
     await simulator.stop();
   });

@@ -5,9 +5,12 @@
  * listens only after it has migrated and loaded.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { SHARED_MUNICIPIOS, TEST_SECRETS_KEY } from './app.js';
+import type { TestDatabase } from './database.js';
 import { freePort, waitFor } from './process.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -96,4 +99,27 @@ export async function startInstance(name: string, options: InstanceOptions): Pro
     throw error;
   }
   return instance;
+}
+
+export interface Cluster {
+  instances: Instance[];
+  /** The test's own connection to the shared database. */
+  db: pg.Client | undefined;
+  database: TestDatabase | undefined;
+  redis: Redis | undefined;
+  /** The cluster's RATE_LIMIT_PREFIX: its keys are deleted from Redis. */
+  rateLimitPrefix: string;
+}
+
+/** Ends a test's cluster: kills what still runs and waits for it, drops its database and its Redis keys. */
+export async function tearDownCluster({ instances, db, database, redis, rateLimitPrefix }: Cluster): Promise<void> {
+  for (const instance of instances) if (!instance.exited()) instance.child.kill('SIGKILL');
+  await Promise.all(instances.map((instance) => instance.exit));
+  await db?.end();
+  await database?.drop();
+  if (redis) {
+    const keys = await redis.keys(`${rateLimitPrefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  }
 }
