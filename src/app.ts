@@ -59,6 +59,7 @@ export type AppConfig = Pick<
   Config,
   | 'basePath'
   | 'publicUrl'
+  | 'frontendResetUrl'
   | 'trustProxy'
   | 'bodyLimit'
   | 'validateResponses'

@@ -113,6 +113,11 @@ const environmentSchema = z.object({
     .url('must be an absolute URL such as https://api.palanque.app')
     .regex(/^https?:\/\/[^?#]*[^/?#]$/, 'must be http(s), without a trailing slash, query or fragment')
     .optional(),
+  FRONTEND_RESET_URL: z
+    .string()
+    .url('must be an absolute URL such as https://app.palanque.app/reset-password')
+    .regex(/^https?:\/\/[^#]*$/, 'must be http(s), without a fragment')
+    .optional(),
   TRUST_PROXY: trustProxy.optional(),
   DATABASE_URL: z
     .string()
@@ -198,6 +203,16 @@ const environmentSchema = z.object({
     .regex(/^https?:\/\/[^?#]*[^/?#]$/, 'must be http(s), without a trailing slash, query or fragment')
     .optional(),
 }).superRefine((env, ctx) => {
+  // In production, links in e-mails must not follow a client's Host header, and answers kept for
+  // Idempotency-Key replays (with the personal data they hold) must not sit in clear.
+  if (env.NODE_ENV === 'production') {
+    if (!env.PUBLIC_URL) {
+      ctx.addIssue({ code: 'custom', path: ['PUBLIC_URL'], message: 'is required when NODE_ENV=production (the address e-mailed links and pagination links are built on; without it they would follow the Host header a client sends)' });
+    }
+    if (!env.SECRETS_KEY) {
+      ctx.addIssue({ code: 'custom', path: ['SECRETS_KEY'], message: 'is required when NODE_ENV=production (it seals stored secrets and the answers kept for Idempotency-Key replays; openssl rand -base64 32)' });
+    }
+  }
   // A send job may wait out an earlier call and its margin, list the provider's messages, send, and
   // list again (messaging/sending.ts): the queue must not count it failed meanwhile.
   const longestSendJobMs = 4 * env.SMS_SEND_TIMEOUT_MS + 4_000;
@@ -212,6 +227,8 @@ export interface Config {
   host: string;
   basePath: string;
   publicUrl: string | undefined;
+  /** FRONTEND_RESET_URL: the front-end page a password-reset e-mail links to (with `email` and `token`); the API's own link when unset. */
+  frontendResetUrl: string | undefined;
   trustProxy: boolean | number | string;
   databaseUrl: string;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -309,6 +326,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     host: env.HOST,
     basePath: env.BASE_PATH,
     publicUrl: env.PUBLIC_URL,
+    frontendResetUrl: env.FRONTEND_RESET_URL,
     trustProxy: env.TRUST_PROXY ?? false,
     databaseUrl: env.DATABASE_URL,
     logLevel: env.LOG_LEVEL,

@@ -15,6 +15,7 @@ import { openDatabase, poolStatsOf } from './db/database.js';
 import { migrate } from './db/migrator.js';
 import { createDomains, type Domains } from './domains.js';
 import { IdempotencyStore } from './http/idempotency.js';
+import { SecretBox } from './security/secret-box.js';
 import { createHttpServer } from './http/listen.js';
 import { Metrics } from './http/metrics.js';
 import type { OperationHandlers } from './http/operations.js';
@@ -90,7 +91,11 @@ export async function startServer(config: Config, logger: Logger, options: Start
   const idempotencyKeys = new IdempotencyStore(sequelize, {
     ttlMs: config.idempotencyTtlMs,
     abandonAfterMs: Math.max(60_000, 2 * config.requestTimeoutMs),
+    box: config.secretsKey ? SecretBox.fromKey(config.secretsKey) : undefined,
   });
+  if (!idempotencyKeys.sealsAnswers) {
+    logger.warn('SECRETS_KEY is not set: idempotent answers (with the personal data they carry) are stored in clear for IDEMPOTENCY_TTL_SECONDS, and no SMS or OAuth secret can be stored. Production requires it.');
+  }
   const purge = setInterval(() => void purgeExpiredRows(idempotencyKeys, accounts, logger), PURGE_INTERVAL_MS);
   purge.unref();
   // A municipality created on another instance, or an import, reaches this instance's list within the interval.

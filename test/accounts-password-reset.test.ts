@@ -144,6 +144,34 @@ describe('starting a reset (GET /api/auth/generate_new_pass?email=)', () => {
     expect([...link.searchParams.keys()].sort()).toEqual(['email', 'token']);
   });
 
+  it('builds the link on PUBLIC_URL, never on the Host header a client sends', async () => {
+    const app = await start({ config: { publicUrl: 'https://api.palanque.app' } });
+    const ana = await createUser(app);
+    const forged = await fetch(`${app.baseUrl}/api/auth/generate_new_pass?email=${encodeURIComponent(ana.user.email)}`, { headers: { Host: 'attacker.example' } });
+    expect(forged.status).toBe(200);
+    const [mail] = await waitForMails(app, 1);
+    const { link } = resetMailContents(mail!.email);
+    expect(link.origin).toBe('https://api.palanque.app');
+    expect(mail!.email.text).not.toContain('attacker.example');
+  });
+
+  it('links to the FRONTEND_RESET_URL page with email and token when set, so a mail scanner opening it spends nothing', async () => {
+    const app = await start({ config: { frontendResetUrl: 'https://app.palanque.app/redefinir-senha?lang=pt' } });
+    const ana = await createUser(app);
+    expect((await requestReset(app, ana.user.email)).status).toBe(200);
+    const [mail] = await waitForMails(app, 1);
+    const text = mail!.email.text ?? '';
+    const token = /Reset token: (\S+)/.exec(text)?.[1];
+    const link = new URL(/(https:\/\/app\.palanque\.app\S+)/.exec(text)?.[1] ?? 'missing:');
+    expect(`${link.origin}${link.pathname}`).toBe('https://app.palanque.app/redefinir-senha');
+    expect(Object.fromEntries(link.searchParams)).toEqual({ lang: 'pt', email: ana.user.email, token });
+    expect(text).not.toContain('/api/auth/generate_new_pass?');
+
+    // Opening the page (a scanner's prefetch) calls nothing; the page's own call completes the reset.
+    const completed = await completeReset(app, link.searchParams.get('email')!, link.searchParams.get('token')!);
+    expect(completed.status).toBe(200);
+  });
+
   it('answers an unknown e-mail exactly as a known one, and writes no mail for it', async () => {
     const app = await start();
     const ana = await createUser(app);

@@ -243,6 +243,20 @@ describe('loadConfig values', () => {
     expect(() => loadConfig({ SOCIALNET_APP_SECRET: 'short' })).toThrow(/SOCIALNET_APP_SECRET: must be at least 16 characters/);
   });
 
+  it('requires PUBLIC_URL and SECRETS_KEY in production, naming each, and neither elsewhere', () => {
+    const secretsKey = Buffer.alloc(32, 1).toString('base64');
+    expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_KEY: secretsKey })).toThrow(/PUBLIC_URL: is required when NODE_ENV=production/);
+    expect(() => loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://api.palanque.app' })).toThrow(/SECRETS_KEY: is required when NODE_ENV=production/);
+    expect(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://api.palanque.app', SECRETS_KEY: secretsKey }).publicUrl).toBe('https://api.palanque.app');
+    expect(loadConfig({ NODE_ENV: 'development' }).publicUrl).toBeUndefined();
+  });
+
+  it('reads FRONTEND_RESET_URL, an http(s) page that may carry a query', () => {
+    expect(loadConfig({}).frontendResetUrl).toBeUndefined();
+    expect(loadConfig({ FRONTEND_RESET_URL: 'https://app.palanque.app/reset?lang=pt' }).frontendResetUrl).toBe('https://app.palanque.app/reset?lang=pt');
+    expect(() => loadConfig({ FRONTEND_RESET_URL: 'javascript:alert(1)' })).toThrow(/FRONTEND_RESET_URL/);
+  });
+
   it('names SMS_SEND_TIMEOUT_MS and JOB_TIMEOUT_SECONDS out of range, and a job timeout too short for an SMS send job', () => {
     expect(() => loadConfig({ SMS_SEND_TIMEOUT_MS: '50' })).toThrow(/SMS_SEND_TIMEOUT_MS: .*100/);
     expect(() => loadConfig({ JOB_TIMEOUT_SECONDS: 'soon' })).toThrow(/JOB_TIMEOUT_SECONDS: /);
@@ -305,7 +319,9 @@ describe('loadConfig values', () => {
     [{ NODE_ENV: 'production', VALIDATE_RESPONSES: '1' }, true],
     [{ VALIDATE_RESPONSES: 'no' }, false],
   ] satisfies Array<[NodeJS.ProcessEnv, boolean]>)('validates responses for %j: %s', (env, expected) => {
-    expect(loadConfig(env).validateResponses).toBe(expected);
+    // Production requires these two; they do not bear on response validation.
+    const required = (env as NodeJS.ProcessEnv).NODE_ENV === 'production' ? { PUBLIC_URL: 'https://api.palanque.app', SECRETS_KEY: Buffer.alloc(32, 1).toString('base64') } : {};
+    expect(loadConfig({ ...required, ...env }).validateResponses).toBe(expected);
   });
 
   it.each([

@@ -11,6 +11,8 @@ import { ApiError } from '../src/http/errors.js';
 import { startTestApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { createTestDatabase } from './helpers/database.js';
 import { createUser } from './helpers/accounts.js';
+import { loadSpec, tryResolvePointer } from './helpers/spec.js';
+import { formatCpf, generateCpf } from '@brazilian-utils/brazilian-utils';
 
 interface StandIn {
   runs: number;
@@ -178,6 +180,70 @@ describe('answers holding a secret', () => {
     expect(secondKey).not.toBe(firstKey);
     const stored = await app.sequelize.query("SELECT * FROM idempotency_keys WHERE path = '/api/auth/login'", { type: QueryTypes.SELECT });
     expect(stored).toEqual([]);
+  });
+});
+
+describe('answers at rest', () => {
+  /** The contract's example candidate with a fresh CPF: its answer holds the CPF and the voter id. */
+  function candidate(): Record<string, unknown> {
+    const example = structuredClone((tryResolvePointer(loadSpec(), '#/components/examples/NewCandidateEntity') as { value: Record<string, unknown> }).value);
+    const born = new Date(`${String(example.data_nascimento)}T00:00:00Z`);
+    const age = Math.floor((Date.now() - born.getTime()) / (365.2425 * 24 * 3600_000));
+    return { ...example, idade: age, cpf: formatCpf(generateCpf()) };
+  }
+
+  async function addWithKey(app: TestApp, key: string, payload: Record<string, unknown>) {
+    return fetch(`${app.baseUrl}/api/entidade/add/?tp=candidato`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: callers.get(app.database.url)!.ana, 'Idempotency-Key': key },
+      body: JSON.stringify(payload),
+    });
+  }
+
+  async function storedAnswers(app: TestApp): Promise<string> {
+    const rows = await app.sequelize.query<{ headers: string; body: string }>("SELECT headers, body FROM idempotency_keys WHERE path = '/api/entidade/add/'", { type: QueryTypes.SELECT });
+    expect(rows).toHaveLength(1);
+    return `${rows[0]!.headers}\n${rows[0]!.body}`;
+  }
+
+  it('seals a stored answer with SECRETS_KEY: no CPF or voter id in the table, and the replay is byte for byte', async () => {
+    const { app } = await start({ withMunicipalities: true });
+    const payload = candidate();
+    const first = await addWithKey(app, 'entity-1', payload);
+    const firstBody = await first.text();
+    expect(first.status, firstBody).toBe(201);
+    expect(firstBody).toContain(String(payload.cpf));
+
+    const stored = await storedAnswers(app);
+    expect(stored).not.toContain(String(payload.cpf));
+    expect(stored).not.toContain(String(payload.titulo_eleitor));
+    expect(stored).not.toContain('"success"');
+    expect(stored).toMatch(/^v1\./);
+
+    const again = await addWithKey(app, 'entity-1', payload);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
+    expect(await again.text()).toBe(firstBody);
+  });
+
+  it('keeps answers in clear without SECRETS_KEY (local development only: production requires the key)', async () => {
+    const { app } = await start({ withMunicipalities: true, sms: { secretsKey: null } });
+    const payload = candidate();
+    expect((await addWithKey(app, 'entity-2', payload)).status).toBe(201);
+    expect(await storedAnswers(app)).toContain(String(payload.cpf));
+    expect((await addWithKey(app, 'entity-2', payload)).headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('runs a retry again, without a 500, when the stored answer was sealed under another key', async () => {
+    const database = await createTestDatabase();
+    cleanups.push(() => database.drop());
+    const before = await start({ database });
+    expect((await sync(before.app, 'rotated')).status).toBe(201);
+    const after = await start({ database, sms: { secretsKey: Buffer.alloc(32, 9).toString('base64') } });
+    const retried = await sync(after.app, 'rotated');
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    expect(after.stand.runs).toBe(1);
   });
 });
 

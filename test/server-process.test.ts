@@ -332,6 +332,7 @@ describe('npm start (src/server.ts as a process)', () => {
         ADMIN_EMAIL: '',
         ADMIN_PASSWORD: '',
         PASSWORD_HASH_COST: '12',
+        SECRETS_KEY: '',
       };
       const login = async (baseUrl: string, password: string) => {
         const response = await fetch(`${baseUrl}/api/auth/login`, {
@@ -348,6 +349,8 @@ describe('npm start (src/server.ts as a process)', () => {
       const password = passwords[0]!;
       expect(first.lines).toContainEqual({ raw: '    username: admin' });
       expect(first.lines).toContainEqual(expect.objectContaining({ msg: 'first admin created', username: 'admin', service: 'palanque' }));
+      // Without SECRETS_KEY (development) idempotent answers are kept in clear: said once, at start.
+      expect(first.lines.filter((line) => /^SECRETS_KEY is not set/.test(messageOf(line) ?? '')), first.output()).toHaveLength(1);
       // The password is on the banner only, never in a log line.
       expect(first.lines.filter((line) => !('raw' in line) && JSON.stringify(line).includes(password))).toEqual([]);
       const session = await login(first.baseUrl, password);
@@ -397,7 +400,7 @@ describe('npm start (src/server.ts as a process)', () => {
     'refuses to start on an invalid configuration, naming the variable',
     async () => {
       const database = await newDatabase();
-      const server = await spawnServerProcess({ PORT: 'abc', DATABASE_URL: database.url, MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS });
+      const server = await spawnServerProcess({ PORT: 'abc', NODE_ENV: 'production', PUBLIC_URL: '', SECRETS_KEY: '', DATABASE_URL: database.url, MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS });
 
       const exit = await Promise.race([
         server.exit,
@@ -406,6 +409,7 @@ describe('npm start (src/server.ts as a process)', () => {
       expect(exit.code, server.output()).not.toBe(0);
       expect(exit.code).not.toBeNull();
       expect(server.stderr()).toMatch(/Invalid configuration:[\s\S]*PORT: /);
+      expect(server.stderr(), 'production requires PUBLIC_URL and SECRETS_KEY').toMatch(/PUBLIC_URL: is required when NODE_ENV=production[\s\S]*SECRETS_KEY: is required/);
       expect(server.lines, 'no log line: the configuration is checked before anything starts').toEqual([]);
       if (database.dialect === 'sqlite') {
         expect(existsSync(sqliteFile(database)), 'the database is not even opened').toBe(false);

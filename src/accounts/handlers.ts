@@ -11,6 +11,7 @@ import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Accounts } from './index.js';
 import { displayName, normaliseEmail, publicUser } from './users.js';
+import type { ResetLinks } from './password-reset.js';
 
 const USERS_PER_PAGE = 30;
 
@@ -33,7 +34,7 @@ export interface TeamDirectory {
   teammatesOf(userId: number): Promise<Map<number, Array<{ entity_id: number; entity_name: string; role: 'owner' | 'admin' | 'operator' | 'viewer' }>>>;
 }
 
-export function accountHandlers(accounts: Accounts, urls: PublicUrlSettings, teams: TeamDirectory): Pick<Required<OperationHandlers>, AccountOperations> {
+export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, teams: TeamDirectory): Pick<Required<OperationHandlers>, AccountOperations> {
   const { sessions, tokens, resets, users } = accounts;
   return {
     async login(req, res) {
@@ -68,8 +69,7 @@ export function accountHandlers(accounts: Accounts, urls: PublicUrlSettings, tea
         throw badRequest(`The request is malformed: ${problem}.`, [{ location: 'query', field: 'email', rule: 'required', message: problem }]);
       }
       if (token === undefined) {
-        const resetUrl = apiBaseUrl(req, urls) + '/api/auth/generate_new_pass';
-        await resets.start(email, { completeUrl: (to, secret) => `${resetUrl}?${new URLSearchParams({ email: to, token: secret })}` });
+        await resets.start(email, resetLinks(req, urls));
         sendEnvelope(res, 200, { status: 'reset_requested' as const }, 'If the e-mail belongs to an account, a reset link was sent to it.');
         return;
       }
@@ -159,4 +159,26 @@ export function accountHandlers(accounts: Accounts, urls: PublicUrlSettings, tea
 /** The client's address, as Express resolves it under TRUST_PROXY. */
 function addressOf(req: Pick<Request, 'ip'>): string {
   return req.ip ?? 'unknown';
+}
+
+interface ResetLinkSettings extends PublicUrlSettings {
+  /** FRONTEND_RESET_URL: the front-end page the e-mailed link opens. */
+  frontendResetUrl: string | undefined;
+}
+
+/**
+ * Where a reset e-mail sends its reader. With FRONTEND_RESET_URL, to that page (with `email` and `token`
+ * added to its query), which calls generate_new_pass when the person asks: a mail scanner that opens
+ * every link then does not spend the token. Otherwise straight to generate_new_pass on the API's public
+ * address (PUBLIC_URL, required in production, so that a forged Host header never reaches the mail).
+ */
+function resetLinks(req: Request, urls: ResetLinkSettings): ResetLinks {
+  return {
+    completeUrl(email, token) {
+      const link = new URL(urls.frontendResetUrl ?? apiBaseUrl(req, urls) + '/api/auth/generate_new_pass');
+      link.searchParams.set('email', email);
+      link.searchParams.set('token', token);
+      return link.toString();
+    },
+  };
 }

@@ -13,6 +13,12 @@
  *   and the retry runs again: operations that create records keep `requestCreationKey` with them so that
  *   this second run finds what the first made (the crash may have come after its commit).
  * Keys expire after IDEMPOTENCY_TTL_SECONDS and are purged.
+ *
+ * Requests are kept only as a hash, but an answer must be kept whole to be replayed, and answers carry
+ * personal data (CPF, voter ids). With SECRETS_KEY the stored answer (body and headers) is sealed with
+ * the AES-256-GCM box of the SMS secrets; without it (local development only: production requires the
+ * key) answers are kept in clear. A sealed answer that cannot be opened (the key changed or was removed)
+ * counts as abandoned: the retry runs again, as after a crash.
  */
 import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
@@ -21,6 +27,7 @@ import type { Logger } from '../logger.js';
 import { clientKey } from './client.js';
 import { ApiError } from './errors.js';
 import { operationIdOf } from './operations.js';
+import type { SecretBox } from '../security/secret-box.js';
 
 /** Headers worth replaying with a stored answer (others are per-response: dates, request id, limits). */
 const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'cache-control'];
@@ -29,7 +36,12 @@ export interface IdempotencySettings {
   ttlMs: number;
   /** A claim older than this whose request never answered (a crash) no longer blocks the key. */
   abandonAfterMs: number;
+  /** Seals stored answers (SECRETS_KEY); answers are stored in clear without it. */
+  box?: SecretBox | undefined;
 }
+
+/** Sealed values are `v1.<iv>.<tag>.<ciphertext>`; a JSON document (a clear answer) never starts so. */
+const SEALED_PREFIX = 'v1.';
 
 interface StoredAnswer {
   status: number;
@@ -108,19 +120,46 @@ export class IdempotencyStore {
       }
       if (existing.fingerprint !== fingerprint) return { kind: 'reused' };
       if (existing.state === 'in_flight') return { kind: 'in_flight' };
-      return {
-        kind: 'replay',
-        answer: { status: Number(existing.status_code), headers: JSON.parse(existing.headers ?? '{}'), body: existing.body ?? '' },
-      };
+      const answer = this.openAnswer(existing);
+      if (!answer) {
+        // Sealed under another key: nothing to replay, so the key is free again (see the opening comment).
+        await this.model.destroy({ where: { id: existing.id, state: existing.state } });
+        continue;
+      }
+      return { kind: 'replay', answer };
     }
     return { kind: 'in_flight' };
   }
 
   async complete(id: number, answer: StoredAnswer): Promise<void> {
     await this.model.update(
-      { state: 'completed', status_code: answer.status, headers: JSON.stringify(answer.headers), body: answer.body },
+      { state: 'completed', status_code: answer.status, headers: this.seal(JSON.stringify(answer.headers)), body: this.seal(answer.body) },
       { where: { id } },
     );
+  }
+
+  /** Whether stored answers are sealed (SECRETS_KEY is set). */
+  get sealsAnswers(): boolean {
+    return this.settings.box !== undefined;
+  }
+
+  private seal(value: string): string {
+    return this.settings.box ? this.settings.box.seal(value) : value;
+  }
+
+  /** The stored answer, opened; undefined when it is sealed and this store cannot open it. */
+  private openAnswer(row: KeyRow): StoredAnswer | undefined {
+    try {
+      return { status: Number(row.status_code), headers: JSON.parse(this.open(row.headers ?? '{}')), body: this.open(row.body ?? '') };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private open(stored: string): string {
+    if (!stored.startsWith(SEALED_PREFIX)) return stored; // kept in clear (no SECRETS_KEY when it was stored)
+    if (!this.settings.box) throw new Error('a sealed answer, and no SECRETS_KEY to open it');
+    return this.settings.box.open(stored);
   }
 
   async release(id: number): Promise<void> {

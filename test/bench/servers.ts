@@ -34,6 +34,8 @@ export async function startPalanque(settings: PalanqueSettings): Promise<Running
       ...process.env,
       NODE_ENV: 'production',
       PORT: String(port),
+      // Required in production; the bench's links are never followed.
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
       DATABASE_URL: settings.databaseUrl,
       MUNICIPIOS_SOURCE: settings.municipiosSource,
       MUNICIPIOS_SHA256: '',

@@ -14,6 +14,7 @@ import { createApp, type AppConfig } from '../../src/app.js';
 import { openDatabase, poolStatsOf } from '../../src/db/database.js';
 import { Metrics } from '../../src/http/metrics.js';
 import { IdempotencyStore, type IdempotencySettings } from '../../src/http/idempotency.js';
+import { SecretBox } from '../../src/security/secret-box.js';
 import type { OperationHandlers } from '../../src/http/operations.js';
 import { migrate } from '../../src/db/migrator.js';
 import { MunicipalityCatalog } from '../../src/municipalities/catalog.js';
@@ -64,6 +65,7 @@ export const SHARED_MUNICIPIOS_SHA256 = DEFAULT_MUNICIPIOS_SHA256;
 export const defaultAppConfig: AppConfig = {
   basePath: '',
   publicUrl: undefined,
+  frontendResetUrl: undefined,
   trustProxy: false,
   bodyLimit: 1024 * 1024,
   validateResponses: true,
@@ -195,7 +197,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     electionsPanelUrl: options.electionsPanelUrl,
   };
   const domains = await createDomains(sequelize, { accounts, jobs, logger, settings });
-  const idempotencyKeys = new IdempotencyStore(sequelize, { ttlMs: 24 * 3600_000, abandonAfterMs: 60_000, ...options.idempotency });
+  const idempotencyKeys = new IdempotencyStore(sequelize, {
+    ttlMs: 24 * 3600_000,
+    abandonAfterMs: 60_000,
+    box: secretsKey ? SecretBox.fromKey(secretsKey) : undefined,
+    ...options.idempotency,
+  });
   const app = createApp({
     config,
     logger,
