@@ -61,6 +61,7 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   listChatContacts: { path: ['chat', 'contacts'], examples: ['chat contacts --only-team true'] },
   listUserSocialLogins: { path: ['social', 'logins'], examples: ['social logins'] },
   startSocialLogin: { path: ['social', 'link'], examples: ['social link --provider searchnet'] },
+  confirmSocialLogin: { path: ['social', 'confirm'], examples: ['social confirm --pending-link-id 7c9e6679-7425-40de-944b-e07fc1f90ae7'] },
   // Entities and teams
   listEntities: { path: ['entities', 'list'], examples: ['entities list --tp candidato', 'entities list --all --json'] },
   getEntity: { path: ['entities', 'get'], examples: ['entities get --id 12 --json > candidate.json'] },
@@ -72,6 +73,8 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
     path: ['competitors', 'guardianship'],
     examples: ['competitors guardianship --tutor 12', 'competitors guardianship --tutor 12 --ward 15 --action add'],
   },
+  listWardLinks: { path: ['competitors', 'watchers'], examples: ['competitors watchers --id 13   # the links that point at entity 13'] },
+  removeWardLink: { path: ['competitors', 'remove-watcher'], examples: ['competitors remove-watcher --entity-id 13 --link-id 7'] },
   listOperators: { path: ['operators', 'list'], examples: ['operators list --id 12'] },
   addOperator: { path: ['operators', 'add'], examples: ['operators add --entity-id 12 --email carlos.pereira@palanque.app --role operator'] },
   removeOperator: { path: ['operators', 'remove'], examples: ['operators remove --entity-id 12 --user-id 3'] },
@@ -98,6 +101,7 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   // SMS and elections
   listSmsCredentials: { path: ['sms', 'credentials'], examples: ['sms credentials'] },
   createSmsCredential: { path: ['sms', 'add-credential'], examples: ['sms add-credential --file credential.json'] },
+  listSmsOptOuts: { path: ['sms', 'opt-outs'], examples: ['sms opt-outs --entity-id 12', 'sms opt-outs --entity-id 12 --all --json'] },
   sendSmsCampaign: {
     path: ['sms', 'send'],
     flags: { titulo: 'title', credencial: 'credential' },

@@ -104,7 +104,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/auth/generate_new_pass",
     "tag": "Login/Register",
     "summary": "Start or complete a password reset",
-    "description": "Two steps on one operation, chosen by the parameters:\n\n1. `?email=` only: starts a reset. If the e-mail belongs to an active account, a single-use\n   reset token with a short lifetime is e-mailed to it (only its hash is stored), with a link\n   to step 2. The answer is the same whether or not the e-mail exists, and it does not wait\n   for the mail, so neither its body nor its timing reveals accounts.\n2. `?email=&token=`: completes it. A valid token sets a new random password, e-mails it,\n   revokes every API key of the user and is consumed.\n\nThis GET changes state (it sends mail and changes passwords): clients and proxies must not\nprefetch, cache or retry it blindly. The contract fixes its method.",
+    "description": "Two steps on one operation, chosen by the parameters:\n\n1. `?email=` only: starts a reset. If the e-mail belongs to an active account, a single-use\n   reset token with a short lifetime is e-mailed to it (only its hash is stored), with a link\n   to step 2. The answer is the same whether or not the e-mail exists, and it does not wait\n   for the mail, so neither its body nor its timing reveals accounts. The link is built on the\n   server's configured public address, never on the request's `Host`. When the server is\n   configured with a front-end reset page, the link opens that page with `email` and `token`\n   in its query, and the page calls step 2 when the person asks (a mail scanner that opens\n   links then does not spend the token).\n2. `?email=&token=`: completes it. A valid token sets a new random password, e-mails it,\n   revokes every API key of the user and is consumed.\n\nThis GET changes state (it sends mail and changes passwords): clients and proxies must not\nprefetch, cache or retry it blindly. The contract fixes its method.",
     "auth": false,
     "parameters": [
       {
@@ -180,8 +180,8 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "method": "get",
     "path": "/api/check/login_attempt/",
     "tag": "Login/Register",
-    "summary": "The caller's login-lock state",
-    "description": "Reports how many failed logins the caller's address has used in the current window, the\nlimit, whether logins are locked and for how many more seconds. The login page uses it to\nshow a countdown instead of letting the user type into a locked form.",
+    "summary": "The login-lock state of the caller's address",
+    "description": "Reports the login lock's budget of the caller's address across identifiers (see `login`),\nand nothing else. `attempts` is the number of failed password checks (by `login` or\n`checkCredential`, for any identifier) from this address within the last `window_seconds`.\nChecks still running are not counted. `limit` is `LOGIN_ADDRESS_MAX_FAILURES` (100 by default).\n`locked` is true while the address has `limit` failures in the window. Then every password\ncheck from it is refused, and `retry_after_seconds` says for how many more seconds (0 when\nnot locked). The caller's address is the one the server resolves (see `TRUST_PROXY`).\n\nThe operation takes no identifier, so it cannot report the other two rules: a lock of one\nidentifier from this address, or the delay of an identifier. `locked` may be false while a\nlogin answers 429 `login_locked`; that answer's `Retry-After` then says how long to wait. The\nlogin page can use it to show a countdown instead of letting the user type into a locked form.",
     "auth": false,
     "parameters": [],
     "answer": "application/json",
@@ -294,7 +294,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/usuario/get_user_social_logins/",
     "tag": "Social Networks",
     "summary": "The caller's linked social accounts",
-    "description": "Lists the social accounts linked to the caller by the OAuth callbacks (`searchnetOAuthCallback`\nand `socialVideoOAuthCallback`): provider, the provider's id for the account, its display name\nand when it was linked. Provider tokens are never returned.",
+    "description": "Lists the social accounts linked to the caller (an OAuth callback's pending link confirmed\nwith `confirmSocialLogin`; pending links are not listed): provider, the provider's id for the\naccount, its display name and when it was linked. Provider tokens are never returned.",
     "auth": true,
     "parameters": [],
     "answer": "application/json",
@@ -306,7 +306,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/usuario/start_social_login/",
     "tag": "Social Networks",
     "summary": "Start linking a social account (OAuth)",
-    "description": "Not in the seed: the OAuth callbacks need a `state` that Palanque issued. This starts an OAuth\n2.0 authorization-code flow (with PKCE, S256) for the caller with `provider`. The answer gives\nthe provider's `authorization_url`, where the front end sends the browser. The `state` inside\nit is signed, expires at `expires_at` (10 minutes), may be used once and belongs to the\ncaller. The provider then redirects the browser to `redirect_uri` with `code` and `state`:\nfor `searchnet` that is `searchnetOAuthCallback` itself; for `socialvideo` it is the\nfront-end page (`SOCIALVIDEO_REDIRECT_URI`) that forwards both to `socialVideoOAuthCallback`\nwith the user's key.",
+    "description": "Not in the seed: the OAuth callbacks need a `state` that Palanque issued. This starts an OAuth\n2.0 authorization-code flow (with PKCE, S256) for the caller with `provider`. The answer gives\nthe provider's `authorization_url`, where the front end sends the browser. The `state` inside\nit is signed, expires at `expires_at` (10 minutes), may be used once and belongs to the\ncaller. The provider then redirects the browser to `redirect_uri` with `code` and `state`:\nfor `searchnet` that is `searchnetOAuthCallback` itself; for `socialvideo` it is the\nfront-end page (`SOCIALVIDEO_REDIRECT_URI`) that forwards both to `socialVideoOAuthCallback`\nwith the user's key. The callback answers a pending link, which the caller then confirms with\n`confirmSocialLogin` (see \"Linking social accounts\" above).",
     "auth": true,
     "parameters": [],
     "body": {
@@ -322,6 +322,30 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
             "socialvideo"
           ],
           "description": "The provider to link an account of."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "confirmSocialLogin",
+    "method": "post",
+    "path": "/api/usuario/confirm_social_login/",
+    "tag": "Social Networks",
+    "summary": "Confirm a pending social-account link (OAuth)",
+    "description": "Not in the seed: without it an OAuth callback would link whatever account was consented with\nthe caller's `state`, by whoever consented. The callbacks (`searchnetOAuthCallback`,\n`socialVideoOAuthCallback`) link nothing: they answer a pending link. This links it, once the\nuser who started the flow (`startSocialLogin`) has seen the account (`display_name`,\n`external_id`) and sends its `pending_link_id` with their key. Linking an account the caller\nhad linked already refreshes its tokens and name. See \"Linking social accounts\" above.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "pending_link_id",
+          "required": true,
+          "type": "string",
+          "description": "The `pending_link_id` an OAuth callback answered."
         }
       ]
     },
@@ -408,7 +432,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/operators/remove_operator/",
     "tag": "equipe/operadores",
     "summary": "Remove a user from an entity's team",
-    "description": "Not in the seed: a team cannot be used without it. Removes user `user_id` from the team of\nentity `entity_id`. The owner and admins may remove others (only the owner may remove an\nadmin); anyone may leave a team by removing themself. The owner cannot be removed.",
+    "description": "Not in the seed: a team cannot be used without it. Removes user `user_id` from the team of\nentity `entity_id`. The owner and admins may remove others (only the owner may remove an\nadmin); anyone may leave a team by removing themself. The owner cannot be removed. The\nguardianship links the member created from or to the entity are deleted with the membership.",
     "auth": true,
     "parameters": [],
     "body": {
@@ -497,7 +521,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/entidade/data/",
     "tag": "entidades",
     "summary": "One entity, in the shape the add operation takes",
-    "description": "Returns entity `id` with every field of the candidate entity, its `referencia_social` (with\nthe social-network entries) and its `marketshare` entries, in the same shape `addEntity`\ntakes, so a form can load it, change it and post it back; plus the read-only `tp`,\n`updated_at` and `updated_by`. The `ETag` header is the entity's version: it changes on\nevery write. Send it back in `addEntity`'s `If-Match` so that a change made meanwhile by\nsomeone else is refused rather than overwritten.",
+    "description": "Returns entity `id` with every field of the candidate entity, its `referencia_social` (with\nthe social-network entries) and its `marketshare` entries, in the same shape `addEntity`\ntakes, so a form can load it, change it and post it back; plus the read-only `tp`,\n`updated_at` and `updated_by`. The `ETag` header is the entity's version: it changes on\nevery write. Send it back in `addEntity`'s `If-Match` so that a change made meanwhile by\nsomeone else is refused rather than overwritten.\n\n**Personal data by role.** The team's `owner` and `admin`s, and platform admins, read `cpf`,\n`titulo_eleitor`, `raca` and the base address whole. Operators and viewers read `cpf` masked\nto its middle six digits (`***.982.247-**`), `titulo_eleitor` to its last four\n(`********0183`), `cepBase` to its first five (`01310-***`), and no `raca` and no `endBase`\n(example `maskedForViewer`). The masks are applied to the answer only: posted back as they are,\nthey leave the stored values unchanged. The `ETag` is the same for every role (it is the\nversion, not a digest of what is shown).",
     "auth": true,
     "parameters": [
       {
@@ -517,7 +541,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/entidade/add/",
     "tag": "entidades",
     "summary": "Add or update an entity",
-    "description": "Creates an entity of type `tp` (default `candidato`) owned by the caller, or updates one when\nthe body carries the `id` of an entity the caller may edit.\n\n**Updates change only what is sent.** A field left out keeps its stored value; a field sent as\n`null` clears it; `nome` is always required. The nested records keep their identity:\n- `marketshare` entries are matched by their `id` (an entry without `id` is new; an `id` that\n  is not one of this entity's entries is 422);\n- `referencia_social.social_network` entries are matched by (`nm_rede`, `id`), since their\n  `id` is the profile's id on that network, not a row id;\n- within a matched entry, and within `referencia_social`, the same rule applies: fields left\n  out keep their values;\n- when an array is sent, its order is kept and the stored entries it leaves out are removed;\n  when it is omitted, nothing changes; `null` (or `[]`) removes every entry, and\n  `\"referencia_social\": null` removes the reference with its entries.\n\nThe read-only fields of `getEntity`'s answer (`tp`, `updated_at`, `updated_by`, the nested\n`referencia_social.id` and each entry's `referencia_social`) are ignored when posted back.\n`tp` of an existing entity never changes.\n\n**Edit conflicts.** The answer's `ETag` is the entity's new version. With `If-Match` set to\nthe version the change was made on, a write to an entity someone else changed meanwhile is\nrefused with 409 `edit_conflict` (naming the current version) and changes nothing. Without\n`If-Match` the write goes through, as older clients expect. `If-Match` is only for updates:\nsent without `id` it is 400.\n\nBeyond the schema, the server checks: CPF check digits, voter-id check digits, a real birth\ndate in the past with `idade` consistent with it, state codes among the 27, municipalities of\ndispute and base existing in the municipality list, and party acronyms.",
+    "description": "Creates an entity of type `tp` (default `candidato`) owned by the caller, or updates one when\nthe body carries the `id` of an entity the caller may edit.\n\n**Updates change only what is sent.** A field left out keeps its stored value; a field sent as\n`null` clears it; `nome` is always required. The nested records keep their identity:\n- `marketshare` entries are matched by their `id` (an entry without `id` is new; an `id` that\n  is not one of this entity's entries is 422);\n- `referencia_social.social_network` entries are matched by (`nm_rede`, `id`), since their\n  `id` is the profile's id on that network, not a row id;\n- within a matched entry, and within `referencia_social`, the same rule applies: fields left\n  out keep their values;\n- when an array is sent, its order is kept and the stored entries it leaves out are removed;\n  when it is omitted, nothing changes; `null` (or `[]`) removes every entry, and\n  `\"referencia_social\": null` removes the reference with its entries.\n\nThe read-only fields of `getEntity`'s answer (`tp`, `updated_at`, `updated_by`, the nested\n`referencia_social.id` and each entry's `referencia_social`) are ignored when posted back.\n`tp` of an existing entity never changes.\n\n**Edit conflicts.** The answer's `ETag` is the entity's new version. With `If-Match` set to\nthe version the change was made on, a write to an entity someone else changed meanwhile is\nrefused with 409 `edit_conflict` (naming the current version) and changes nothing. Without\n`If-Match` the write goes through, as older clients expect. `If-Match` is only for updates:\nsent without `id` it is 400.\n\nBeyond the schema, the server checks: CPF check digits, voter-id check digits, a real birth\ndate in the past with `idade` consistent with it, state codes among the 27, municipalities of\ndispute and base existing in the municipality list, and party acronyms.\n\n**Personal data.** `cpf`, `titulo_eleitor`, `raca`, `cepBase` and `endBase` are read whole\nonly by the owner, admins and platform admins; operators read them masked or not at all (see\n`getEntity`), and so:\n- a masked `cpf` (`***.982.247-**`), `titulo_eleitor` (`********0183`) or `cepBase`\n  (`01310-***`) in an update stands for the stored value and leaves it unchanged, whoever\n  sends it, so a record read masked can be posted back as it is; on a create it is 422\n  `whole_value`;\n- an operator may send the five only as it reads them, masked or left out: any other value,\n  `null` included, is 403 `forbidden` with a `whole_view_required` detail naming each field,\n  *even one equal to the stored value*, so that no answer confirms a guessed CPF or race;\n- the answer (`data`) is masked for the caller's role, as `getEntity` would answer it.",
     "auth": true,
     "parameters": [
       {
@@ -554,7 +578,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/entidade/tutela/",
     "tag": "concorrentes",
     "summary": "List, add or remove guardianship links",
-    "description": "A guardianship link says that one player (the tutor, usually the campaign's candidate)\nwatches another (the ward, a competitor or a party). Without parameters this lists the links\nof the caller's entities. With `tutor`, `ward` and `action` it adds or removes one link, and\nanswers the caller's links as they are afterwards. Adding an existing link or removing a\nmissing one changes nothing (idempotent).\n\n**Clients must treat this GET as unsafe**: with `action` it changes state. The contract fixes\nthe method, so never prefetch it, cache it or let a crawler follow it; the SDK sends it only\nwhen asked to.",
+    "description": "A guardianship link says that one player (the tutor, usually the campaign's candidate)\nwatches another (the ward, a competitor or a party). Without parameters this lists the\nstanding links of the caller's entities (every standing link for platform admins). With\n`tutor`, `ward` and `action` it adds or removes one link, and answers the caller's links as\nthey are afterwards. Adding a link takes a role that may change the tutor and any role in\nthe ward's team, and records the caller as its creator: the link stands only while the\ncreator could still add it (see \"Guardianship links\" in this document's introduction).\nAdding an existing link or removing a missing one changes nothing (idempotent).\n\n**Clients must treat this GET as unsafe**: with `action` it changes state. The contract fixes\nthe method, so never prefetch it, cache it or let a crawler follow it; the SDK sends it only\nwhen asked to.",
     "auth": true,
     "parameters": [
       {
@@ -583,6 +607,56 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
         "description": "`add` or `remove` the link (with `tutor` and `ward`)."
       }
     ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listWardLinks",
+    "method": "get",
+    "path": "/api/entidade/tutela/get_ward_links/",
+    "tag": "concorrentes",
+    "summary": "The guardianship links that point at an entity",
+    "description": "Not in the seed: without it an entity's team cannot see who watches their entity, nor stop it.\nLists every guardianship link whose ward is entity `id`, oldest first: which entity watches\nit (the tutor), who created the link, and whether the link stands (see \"Guardianship links\"\nin this document's introduction). Only the entity's owner and admins may ask (platform\nadmins too), as they manage its team; `removeWardLink` removes a link.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "id",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Id of the watched entity, the ward (required in practice; missing gives 400)."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "removeWardLink",
+    "method": "post",
+    "path": "/api/entidade/tutela/remove_ward_link/",
+    "tag": "concorrentes",
+    "summary": "Remove a guardianship link that points at an entity",
+    "description": "Not in the seed: without it an entity's team cannot stop another entity from watching\ntheirs. Removes guardianship link `link_id`, which must point at entity `entity_id` (its\nward). Only the entity's owner and admins may (platform admins too); the tutor's side\nremoves its own links with `manageGuardianship`. Once removed, the tutor's team may no longer\ncompare the entity in strategy scenarios, and projections that compared it through the link\nare withheld.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "entity_id",
+          "required": true,
+          "type": "integer",
+          "description": "Id of the watched entity (the ward)."
+        },
+        {
+          "name": "link_id",
+          "required": true,
+          "type": "integer",
+          "description": "Id of the link, as listWardLinks shows it."
+        }
+      ]
+    },
     "answer": "application/json",
     "paged": false
   },
@@ -690,7 +764,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/strategy/add_scenario_request/",
     "tag": "Evaluation",
     "summary": "Ask for a strategy scenario",
-    "description": "Not in the seed: there is nothing to approve without it. Asks for a projection of the shares\nof `entity_ids` `horizon_days` ahead, on monitor `monitor_id`. It compares 2 to 10 entities,\neach one of the caller's teams or one the monitor's entity watches (a guardianship link, as a\ncandidate watches its competitors). The request starts `pending`; an owner or admin of the monitor's entity approves\nit (`approvePendingScenarioRequests`) or rejects it. The caller needs a role that may change\nthe monitor's entity (owner, admin or operator).",
+    "description": "Not in the seed: there is nothing to approve without it. Asks for a projection of the shares\nof `entity_ids` `horizon_days` ahead, on monitor `monitor_id`. It compares 2 to 10 entities,\neach one of the caller's teams or one the monitor's entity watches (a standing guardianship\nlink, as a candidate watches its competitors). They must stay comparable until the request\nruns and while it is shown (\"Guardianship links\" in the introduction). The request starts `pending`; an owner or admin of the monitor's entity approves\nit (`approvePendingScenarioRequests`) or rejects it. The caller needs a role that may change\nthe monitor's entity (owner, admin or operator).",
     "auth": true,
     "parameters": [],
     "body": {
@@ -720,7 +794,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/strategy/get_scenario_requests/",
     "tag": "Evaluation",
     "summary": "Scenario requests of a monitor",
-    "description": "Not in the seed: a request's state and projection cannot be read without it. Lists the\nscenario requests of monitor `monitor_id`, newest first, 30 per page, optionally in one state.\nCompleted requests carry their projection; failed ones their reason. Every team role may read.",
+    "description": "Not in the seed: a request's state and projection cannot be read without it. Lists the\nscenario requests of monitor `monitor_id`, newest first, 30 per page, optionally in one state.\nCompleted requests carry their projection; failed ones their reason. A completed projection\ncomparing an entity that may no longer be compared is withheld (`projection` null,\n`failure_reason` says so; \"Guardianship links\" in the introduction). Every team role may read.",
     "auth": true,
     "parameters": [
       {
@@ -968,7 +1042,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/sms/list_credentials/",
     "tag": "SMS",
     "summary": "Send an SMS campaign",
-    "description": "Sends `mensagem.mensagem` to every number in `mensagem.recipient_list_str` with credential\n`credencial`. Numbers are split on commas, semicolons, spaces and new lines, normalised to\nE.164 (Brazil as the default region) and deduplicated; numbers that opted out (replied\nSTOP, SAIR or PARAR) are skipped and counted. Each accepted recipient becomes a message\nsent by a background job, retried with backoff when the provider fails.",
+    "description": "Sends `mensagem.mensagem` to every number in `mensagem.recipient_list_str` with credential\n`credencial`. Numbers are split on commas, semicolons, spaces and new lines, normalised to\nE.164 (Brazil as the default region) and deduplicated; numbers that opted out of the\ncampaigns of the credential's entity (they replied an opt-out keyword to one of its\ncredentials: see `receiveSmsWebhook`) are skipped and counted. Each accepted recipient\nbecomes a message sent by a background job, retried with backoff when the provider fails; a\nmessage whose number opts out before it is sent is canceled.",
     "auth": true,
     "parameters": [],
     "body": {
@@ -1039,6 +1113,33 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     },
     "answer": "application/json",
     "paged": false
+  },
+  {
+    "operationId": "listSmsOptOuts",
+    "method": "get",
+    "path": "/api/sms/list_opt_outs/",
+    "tag": "SMS",
+    "summary": "Numbers opted out of an entity's SMS campaigns",
+    "description": "Not in the seed: without it a team cannot see who asked to stop receiving its campaigns,\nwhich electoral law requires it to honour. Lists the numbers that opted out of the\ncampaigns of entity `entity_id`, newest first, 50 per page. A number opts out by replying\nan opt-out keyword to one of the entity's credentials (see `receiveSmsWebhook`). Each entry\ngives the keyword read; it is null for an opt-out recorded before opt-outs belonged to an\nentity, which was given to the entities whose credentials the number had replied to.\nThe entity's owner and admins may list them (platform admins too).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity."
+      },
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
   },
   {
     "operationId": "receiveSmsDeliveryReceipt",
@@ -1119,7 +1220,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/webhook/provider_sms/",
     "tag": "webhooks",
     "summary": "Inbound SMS (from the provider)",
-    "description": "The SMS provider calls this, configured for the GET method, when someone replies to a\ncampaign: Twilio's incoming-message webhook, with the message in the query string and\n`X-Twilio-Signature` computed over the full URL. A reply of STOP, SAIR or PARAR (any case,\nsurrounding spaces ignored) opts the sender out of future campaigns. The provider sends more\nfields than the ones declared here; the others are accepted and ignored.",
+    "description": "The SMS provider calls this, configured for the GET method, when someone replies to a\ncampaign: Twilio's incoming-message webhook, with the message in the query string and\n`X-Twilio-Signature` computed over the full URL. The provider sends more fields than the\nones declared here; the others are accepted and ignored.\n\nThe reply was received by the credential with account `AccountSid` and sender number `To`,\nand the signature is checked against that credential's auth token. When the account has no\ncredential for `To`, against the token of the account's first credential.\n\n**Opt-outs.** A reply whose only word is an opt-out keyword opts the sender out of the\ncampaigns of the entity that owns the receiving credential: all of that entity's credentials\nhonour it, and no other entity's do. The credentials without an entity (admins only) share\none scope of their own. A reply to a `To` that the account has no credential for opts the\nsender out of every entity with a credential on that account. The entity's owner and admins\nlist its opt-outs with `listSmsOptOuts`.\n\nThe keywords are, in Portuguese, `PARAR`, `PARE`, `SAIR`, `CANCELAR` and `DESCADASTRAR`, and\nin English `STOP`, `STOPALL`, `UNSUBSCRIBE`, `CANCEL`, `END`, `QUIT` and `OPTOUT`. They are\nmatched against the whole reply, after these steps: compatibility normalisation, then\naccents, punctuation, symbols (emoji included) and surrounding spaces removed, then upper case.\nSo `Sair.`, `PARE!`, `stop`, `  Parar  `, `SAÍR` and `opt-out` opt out. A keyword inside a\nlonger reply (`quero parar de receber`, `não vou sair`) does not: these words are common in\nordinary answers, and a wrong opt-out would silence a voter who wants the messages. Carriers\nread STOP the same way.",
     "auth": false,
     "parameters": [
       {
@@ -1208,7 +1309,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/webhook/socialnet/",
     "tag": "webhooks",
     "summary": "Social-network event deliveries",
-    "description": "Not in the seed's table, but the subscription the handshake above confirms delivers its events\nhere, by POST on the same path. Each delivery is JSON signed with `X-Hub-Signature-256:\nsha256=<hex>`, the HMAC-SHA256 of the raw body keyed with the app secret. The body's shape is\nchecked first, then the signature, before anything is stored.\n\nChanges of field `metrics` carry a profile's counters; each becomes a metric snapshot, taken at\nthe entry's `time`, of every monitor that watches that profile (same network, same user name\nignoring case). Snapshots are identified by monitor, network and moment, so a delivery sent\nagain changes nothing. Changes of other fields, and metrics of profiles no monitor watches, are\naccepted and counted as ignored.",
+    "description": "Not in the seed's table, but the subscription the handshake above confirms delivers its events\nhere, by POST on the same path. Each delivery is JSON signed with `X-Hub-Signature-256:\nsha256=<hex>`, the HMAC-SHA256 of the raw body keyed with the app secret. The body's shape is\nchecked first, then the signature, before anything is stored.\n\nChanges of field `metrics` carry a profile's counters; each becomes a metric snapshot, taken at\nthe entry's `time`, of every monitor that watches that profile (same network, same user name\nignoring case). Snapshots are identified by monitor, network and moment; a later delivery for\nthe same moment with other values (a correction) replaces them. Changes of other fields, and\nmetrics of profiles no monitor watches, are accepted and counted as ignored.\n\n**Each delivery is processed once.** The SHA-256 of every processed body is kept for\n`SOCIALNET_REPLAY_WINDOW_SECONDS` (3 days by default). The same bytes arriving again within that\ntime are answered 200 with `duplicate: true` and every change counted as ignored: nothing is\nstored. This holds for the network's retries, for copies arriving at the same moment (one is\nprocessed), and for a replay of a recorded delivery with its valid signature, which would\notherwise undo a correction sent since. A delivery refused (4xx) or failed (5xx) is not kept, so\nits retry is processed.\n\n**Ordering.** A change is as recent as its value's `updated_time`, or its entry's `time` when it\nhas none. A snapshot is never overwritten by a change older than the one it was stored from:\nsuch a change is counted as `outdated`. The same time is not older, so a correction sent with\nthe same times replaces. Past the replay window, a replayed delivery is processed again, and\nonly this rule stands between it and the snapshot: a network that sends corrections with a\nlater `updated_time` is protected from it, one that does not is not.",
     "auth": false,
     "parameters": [
       {
@@ -1260,7 +1361,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/callback/socialnet_removal/",
     "tag": "callbacks",
     "summary": "Social-network data-removal notice (from the provider)",
-    "description": "The social network's data-deletion callback. Its form-encoded `signed_request` is\n`<signature>.<payload>`, both base64url; the signature is HMAC-SHA256 of the payload with the\napp secret, and the payload names the app-scoped user. Palanque records a removal request,\nqueues the deletion of the social data it holds about that person (linked logins, provider\ntokens, collected profile data) and answers, at the top level as the provider requires,\nthe address where the request's status can be read and a confirmation code. The same\nsigned request twice gives the same code.",
+    "description": "The social network's data-deletion callback. Its form-encoded `signed_request` is\n`<signature>.<payload>`, both base64url; the signature is HMAC-SHA256 of the payload with the\napp secret, and the payload is JSON: `algorithm` (`HMAC-SHA256`), `issued_at` (when the network\nissued it, in Unix seconds) and `user_id` (the app-scoped user). Palanque records a removal request,\nqueues the deletion of the social data it holds about that person (linked logins, provider\ntokens, collected profile data) and answers, at the top level as the provider requires,\nthe address where the request's status can be read and a confirmation code. The same\nsigned request twice gives the same code.\n\n**Freshness.** A validly signed request is accepted only while fresh: it must carry `issued_at`,\nat most `SOCIALNET_REMOVAL_MAX_AGE_SECONDS` ago (24 hours by default) and at most 5 minutes ahead\nof Palanque's clock (the two clocks may disagree a little; a request from further in the future\nwas not issued by a network with a sane clock, and would outlive the maximum age). This holds for\na request recorded before too, so a recorded request cannot be replayed once stale.",
     "auth": false,
     "parameters": [],
     "body": {
@@ -1284,7 +1385,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/callback/searchnet/",
     "tag": "callbacks",
     "summary": "OAuth callback of the search provider",
-    "description": "Completes the OAuth 2.0 authorization-code flow with the search provider. The provider\nredirects the browser here with `code` and `state`. `state` was issued by `startSocialLogin`:\nsigned, expiring, single-use and bound to the user, which is why this operation needs no\nkey. Palanque checks it, exchanges `code` (with the PKCE verifier) at the provider's token\nendpoint (`SEARCHNET_TOKEN_URL`), reads the account's id and name (`SEARCHNET_USERINFO_URL`,\nOpenID Connect userinfo), stores the tokens encrypted (AES-256-GCM, `SECRETS_KEY`) and links\nthe account to the user. Linking the same account again refreshes its tokens and name.\nParameters the provider adds of its own (such as `scope`, `authuser` or `prompt`) are ignored.",
+    "description": "Completes the OAuth 2.0 authorization-code flow with the search provider. The provider\nredirects the browser here with `code` and `state`. `state` was issued by `startSocialLogin`:\nsigned, expiring, single-use and bound to the user, which is why this operation needs no\nkey. Palanque checks it, exchanges `code` (with the PKCE verifier) at the provider's token\nendpoint (`SEARCHNET_TOKEN_URL`), reads the account's id and name (`SEARCHNET_USERINFO_URL`,\nOpenID Connect userinfo) and holds them, with the tokens encrypted (AES-256-GCM,\n`SECRETS_KEY`), as a pending link of the user the state belongs to. Nothing is linked here:\nwhoever opened the consent page chose the account, so the user who started the flow confirms\nit with `confirmSocialLogin` (see \"Linking social accounts\" above). Parameters the provider adds\nof its own (such as `scope`, `authuser` or `prompt`) are ignored.",
     "auth": false,
     "parameters": [
       {
@@ -1325,7 +1426,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/social_callback/",
     "tag": "callbacks",
     "summary": "OAuth callback of the social-video provider",
-    "description": "Completes the OAuth 2.0 authorization-code flow with the social-video provider. Unlike the\nsearch provider's callback, the contract requires a key here: the provider redirects the\nbrowser to the front end, which forwards `code` and `state` to this operation with the\nuser's key. `state` (from `startSocialLogin`) must also belong to that user. Palanque\nexchanges `code` (with the PKCE verifier) at the provider's token endpoint\n(`SOCIALVIDEO_TOKEN_URL`), reads the caller's channel (`SOCIALVIDEO_CHANNELS_URL`, `mine=true`),\nstores the tokens encrypted (AES-256-GCM, `SECRETS_KEY`) and links the channel. Linking the\nsame channel again refreshes its tokens and name. Parameters the provider adds of its own are\nignored.",
+    "description": "Completes the OAuth 2.0 authorization-code flow with the social-video provider. Unlike the\nsearch provider's callback, the contract requires a key here: the provider redirects the\nbrowser to the front end, which forwards `code` and `state` to this operation with the\nuser's key. `state` (from `startSocialLogin`) must also belong to that user. Palanque\nexchanges `code` (with the PKCE verifier) at the provider's token endpoint\n(`SOCIALVIDEO_TOKEN_URL`), reads the consenting account's channel (`SOCIALVIDEO_CHANNELS_URL`,\n`mine=true`) and holds it, with the tokens encrypted (AES-256-GCM, `SECRETS_KEY`), as a\npending link of the caller, who confirms it with `confirmSocialLogin` once they have seen the\nchannel (see \"Linking social accounts\" above). Parameters the provider adds of its own are\nignored.",
     "auth": true,
     "parameters": [
       {

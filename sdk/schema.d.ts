@@ -27,9 +27,34 @@ export interface paths {
          *       the same whether or not the account exists, so it reveals no accounts.
          *     - **403** `account_inactive`: right credentials, but the account is deactivated.
          *     - **422** `validation_failed`: a field is missing or breaks its bounds.
-         *     - **429** `login_locked`: too many failed attempts for this username or address; even the right
-         *       password is refused until `Retry-After` seconds pass. `rate_limited` is the general budget.
+         *     - **429** `login_locked`: the login lock refuses this check; even the right password is refused
+         *       until `Retry-After` seconds pass. `rate_limited` is the general budget.
          *     - 404 and 409 are not returned.
+         *
+         *     **The login lock.** Each password check counts against the identifier in `username`, as typed
+         *     but trimmed and case-folded (`Ana.Souza ` and `ana.souza` are one identifier), and against the
+         *     client's address. Whether the identifier names an account plays no part. Within a sliding
+         *     window (`LOGIN_LOCK_WINDOW_SECONDS`, 900 s by default):
+         *     - **The identifier from one address** is locked after `LOGIN_MAX_FAILURES` failures (5):
+         *       `Retry-After` is what is left of the window since the oldest failure that keeps the count
+         *       at the limit (up to 900 s).
+         *     - **The identifier from any address** is never locked. From its 5th failure on, each failure
+         *       makes the next check of that identifier, from anywhere, wait 2^(n-5) seconds after it (n
+         *       failures: 1 s, 2 s, 4 s, ...), at most `LOGIN_MAX_DELAY_SECONDS` (30). Meanwhile a check is
+         *       429 with `Retry-After` in seconds. Guessing from many addresses is slowed down, and the
+         *       owner is never locked out for minutes by someone else's failures.
+         *     - **The address, across identifiers**, is locked after `LOGIN_ADDRESS_MAX_FAILURES` failures
+         *       (100), against spraying one password over many names, for the rest of the window like the
+         *       first rule.
+         *
+         *     When several rules refuse, `Retry-After` is the longest wait. Refused checks are not counted.
+         *     An account's e-mail and username are two identifiers: failures on one never make the other
+         *     answer 429. A name with no account is counted, refused and answered exactly like one with an
+         *     account. A successful login forgets the failures of its identifier (from every address), but
+         *     not the address's failures. A check is counted while it runs: a check that only the outcome
+         *     of checks still running would refuse waits for them (up to 10 s) rather than being refused.
+         *     So parallel guesses cannot pass the limit, and parallel logins with the right password are
+         *     not refused. The failures are kept in the database, shared by every instance.
          */
         post: operations["login"];
         delete?: never;
@@ -115,7 +140,11 @@ export interface paths {
          *       `unauthorized`: no valid key.
          *     - **403** `forbidden`: `username` names another user than the caller.
          *     - **422** `validation_failed`: a field is missing or breaks its bounds.
-         *     - **429** `login_locked`: too many failures; wait `Retry-After` seconds.
+         *     - **429** `login_locked`: the login lock refuses this check; wait `Retry-After` seconds.
+         *
+         *     The check goes through the login lock exactly like `login` (see there), with the identifier as
+         *     typed in `username`. So a wrong password here counts toward the same identifier and address as
+         *     at login, and the username and the e-mail of the caller are two identifiers.
          *     - 404 and 409 are not returned.
          */
         post: operations["checkCredential"];
@@ -139,7 +168,11 @@ export interface paths {
          *     1. `?email=` only: starts a reset. If the e-mail belongs to an active account, a single-use
          *        reset token with a short lifetime is e-mailed to it (only its hash is stored), with a link
          *        to step 2. The answer is the same whether or not the e-mail exists, and it does not wait
-         *        for the mail, so neither its body nor its timing reveals accounts.
+         *        for the mail, so neither its body nor its timing reveals accounts. The link is built on the
+         *        server's configured public address, never on the request's `Host`. When the server is
+         *        configured with a front-end reset page, the link opens that page with `email` and `token`
+         *        in its query, and the page calls step 2 when the person asks (a mail scanner that opens
+         *        links then does not spend the token).
          *     2. `?email=&token=`: completes it. A valid token sets a new random password, e-mails it,
          *        revokes every API key of the user and is consumed.
          *
@@ -222,10 +255,19 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The caller's login-lock state
-         * @description Reports how many failed logins the caller's address has used in the current window, the
-         *     limit, whether logins are locked and for how many more seconds. The login page uses it to
-         *     show a countdown instead of letting the user type into a locked form.
+         * The login-lock state of the caller's address
+         * @description Reports the login lock's budget of the caller's address across identifiers (see `login`),
+         *     and nothing else. `attempts` is the number of failed password checks (by `login` or
+         *     `checkCredential`, for any identifier) from this address within the last `window_seconds`.
+         *     Checks still running are not counted. `limit` is `LOGIN_ADDRESS_MAX_FAILURES` (100 by default).
+         *     `locked` is true while the address has `limit` failures in the window. Then every password
+         *     check from it is refused, and `retry_after_seconds` says for how many more seconds (0 when
+         *     not locked). The caller's address is the one the server resolves (see `TRUST_PROXY`).
+         *
+         *     The operation takes no identifier, so it cannot report the other two rules: a lock of one
+         *     identifier from this address, or the delay of an identifier. `locked` may be false while a
+         *     login answers 429 `login_locked`; that answer's `Retry-After` then says how long to wait. The
+         *     login page can use it to show a countdown instead of letting the user type into a locked form.
          *
          *     - **200**: the state.
          *     - 400, 401, 403, 404, 409 and 422 are not returned.
@@ -383,9 +425,9 @@ export interface paths {
         };
         /**
          * The caller's linked social accounts
-         * @description Lists the social accounts linked to the caller by the OAuth callbacks (`searchnetOAuthCallback`
-         *     and `socialVideoOAuthCallback`): provider, the provider's id for the account, its display name
-         *     and when it was linked. Provider tokens are never returned.
+         * @description Lists the social accounts linked to the caller (an OAuth callback's pending link confirmed
+         *     with `confirmSocialLogin`; pending links are not listed): provider, the provider's id for the
+         *     account, its display name and when it was linked. Provider tokens are never returned.
          *
          *     - **200**: the list (empty when nothing is linked).
          *     - **401** `unauthorized`: no valid key.
@@ -418,7 +460,8 @@ export interface paths {
          *     caller. The provider then redirects the browser to `redirect_uri` with `code` and `state`:
          *     for `searchnet` that is `searchnetOAuthCallback` itself; for `socialvideo` it is the
          *     front-end page (`SOCIALVIDEO_REDIRECT_URI`) that forwards both to `socialVideoOAuthCallback`
-         *     with the user's key.
+         *     with the user's key. The callback answers a pending link, which the caller then confirms with
+         *     `confirmSocialLogin` (see "Linking social accounts" above).
          *
          *     - **201**: the flow started; `data` says where to send the browser.
          *     - **200**: not returned; same body as 201.
@@ -430,6 +473,44 @@ export interface paths {
          *     - 400, 403, 404 and 409 are not returned.
          */
         post: operations["startSocialLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/usuario/confirm_social_login/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a pending social-account link (OAuth)
+         * @description Not in the seed: without it an OAuth callback would link whatever account was consented with
+         *     the caller's `state`, by whoever consented. The callbacks (`searchnetOAuthCallback`,
+         *     `socialVideoOAuthCallback`) link nothing: they answer a pending link. This links it, once the
+         *     user who started the flow (`startSocialLogin`) has seen the account (`display_name`,
+         *     `external_id`) and sends its `pending_link_id` with their key. Linking an account the caller
+         *     had linked already refreshes its tokens and name. See "Linking social accounts" above.
+         *
+         *     - **200**: linked; `data` is the link, as `listUserSocialLogins` lists it. Confirming again a
+         *       link already confirmed answers the same (the link as it stands) and changes nothing, until
+         *       the pending link is purged after its expiry (then 404).
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `invalid_token`: the pending link has expired (`expires_at`); start again.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such pending link, one of another user, or one discarded (409 below)
+         *       or purged. The answer is the same in every case.
+         *     - **409** `conflict` (`unique_link`): the provider account was linked to another user after the
+         *       callback; the pending link is discarded.
+         *     - **422** `validation_failed`: `pending_link_id` is missing or not a UUID.
+         *     - 403 is not returned.
+         */
+        post: operations["confirmSocialLogin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -509,7 +590,8 @@ export interface paths {
          * Remove a user from an entity's team
          * @description Not in the seed: a team cannot be used without it. Removes user `user_id` from the team of
          *     entity `entity_id`. The owner and admins may remove others (only the owner may remove an
-         *     admin); anyone may leave a team by removing themself. The owner cannot be removed.
+         *     admin); anyone may leave a team by removing themself. The owner cannot be removed. The
+         *     guardianship links the member created from or to the entity are deleted with the membership.
          *
          *     - **200**: removed; `data.removed` is true.
          *     - **201**: not returned; same body as 200.
@@ -601,6 +683,14 @@ export interface paths {
          *     every write. Send it back in `addEntity`'s `If-Match` so that a change made meanwhile by
          *     someone else is refused rather than overwritten.
          *
+         *     **Personal data by role.** The team's `owner` and `admin`s, and platform admins, read `cpf`,
+         *     `titulo_eleitor`, `raca` and the base address whole. Operators and viewers read `cpf` masked
+         *     to its middle six digits (`***.982.247-**`), `titulo_eleitor` to its last four
+         *     (`********0183`), `cepBase` to its first five (`01310-***`), and no `raca` and no `endBase`
+         *     (example `maskedForViewer`). The masks are applied to the answer only: posted back as they are,
+         *     they leave the stored values unchanged. The `ETag` is the same for every role (it is the
+         *     version, not a digest of what is shown).
+         *
          *     - **200**: the entity, with its `ETag`.
          *     - **400** `bad_request`: `id` is missing or not a positive integer.
          *     - **401** `unauthorized`: no valid key.
@@ -656,19 +746,33 @@ export interface paths {
          *     date in the past with `idade` consistent with it, state codes among the 27, municipalities of
          *     dispute and base existing in the municipality list, and party acronyms.
          *
+         *     **Personal data.** `cpf`, `titulo_eleitor`, `raca`, `cepBase` and `endBase` are read whole
+         *     only by the owner, admins and platform admins; operators read them masked or not at all (see
+         *     `getEntity`), and so:
+         *     - a masked `cpf` (`***.982.247-**`), `titulo_eleitor` (`********0183`) or `cepBase`
+         *       (`01310-***`) in an update stands for the stored value and leaves it unchanged, whoever
+         *       sends it, so a record read masked can be posted back as it is; on a create it is 422
+         *       `whole_value`;
+         *     - an operator may send the five only as it reads them, masked or left out: any other value,
+         *       `null` included, is 403 `forbidden` with a `whole_view_required` detail naming each field,
+         *       *even one equal to the stored value*, so that no answer confirms a guessed CPF or race;
+         *     - the answer (`data`) is masked for the caller's role, as `getEntity` would answer it.
+         *
          *     - **201**: created; `data` is the stored entity with its new `id`, `ETag` its version.
          *     - **200**: updated; `data` is the stored entity, `ETag` its new version.
          *     - **400** `bad_request`: the body is not valid JSON, `tp` is not a known type, or
          *       `If-Match` is sent without `id`.
          *     - **401** `unauthorized`: no valid key.
          *     - **403** `forbidden`: `id` names an entity of the caller's team that the caller's role may
-         *       read but not change.
+         *       read but not change, or an operator's update sends a personal field other than masked
+         *       (`whole_view_required`).
          *     - **404** `not_found`: `id` names no entity, or one outside the caller's teams.
          *     - **409** `conflict`: the CPF is already registered by another entity of one of the caller's
          *       teams (two campaigns may each register the same politician; one team may not twice).
          *       `edit_conflict`: `If-Match` is not the entity's current version.
          *     - **422** `validation_failed`: a field breaks a rule, a `marketshare` entry's `id` is not
-         *       one of the entity's, or the body is not a JSON object; `error.details` names each one.
+         *       one of the entity's, a create carries a masked value (`whole_value`), or the body is not a
+         *       JSON object; `error.details` names each one.
          */
         post: operations["addEntity"];
         delete?: never;
@@ -687,10 +791,13 @@ export interface paths {
         /**
          * List, add or remove guardianship links
          * @description A guardianship link says that one player (the tutor, usually the campaign's candidate)
-         *     watches another (the ward, a competitor or a party). Without parameters this lists the links
-         *     of the caller's entities. With `tutor`, `ward` and `action` it adds or removes one link, and
-         *     answers the caller's links as they are afterwards. Adding an existing link or removing a
-         *     missing one changes nothing (idempotent).
+         *     watches another (the ward, a competitor or a party). Without parameters this lists the
+         *     standing links of the caller's entities (every standing link for platform admins). With
+         *     `tutor`, `ward` and `action` it adds or removes one link, and answers the caller's links as
+         *     they are afterwards. Adding a link takes a role that may change the tutor and any role in
+         *     the ward's team, and records the caller as its creator: the link stands only while the
+         *     creator could still add it (see "Guardianship links" in this document's introduction).
+         *     Adding an existing link or removing a missing one changes nothing (idempotent).
          *
          *     **Clients must treat this GET as unsafe**: with `action` it changes state. The contract fixes
          *     the method, so never prefetch it, cache it or let a crawler follow it; the SDK sends it only
@@ -707,6 +814,72 @@ export interface paths {
         get: operations["manageGuardianship"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/entidade/tutela/get_ward_links/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The guardianship links that point at an entity
+         * @description Not in the seed: without it an entity's team cannot see who watches their entity, nor stop it.
+         *     Lists every guardianship link whose ward is entity `id`, oldest first: which entity watches
+         *     it (the tutor), who created the link, and whether the link stands (see "Guardianship links"
+         *     in this document's introduction). Only the entity's owner and admins may ask (platform
+         *     admins too), as they manage its team; `removeWardLink` removes a link.
+         *
+         *     - **200**: the links that point at the entity, standing or not.
+         *     - **400** `bad_request`: `id` is missing or not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity.
+         *     - **404** `not_found`: no such entity, or one outside the caller's teams.
+         *     - 409 and 422 are not returned.
+         */
+        get: operations["listWardLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/entidade/tutela/remove_ward_link/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a guardianship link that points at an entity
+         * @description Not in the seed: without it an entity's team cannot stop another entity from watching
+         *     theirs. Removes guardianship link `link_id`, which must point at entity `entity_id` (its
+         *     ward). Only the entity's owner and admins may (platform admins too); the tutor's side
+         *     removes its own links with `manageGuardianship`. Once removed, the tutor's team may no longer
+         *     compare the entity in strategy scenarios, and projections that compared it through the link
+         *     are withheld.
+         *
+         *     - **200**: removed; `data.removed` is true.
+         *     - **201**: not returned; same body as 200.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity.
+         *     - **404** `not_found`: no such entity or one outside the caller's teams (field `entity_id`),
+         *       or no link `link_id` points at it (field `link_id`, rule `points_at_entity`; also when it
+         *       was already removed).
+         *     - **422** `validation_failed`: a field is missing or malformed.
+         *     - 409 is not returned.
+         */
+        post: operations["removeWardLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -862,8 +1035,9 @@ export interface paths {
          * Ask for a strategy scenario
          * @description Not in the seed: there is nothing to approve without it. Asks for a projection of the shares
          *     of `entity_ids` `horizon_days` ahead, on monitor `monitor_id`. It compares 2 to 10 entities,
-         *     each one of the caller's teams or one the monitor's entity watches (a guardianship link, as a
-         *     candidate watches its competitors). The request starts `pending`; an owner or admin of the monitor's entity approves
+         *     each one of the caller's teams or one the monitor's entity watches (a standing guardianship
+         *     link, as a candidate watches its competitors). They must stay comparable until the request
+         *     runs and while it is shown ("Guardianship links" in the introduction). The request starts `pending`; an owner or admin of the monitor's entity approves
          *     it (`approvePendingScenarioRequests`) or rejects it. The caller needs a role that may change
          *     the monitor's entity (owner, admin or operator).
          *
@@ -895,7 +1069,9 @@ export interface paths {
          * Scenario requests of a monitor
          * @description Not in the seed: a request's state and projection cannot be read without it. Lists the
          *     scenario requests of monitor `monitor_id`, newest first, 30 per page, optionally in one state.
-         *     Completed requests carry their projection; failed ones their reason. Every team role may read.
+         *     Completed requests carry their projection; failed ones their reason. A completed projection
+         *     comparing an entity that may no longer be compared is withheld (`projection` null,
+         *     `failure_reason` says so; "Guardianship links" in the introduction). Every team role may read.
          *
          *     - **200**: `data` is a page of scenario requests.
          *     - **400** `bad_request`: `monitor_id` is missing or not a positive integer, `state` is not a
@@ -1230,9 +1406,11 @@ export interface paths {
          * Send an SMS campaign
          * @description Sends `mensagem.mensagem` to every number in `mensagem.recipient_list_str` with credential
          *     `credencial`. Numbers are split on commas, semicolons, spaces and new lines, normalised to
-         *     E.164 (Brazil as the default region) and deduplicated; numbers that opted out (replied
-         *     STOP, SAIR or PARAR) are skipped and counted. Each accepted recipient becomes a message
-         *     sent by a background job, retried with backoff when the provider fails.
+         *     E.164 (Brazil as the default region) and deduplicated; numbers that opted out of the
+         *     campaigns of the credential's entity (they replied an opt-out keyword to one of its
+         *     credentials: see `receiveSmsWebhook`) are skipped and counted. Each accepted recipient
+         *     becomes a message sent by a background job, retried with backoff when the provider fails; a
+         *     message whose number opts out before it is sent is canceled.
          *
          *     - **201**: the campaign was created; `data` gives its id, the accepted, rejected and skipped
          *       counts and the segment count per message (GSM-7 or UCS-2).
@@ -1289,6 +1467,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sms/list_opt_outs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Numbers opted out of an entity's SMS campaigns
+         * @description Not in the seed: without it a team cannot see who asked to stop receiving its campaigns,
+         *     which electoral law requires it to honour. Lists the numbers that opted out of the
+         *     campaigns of entity `entity_id`, newest first, 50 per page. A number opts out by replying
+         *     an opt-out keyword to one of the entity's credentials (see `receiveSmsWebhook`). Each entry
+         *     gives the keyword read; it is null for an opt-out recorded before opt-outs belonged to an
+         *     entity, which was given to the entities whose credentials the number had replied to.
+         *     The entity's owner and admins may list them (platform admins too).
+         *
+         *     - **200**: `data` is a page of opt-outs.
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer, or `page` is not
+         *       an integer of at least 1.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no such entity, one outside the caller's teams, or `page` is past
+         *       the last page.
+         *     - 409 and 422 are not returned.
+         */
+        get: operations["listSmsOptOuts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/callback/provider_sms/": {
         parameters: {
             query?: never;
@@ -1335,14 +1548,33 @@ export interface paths {
          * Inbound SMS (from the provider)
          * @description The SMS provider calls this, configured for the GET method, when someone replies to a
          *     campaign: Twilio's incoming-message webhook, with the message in the query string and
-         *     `X-Twilio-Signature` computed over the full URL. A reply of STOP, SAIR or PARAR (any case,
-         *     surrounding spaces ignored) opts the sender out of future campaigns. The provider sends more
-         *     fields than the ones declared here; the others are accepted and ignored.
+         *     `X-Twilio-Signature` computed over the full URL. The provider sends more fields than the
+         *     ones declared here; the others are accepted and ignored.
+         *
+         *     The reply was received by the credential with account `AccountSid` and sender number `To`,
+         *     and the signature is checked against that credential's auth token. When the account has no
+         *     credential for `To`, against the token of the account's first credential.
+         *
+         *     **Opt-outs.** A reply whose only word is an opt-out keyword opts the sender out of the
+         *     campaigns of the entity that owns the receiving credential: all of that entity's credentials
+         *     honour it, and no other entity's do. The credentials without an entity (admins only) share
+         *     one scope of their own. A reply to a `To` that the account has no credential for opts the
+         *     sender out of every entity with a credential on that account. The entity's owner and admins
+         *     list its opt-outs with `listSmsOptOuts`.
+         *
+         *     The keywords are, in Portuguese, `PARAR`, `PARE`, `SAIR`, `CANCELAR` and `DESCADASTRAR`, and
+         *     in English `STOP`, `STOPALL`, `UNSUBSCRIBE`, `CANCEL`, `END`, `QUIT` and `OPTOUT`. They are
+         *     matched against the whole reply, after these steps: compatibility normalisation, then
+         *     accents, punctuation, symbols (emoji included) and surrounding spaces removed, then upper case.
+         *     So `Sair.`, `PARE!`, `stop`, `  Parar  `, `SAÍR` and `opt-out` opt out. A keyword inside a
+         *     longer reply (`quero parar de receber`, `não vou sair`) does not: these words are common in
+         *     ordinary answers, and a wrong opt-out would silence a voter who wants the messages. Carriers
+         *     read STOP the same way.
          *
          *     - **200**: the message was recorded; `data.opted_out` says whether it opted the sender out.
          *     - **400** `bad_request`: a declared field is missing or malformed.
          *     - **401** `invalid_signature`: the signature header is missing.
-         *     - **403** `invalid_signature`: the signature does not match.
+         *     - **403** `invalid_signature`: the signature does not match the receiving credential's token.
          *     - 404, 409 and 422 are not returned.
          */
         get: operations["receiveSmsWebhook"];
@@ -1385,17 +1617,34 @@ export interface paths {
          *
          *     Changes of field `metrics` carry a profile's counters; each becomes a metric snapshot, taken at
          *     the entry's `time`, of every monitor that watches that profile (same network, same user name
-         *     ignoring case). Snapshots are identified by monitor, network and moment, so a delivery sent
-         *     again changes nothing. Changes of other fields, and metrics of profiles no monitor watches, are
-         *     accepted and counted as ignored.
+         *     ignoring case). Snapshots are identified by monitor, network and moment; a later delivery for
+         *     the same moment with other values (a correction) replaces them. Changes of other fields, and
+         *     metrics of profiles no monitor watches, are accepted and counted as ignored.
          *
-         *     - **200**: the delivery was processed; `data` counts the changes and what became of them.
+         *     **Each delivery is processed once.** The SHA-256 of every processed body is kept for
+         *     `SOCIALNET_REPLAY_WINDOW_SECONDS` (3 days by default). The same bytes arriving again within that
+         *     time are answered 200 with `duplicate: true` and every change counted as ignored: nothing is
+         *     stored. This holds for the network's retries, for copies arriving at the same moment (one is
+         *     processed), and for a replay of a recorded delivery with its valid signature, which would
+         *     otherwise undo a correction sent since. A delivery refused (4xx) or failed (5xx) is not kept, so
+         *     its retry is processed.
+         *
+         *     **Ordering.** A change is as recent as its value's `updated_time`, or its entry's `time` when it
+         *     has none. A snapshot is never overwritten by a change older than the one it was stored from:
+         *     such a change is counted as `outdated`. The same time is not older, so a correction sent with
+         *     the same times replaces. Past the replay window, a replayed delivery is processed again, and
+         *     only this rule stands between it and the snapshot: a network that sends corrections with a
+         *     later `updated_time` is protected from it, one that does not is not.
+         *
+         *     - **200**: the delivery was processed, or was seen before (`duplicate: true`); `data` counts the
+         *       changes and what became of them.
          *     - **201**: not returned; same body as 200.
          *     - **400** `bad_request`: the body is not valid JSON.
          *     - **401** `invalid_signature`: `X-Hub-Signature-256` is missing.
          *     - **403** `invalid_signature`: the signature does not match.
          *     - **422** `validation_failed`: the delivery is malformed, or a `metrics` change lacks a counter
-         *       or has one out of range, or its entry's `time` is in the future or before 2000;
+         *       or has one out of range, or its entry's `time` or its `updated_time` is in the future (more
+         *       than 5 minutes ahead) or before 2000, or its `updated_time` is not whole Unix seconds;
          *       `error.details` names each (`entry.0.changes.1.value.followers`). Nothing is stored.
          *     - 404 and 409 are not returned.
          */
@@ -1432,17 +1681,27 @@ export interface paths {
          * Social-network data-removal notice (from the provider)
          * @description The social network's data-deletion callback. Its form-encoded `signed_request` is
          *     `<signature>.<payload>`, both base64url; the signature is HMAC-SHA256 of the payload with the
-         *     app secret, and the payload names the app-scoped user. Palanque records a removal request,
+         *     app secret, and the payload is JSON: `algorithm` (`HMAC-SHA256`), `issued_at` (when the network
+         *     issued it, in Unix seconds) and `user_id` (the app-scoped user). Palanque records a removal request,
          *     queues the deletion of the social data it holds about that person (linked logins, provider
          *     tokens, collected profile data) and answers, at the top level as the provider requires,
          *     the address where the request's status can be read and a confirmation code. The same
          *     signed request twice gives the same code.
          *
+         *     **Freshness.** A validly signed request is accepted only while fresh: it must carry `issued_at`,
+         *     at most `SOCIALNET_REMOVAL_MAX_AGE_SECONDS` ago (24 hours by default) and at most 5 minutes ahead
+         *     of Palanque's clock (the two clocks may disagree a little; a request from further in the future
+         *     was not issued by a network with a sane clock, and would outlive the maximum age). This holds for
+         *     a request recorded before too, so a recorded request cannot be replayed once stale.
+         *
          *     - **201**: a new removal request was recorded.
          *     - **200**: the same request was already recorded; same code as the first time.
          *     - **400** `bad_request`: the body is not form-encoded, or `signed_request` is not of the form
-         *       `<signature>.<payload>` with a JSON payload naming a user.
-         *     - **403** `invalid_signature`: the signature does not match.
+         *       `<signature>.<payload>` with a JSON payload naming a user; or, validly signed, its `issued_at`
+         *       is refused: `error.details` names `signed_request.issued_at` with the rule `required` (absent),
+         *       `unix_time` (not whole Unix seconds), `max_age` (too old) or `not_in_future` (more than 5
+         *       minutes ahead). Nothing is recorded.
+         *     - **403** `invalid_signature`: the signature does not match (checked before the payload).
          *     - **422** `validation_failed`: `signed_request` is missing.
          *     - 401, 404 and 409 are not returned.
          */
@@ -1467,15 +1726,20 @@ export interface paths {
          *     signed, expiring, single-use and bound to the user, which is why this operation needs no
          *     key. Palanque checks it, exchanges `code` (with the PKCE verifier) at the provider's token
          *     endpoint (`SEARCHNET_TOKEN_URL`), reads the account's id and name (`SEARCHNET_USERINFO_URL`,
-         *     OpenID Connect userinfo), stores the tokens encrypted (AES-256-GCM, `SECRETS_KEY`) and links
-         *     the account to the user. Linking the same account again refreshes its tokens and name.
-         *     Parameters the provider adds of its own (such as `scope`, `authuser` or `prompt`) are ignored.
+         *     OpenID Connect userinfo) and holds them, with the tokens encrypted (AES-256-GCM,
+         *     `SECRETS_KEY`), as a pending link of the user the state belongs to. Nothing is linked here:
+         *     whoever opened the consent page chose the account, so the user who started the flow confirms
+         *     it with `confirmSocialLogin` (see "Linking social accounts" above). Parameters the provider adds
+         *     of its own (such as `scope`, `authuser` or `prompt`) are ignored.
          *
-         *     - **200**: the account was linked; `data` is the link.
+         *     - **200**: a pending link; `data` names the account it would link, its `pending_link_id`, its
+         *       `expires_at` and `confirm_url`, where the front end sends the user to confirm it. No token
+         *       is returned.
          *     - **400** `bad_request`: `code` or `state` is missing, or the provider sent `error` (for
          *       example `access_denied`; its `error_description` is passed on in `error.details`);
          *       `invalid_token`: `state` is forged, expired, already used or issued for the other provider.
-         *     - **409** `conflict`: the provider account is already linked to another user.
+         *     - **409** `conflict` (`unique_link`): the provider account is already linked to another user;
+         *       nothing is held.
          *     - **500** `internal_error`: the token exchange with the provider failed; start again.
          *     - 401, 403, 404 and 422 are not returned.
          */
@@ -1502,17 +1766,20 @@ export interface paths {
          *     browser to the front end, which forwards `code` and `state` to this operation with the
          *     user's key. `state` (from `startSocialLogin`) must also belong to that user. Palanque
          *     exchanges `code` (with the PKCE verifier) at the provider's token endpoint
-         *     (`SOCIALVIDEO_TOKEN_URL`), reads the caller's channel (`SOCIALVIDEO_CHANNELS_URL`, `mine=true`),
-         *     stores the tokens encrypted (AES-256-GCM, `SECRETS_KEY`) and links the channel. Linking the
-         *     same channel again refreshes its tokens and name. Parameters the provider adds of its own are
+         *     (`SOCIALVIDEO_TOKEN_URL`), reads the consenting account's channel (`SOCIALVIDEO_CHANNELS_URL`,
+         *     `mine=true`) and holds it, with the tokens encrypted (AES-256-GCM, `SECRETS_KEY`), as a
+         *     pending link of the caller, who confirms it with `confirmSocialLogin` once they have seen the
+         *     channel (see "Linking social accounts" above). Parameters the provider adds of its own are
          *     ignored.
          *
-         *     - **200**: the account was linked; `data` is the link.
+         *     - **200**: a pending link; `data` names the channel it would link, its `pending_link_id`, its
+         *       `expires_at` and `confirm_url`. No token is returned.
          *     - **400** `bad_request`: `code` or `state` is missing, or the provider sent `error`;
          *       `invalid_token`: `state` is forged, expired, already used, issued for the other provider
          *       or issued to another user (a state of another user is not used up by the attempt).
          *     - **401** `unauthorized`: no valid key.
-         *     - **409** `conflict`: the provider account is already linked to another user.
+         *     - **409** `conflict` (`unique_link`): the provider account is already linked to another user;
+         *       nothing is held.
          *     - **500** `internal_error`: the token exchange with the provider failed; start again.
          *     - 403, 404 and 422 are not returned.
          */
@@ -1743,7 +2010,7 @@ export interface components {
          *     | code | status | meaning |
          *     |---|---|---|
          *     | `bad_request` | 400 | malformed request: bad JSON, or a query, path or header parameter that breaks its type or bounds |
-         *     | `invalid_token` | 400 | a password-reset token or OAuth `state` that is unknown, used, expired or not the caller's |
+         *     | `invalid_token` | 400 | a password-reset token or OAuth `state` that is unknown, used, expired or not the caller's; an OAuth pending link that has expired |
          *     | `unauthorized` | 401 | no API key, or one that is malformed, unknown, expired or revoked, or whose user is inactive |
          *     | `invalid_credentials` | 401 | wrong username or password |
          *     | `invalid_signature` | 401, 403 | a provider callback whose signature is missing (401) or does not match (403) |
@@ -1833,7 +2100,9 @@ export interface components {
         /**
          * @description A member's role in an entity's team: `owner` (added the entity; everything), `admin` (edits the
          *     entity, manages the team, approves and rejects scenario requests), `operator` (edits the entity,
-         *     creates monitors and asks for scenarios) and `viewer` (reads only).
+         *     creates monitors and asks for scenarios) and `viewer` (reads only). Owners and admins read the
+         *     entity's personal data whole; operators and viewers read it masked and may not change it (see
+         *     `CandidateEntity`).
          * @enum {string}
          */
         TeamRole: "owner" | "admin" | "operator" | "viewer";
@@ -1923,15 +2192,20 @@ export interface components {
             email: string;
             available: boolean;
         };
+        /**
+         * @description The login lock's budget of the caller's address across identifiers. The lock of one identifier
+         *     from this address, and the delay of one identifier, are not reported here (see `login`).
+         */
         LoginAttemptStatus: {
-            /** @description Failed logins in the current window. */
+            /** @description Failed password checks from this address, for any identifier, in the current window (checks still running are not counted). */
             attempts: number;
-            /** @description Failures allowed per window. */
+            /** @description Failures the address may have in a window before it is locked (LOGIN_ADDRESS_MAX_FAILURES). */
             limit: number;
+            /** @description True while the address has `limit` failures in the window: every password check from it is refused. */
             locked: boolean;
-            /** @description Seconds until login is allowed again; 0 when not locked. */
+            /** @description Seconds until the address may check passwords again; 0 when not locked. */
             retry_after_seconds: number;
-            /** @description Length of the counting window. */
+            /** @description Length of the sliding counting window (LOGIN_LOCK_WINDOW_SECONDS). */
             window_seconds: number;
         };
         ChatContact: {
@@ -1996,6 +2270,36 @@ export interface components {
              * @enum {string}
              */
             provider: "searchnet" | "socialvideo";
+        };
+        ConfirmSocialLoginRequest: {
+            /**
+             * Format: uuid
+             * @description The `pending_link_id` an OAuth callback answered.
+             */
+            pending_link_id: string;
+        };
+        /**
+         * @description What an OAuth callback holds until the user who started the flow confirms it with
+         *     `confirmSocialLogin`: the provider account it would link, never its tokens.
+         */
+        PendingSocialLogin: {
+            /**
+             * Format: uuid
+             * @description What `confirmSocialLogin` takes; only the user who started the flow can use it.
+             */
+            pending_link_id: string;
+            /** @enum {string} */
+            provider: "searchnet" | "socialvideo";
+            /** @description The provider's id for the account that would be linked. */
+            external_id: string;
+            /** @description The account's name (or channel title), to show the user before they confirm. */
+            display_name: string;
+            expires_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: uri
+             * @description Where to POST `pending_link_id`, with the user's key: `confirmSocialLogin`.
+             */
+            confirm_url: string;
         };
         /** @description Where to send the browser to let the user authorize Palanque at the provider. */
         SocialLoginAuthorization: {
@@ -2130,6 +2434,17 @@ export interface components {
          *     On update only the fields sent change: an omitted field keeps its stored value and a field sent
          *     as `null` clears it (`nome` is always required). Stored fields that are unset are absent from
          *     `getEntity`'s answer, except `nr_urna` and `municipioBase`, which are then `null`.
+         *
+         *     **Personal data (LGPD).** `cpf`, `titulo_eleitor`, `raca` (sensitive personal data) and the
+         *     base address are read whole only by the team's `owner` and `admin`s, and by platform admins.
+         *     Operators and viewers read `cpf` and `titulo_eleitor` masked (`MaskedCpf`, `MaskedVoterId`),
+         *     `cepBase` cut to its sector (`MaskedCep`), and no `raca` and no `endBase` (the street and
+         *     number); `paisBase`, `estadoBase` and `municipioBase` stay whole. A masked value posted back
+         *     in an update stands for the stored value, which it leaves unchanged (for every role); on a
+         *     create it is 422 `whole_value`. Only a caller who reads these five fields whole may send them
+         *     whole: an operator's update that sends one other than masked (a whole value, even the stored
+         *     one, or `null`) is 403 `forbidden`, with a `whole_view_required` detail naming each field, so
+         *     that the answer never tells a right guess from a wrong one.
          */
         CandidateEntity: {
             /** @description Kind of contest, e.g. `municipal`. */
@@ -2138,8 +2453,11 @@ export interface components {
             position?: string | null;
             /** @description Ballot round, e.g. `primeiro_turno`. */
             ballot?: string | null;
-            /** @description National taxpayer number, formatted; check digits are verified. */
-            cpf?: string | null;
+            /**
+             * @description National taxpayer number (personal data), formatted; check digits are verified. Read masked
+             *     by operators and viewers; in an update, the masked form stands for the stored value.
+             */
+            cpf?: components["schemas"]["Cpf"] | components["schemas"]["MaskedCpf"] | null;
             /** @description Ballot name. */
             nm_urna?: string | null;
             /** @description Ballot number (2 to 5 digits); null when not assigned yet. */
@@ -2152,8 +2470,11 @@ export interface components {
             foto?: string | null;
             /** Format: uri */
             image_url?: string | null;
-            /** @description Voter registration number (12 digits); check digits are verified. */
-            titulo_eleitor?: string | null;
+            /**
+             * @description Voter registration number (personal data, 12 digits); check digits are verified. Read masked
+             *     by operators and viewers; in an update, the masked form stands for the stored value.
+             */
+            titulo_eleitor?: components["schemas"]["VoterId"] | components["schemas"]["MaskedVoterId"] | null;
             /**
              * Format: date
              * @description Birth date (YYYY-MM-DD), in the past.
@@ -2177,7 +2498,7 @@ export interface components {
             ocupacao?: number | null;
             /** @description Marital status code. */
             estado_civil?: number | null;
-            /** @description Race/colour code. */
+            /** @description Race/colour code (sensitive personal data): absent from what operators and viewers read. */
             raca?: number | null;
             /** @description The social-network reference; null removes it with its entries. */
             referencia_social?: components["schemas"]["ReferenciaSocial"] | null;
@@ -2197,13 +2518,16 @@ export interface components {
             paisDisputa?: string | null;
             estado_disputa?: components["schemas"]["UF"] | null;
             municipio_disputa?: components["schemas"]["IbgeMunicipalityCode"] | null;
-            /** @description Postal code (CEP) of the campaign base. */
-            cepBase?: string | null;
+            /**
+             * @description Postal code (CEP) of the campaign base. Operators and viewers read only its first five
+             *     digits, the sector (`MaskedCep`); in an update, the masked form stands for the stored value.
+             */
+            cepBase?: components["schemas"]["Cep"] | components["schemas"]["MaskedCep"] | null;
             paisBase?: string | null;
             estadoBase?: components["schemas"]["UF"] | null;
             /** @description IBGE code of the base's municipality; null when unknown. */
             municipioBase?: string | null;
-            /** @description Street address of the campaign base. */
+            /** @description Street address (street and number) of the campaign base: absent from what operators and viewers read. */
             endBase?: string | null;
             first_campaign?: boolean | null;
             /** @description Runs in a coalition. */
@@ -2216,7 +2540,13 @@ export interface components {
         /**
          * @description A stored entity as `getEntity` and `addEntity` answer it: the candidate entity with its `id`
          *     and the read-only `tp`, `updated_at` and `updated_by`. A form may post the record back whole:
-         *     `addEntity` ignores the read-only fields.
+         *     `addEntity` ignores the read-only fields, and a masked `cpf`, `titulo_eleitor` or `cepBase`
+         *     leaves the stored value unchanged.
+         *
+         *     The personal data is shown by the caller's role on this entity (see `CandidateEntity`):
+         *     whole for the owner, admins and platform admins; for operators and viewers `cpf`,
+         *     `titulo_eleitor` and `cepBase` are masked and `raca` and `endBase` are left out (example
+         *     `maskedForViewer`).
          */
         CandidateEntityRecord: components["schemas"]["CandidateEntity"] & {
             tp: components["schemas"]["EntityType"];
@@ -2225,6 +2555,46 @@ export interface components {
             /** @description Who wrote the entity last (read-only); null when unknown (that user no longer exists, or a social network's data-removal request took a profile out). */
             updated_by: components["schemas"]["EntityAuthor"] | null;
         };
+        /**
+         * @description A whole CPF, formatted (`529.982.247-25`).
+         * @example 529.982.247-25
+         */
+        Cpf: string;
+        /**
+         * @description A CPF as operators and viewers read it: only the middle six digits, the mask Brazilian public
+         *     bodies use when they publish a CPF (`***.982.247-**`). Posted back in an update, it leaves the
+         *     stored CPF unchanged.
+         * @example ***.982.247-**
+         */
+        MaskedCpf: string;
+        /**
+         * @description A whole voter registration number (título de eleitor), 12 digits.
+         * @example 102345670183
+         */
+        VoterId: string;
+        /**
+         * @description A voter registration number as operators and viewers read it: only its last four digits
+         *     (`********0183`). Those are the code of the state where the voter registered and the two check
+         *     digits, which identify no one (every voter of a state shares the code, and the check digits
+         *     follow from the rest); they let a reader tell two records apart. The eight digits that do
+         *     identify the voter are hidden. Posted back in an update, it leaves the stored number unchanged.
+         * @example ********0183
+         */
+        MaskedVoterId: string;
+        /**
+         * @description A whole postal code (CEP), with or without its hyphen.
+         * @example 01310-100
+         */
+        Cep: string;
+        /**
+         * @description A CEP as operators and viewers read it: its first five digits (region, sub-region, sector,
+         *     subsector and its division), with the three-digit suffix hidden (`01310-***`). In cities a
+         *     whole CEP often names one street, one side of it or a single large building, so it would give
+         *     away much of the withheld `endBase`; the first five name a part of the town. Posted back in
+         *     an update, it leaves the stored CEP unchanged.
+         * @example 01310-***
+         */
+        MaskedCep: string;
         /** @description The user who last wrote an entity. */
         EntityAuthor: {
             id: number;
@@ -2238,6 +2608,23 @@ export interface components {
             ward_nome: string;
             ward_tp: components["schemas"]["EntityType"];
             created_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A guardianship link as the owner and admins of its ward see it. */
+        WardLink: components["schemas"]["GuardianshipLink"] & {
+            /** @description The user who created the link; null when unknown (a link stored without one, which never stands). */
+            created_by: components["schemas"]["EntityAuthor"] | null;
+            /** @description Whether the link stands now, so that the tutor's team may compare the ward (see "Guardianship links" in the introduction). */
+            standing: boolean;
+        };
+        RemoveWardLinkRequest: {
+            /** @description Id of the watched entity (the ward). */
+            entity_id: number;
+            /** @description Id of the link, as listWardLinks shows it. */
+            link_id: number;
+        };
+        WardLinkRemoved: {
+            /** @constant */
+            removed: true;
         };
         /** @description Metrics of one network at one moment. */
         MetricSnapshot: {
@@ -2347,9 +2734,9 @@ export interface components {
             decided_at: string | null;
             /** @description What the user who rejected it wrote; null otherwise. */
             rejection_reason: string | null;
-            /** @description Why the run failed; null otherwise. */
+            /** @description Why the run failed, or why the projection of a completed run is withheld; null otherwise. */
             failure_reason: string | null;
-            /** @description The projection of a completed run; null in every other state. */
+            /** @description The projection of a completed run; null in every other state, and while it is withheld because it compares an entity that may no longer be compared. */
             projection: components["schemas"]["ScenarioProjection"] | null;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
@@ -2653,9 +3040,27 @@ export interface components {
             /** @description False when the receipt was already known or older than the status. */
             applied: boolean;
         };
+        /** @description A number opted out of an entity's SMS campaigns. */
+        SmsOptOut: {
+            /** @description The number (E.164). */
+            phone: string;
+            /** @description The opt-out keyword its reply was read as; null when the opt-out came from before opt-outs belonged to an entity. */
+            keyword: components["schemas"]["SmsOptOutKeyword"] | null;
+            opted_out_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description The opt-out keywords, Portuguese then English (see `receiveSmsWebhook`).
+         * @enum {string}
+         */
+        SmsOptOutKeyword: "PARAR" | "PARE" | "SAIR" | "CANCELAR" | "DESCADASTRAR" | "STOP" | "STOPALL" | "UNSUBSCRIBE" | "CANCEL" | "END" | "QUIT" | "OPTOUT";
+        /** @description A page of SmsOptOut records (the paginated list structure). */
+        SmsOptOutPage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["SmsOptOut"][];
+        };
         InboundSmsResult: {
             message_sid: string;
             from: string;
+            /** @description True when the reply was an opt-out keyword from a valid number (see `receiveSmsWebhook`), also when the number had opted out already. */
             opted_out: boolean;
         };
         /** @description A delivery of the social network's webhook subscription. */
@@ -2673,7 +3078,9 @@ export interface components {
                     /**
                      * @description For `metrics`: `network` (1-50 characters), `username` (1-150), `followers`,
                      *     `posts` and `mentions` (integers from 0 to 10^12) and `engagement` (a number from
-                     *     0 to 1000). Other fields' values are not read.
+                     *     0 to 1000), and optionally `updated_time`: when the network computed these
+                     *     counters, in whole Unix seconds (a correction carries a later one; the entry's
+                     *     `time` when absent). Other fields' values are not read.
                      */
                     value: Record<string, never>;
                 }[];
@@ -2688,8 +3095,12 @@ export interface components {
             replaced: number;
             /** @description Snapshots already stored with these values. */
             unchanged: number;
-            /** @description Changes of other fields, or of profiles no monitor watches. */
+            /** @description Snapshots kept as stored: they came from a later change (`updated_time`, else the entry's `time`). */
+            outdated: number;
+            /** @description Changes of other fields, or of profiles no monitor watches; every change of a delivery seen before. */
             ignored: number;
+            /** @description True when this delivery (the same bytes) was processed before, within the replay window: nothing was stored. */
+            duplicate: boolean;
         };
         SocialnetRemovalNotice: {
             /** @description `<signature>.<payload>`, both base64url. */
@@ -2813,6 +3224,9 @@ export interface components {
         SocialLoginAuthorizationEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SocialLoginAuthorization"];
         };
+        PendingSocialLoginEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["PendingSocialLogin"];
+        };
         SocialLoginEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SocialLogin"];
         };
@@ -2861,6 +3275,9 @@ export interface components {
         SmsReceiptResultEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SmsReceiptResult"];
         };
+        SmsOptOutPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SmsOptOutPage"];
+        };
         InboundSmsResultEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["InboundSmsResult"];
         };
@@ -2887,6 +3304,12 @@ export interface components {
         };
         GuardianshipLinkListEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["GuardianshipLink"][];
+        };
+        WardLinkListEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["WardLink"][];
+        };
+        WardLinkRemovedEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["WardLinkRemoved"];
         };
         SocialMonitorListEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SocialMonitor"][];
@@ -3620,7 +4043,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Login-lock state of the caller's address. */
+            /** @description The login-lock budget of the caller's address across identifiers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3993,6 +4416,106 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    confirmSocialLogin: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfirmSocialLoginRequest"];
+            };
+        };
+        responses: {
+            /** @description The account was linked. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SocialLoginEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SocialLoginEnvelope"];
+                };
+            };
+            /** @description The pending link has expired. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such pending link of the caller. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The provider account was linked to another user meanwhile. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
         };
     };
@@ -4422,6 +4945,116 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GuardianshipLinkListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listWardLinks: {
+        parameters: {
+            query?: {
+                /** @description Id of the watched entity, the ward (required in practice; missing gives 400). */
+                id?: components["schemas"]["IdString"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The links that point at the entity. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WardLinkListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    removeWardLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RemoveWardLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WardLinkRemovedEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WardLinkRemovedEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5445,6 +6078,51 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    listSmsOptOuts: {
+        parameters: {
+            query: {
+                /** @description Id of the entity. */
+                entity_id: components["schemas"]["IdString"];
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of opt-outs. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsOptOutPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
     receiveSmsDeliveryReceipt: {
         parameters: {
             query?: never;
@@ -5790,7 +6468,18 @@ export interface operations {
                     "application/json": components["schemas"]["SocialnetRemovalConfirmation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The signed request is malformed, or is not fresh (`issued_at`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -5827,7 +6516,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Account linked. */
+            /** @description A pending link, waiting for the confirmation of the user who started the flow. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5836,7 +6525,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SocialLoginEnvelope"];
+                    "application/json": components["schemas"]["PendingSocialLoginEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5876,7 +6565,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Account linked. */
+            /** @description A pending link, waiting for the caller's confirmation. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5885,7 +6574,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SocialLoginEnvelope"];
+                    "application/json": components["schemas"]["PendingSocialLoginEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];

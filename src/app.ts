@@ -35,6 +35,7 @@ import type { Accounts } from './accounts/index.js';
 import { accountHandlers } from './accounts/handlers.js';
 import type { Entities } from './entities/index.js';
 import { entityHandlers } from './entities/handlers.js';
+import { guardianshipHandlers } from './entities/guardianship-handlers.js';
 import { controlHandlers } from './control/handlers.js';
 import { docsAssets, docsHandlers } from './docs/index.js';
 import type { StatusSources } from './control/status.js';
@@ -48,6 +49,7 @@ import type { Strategy } from './strategy/index.js';
 import { strategyHandlers } from './strategy/handlers.js';
 import { socialnetHandlers, socialnetSignatureChecks } from './socialnet/index.js';
 import type { SocialnetRemovals } from './socialnet/removals.js';
+import type { SeenDeliveries } from './socialnet/deliveries.js';
 import { providerSignatures } from './http/provider-signatures.js';
 import { smsHandlers, smsSignatureChecks } from './messaging/index.js';
 import { oauthHandlers, type SocialLinks } from './oauth/index.js';
@@ -87,6 +89,8 @@ export interface AppDependencies {
   strategy: Strategy;
   /** The social network's data-removal requests. */
   socialnetRemovals: SocialnetRemovals;
+  /** The social network's deliveries already processed (kept SOCIALNET_REPLAY_WINDOW_SECONDS). */
+  socialnetDeliveries: SeenDeliveries;
   /** SMS credentials, campaigns and the provider's callbacks. */
   sms: Sms;
   /** Accounts at OAuth providers linked to users. */
@@ -139,10 +143,11 @@ export function createApp(dependencies: AppDependencies): Express {
     createMunicipality: createMunicipality(municipalityModel, municipalities),
     ...accountHandlers(accounts, config, entities.teams),
     ...entityHandlers({ entities, accounts, municipalities, urls: config }),
+    ...guardianshipHandlers({ entities, accounts }),
     ...monitorHandlers(dependencies.monitors, entities.teams),
     ...strategyHandlers({ strategy: dependencies.strategy, monitors: dependencies.monitors, entities, urls: config }),
-    ...socialnetHandlers({ settings: config.socialnet, monitors: dependencies.monitors.store, removals: dependencies.socialnetRemovals, urls: config }),
-    ...smsHandlers(dependencies.sms, entities.models),
+    ...socialnetHandlers({ settings: config.socialnet, monitors: dependencies.monitors.store, removals: dependencies.socialnetRemovals, deliveries: dependencies.socialnetDeliveries, urls: config }),
+    ...smsHandlers({ sms: dependencies.sms, entities, urls: config }),
     ...oauthHandlers(dependencies.socialLinks, config, logger),
     ...electionsHandlers(dependencies.electionsPanelSyncs),
     ...researchHandlers(dependencies.researchBookmarks),

@@ -155,6 +155,10 @@ const environmentSchema = z.object({
   TOKEN_LIFETIME_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(24 * 7),
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   LOGIN_LOCK_WINDOW_SECONDS: z.coerce.number().int().min(1).max(24 * 3600).default(15 * 60),
+  // High enough for an office behind one address: a lock after this many failures across identifiers.
+  LOGIN_ADDRESS_MAX_FAILURES: z.coerce.number().int().min(1).max(100_000).default(100),
+  // Seconds, not minutes: the owner of a targeted identifier waits at most this from another address.
+  LOGIN_MAX_DELAY_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   PASSWORD_RESET_LIFETIME_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
   // log2 of scrypt's N. 17 (128 MiB, OWASP's minimum) in production; tests lower it to stay fast.
   PASSWORD_HASH_COST: z.coerce.number().int().min(10).max(20).default(17),
@@ -186,6 +190,9 @@ const environmentSchema = z.object({
   JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(86_000).default(900),
   SOCIALNET_VERIFY_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
   SOCIALNET_APP_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  // Longer than the network keeps retrying a delivery: a retry or replay within it is ignored.
+  SOCIALNET_REPLAY_WINDOW_SECONDS: z.coerce.number().int().min(3600).max(90 * 24 * 3600).default(3 * 24 * 3600),
+  SOCIALNET_REMOVAL_MAX_AGE_SECONDS: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(24 * 3600),
   SEARCHNET_CLIENT_ID: z.string().min(1).max(512).optional(),
   SEARCHNET_CLIENT_SECRET: z.string().min(1).max(512).optional(),
   SEARCHNET_AUTHORIZE_URL: endpoint.default('https://accounts.google.com/o/oauth2/v2/auth'),
@@ -197,6 +204,7 @@ const environmentSchema = z.object({
   SOCIALVIDEO_AUTHORIZE_URL: endpoint.default('https://accounts.google.com/o/oauth2/v2/auth'),
   SOCIALVIDEO_TOKEN_URL: endpoint.default('https://oauth2.googleapis.com/token'),
   SOCIALVIDEO_CHANNELS_URL: endpoint.default('https://www.googleapis.com/youtube/v3/channels'),
+  OAUTH_PENDING_LINK_SECONDS: z.coerce.number().int().min(60).max(24 * 3600).default(600),
   ELECTIONS_PANEL_URL: z
     .string()
     .url('must be an absolute URL such as https://painel.example.org')
@@ -276,6 +284,8 @@ export interface Config {
   jobTimeoutSeconds: number;
   /** The OAuth providers whose accounts users may link (SEARCHNET_*, SOCIALVIDEO_*). */
   oauth: { searchnet: OAuthClientSettings; socialvideo: OAuthClientSettings };
+  /** OAUTH_PENDING_LINK_SECONDS: how long an OAuth callback's pending link waits for its user's confirmation. */
+  oauthPendingLinkMs: number;
   /** ELECTIONS_PANEL_URL: the elections panel's API; without it no sync can be queued. */
   electionsPanelUrl: string | undefined;
 }
@@ -298,6 +308,10 @@ export interface SocialnetSettings {
   verifyToken: string | undefined;
   /** SOCIALNET_APP_SECRET: the key of the network's signatures (X-Hub-Signature-256, signed_request). */
   appSecret: string | undefined;
+  /** SOCIALNET_REPLAY_WINDOW_SECONDS: how long the hash of a processed delivery is kept; a copy within it is ignored. */
+  replayWindowMs: number;
+  /** SOCIALNET_REMOVAL_MAX_AGE_SECONDS: how old (by its issued_at) a data-removal signed_request may be. */
+  removalMaxAgeMs: number;
 }
 
 export class ConfigError extends Error {
@@ -354,7 +368,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     accounts: {
       tokenLifetimeMs: env.TOKEN_LIFETIME_HOURS * 3600_000,
-      loginLock: { maxFailures: env.LOGIN_MAX_FAILURES, windowMs: env.LOGIN_LOCK_WINDOW_SECONDS * 1000 },
+      loginLock: {
+        maxFailures: env.LOGIN_MAX_FAILURES,
+        addressMaxFailures: env.LOGIN_ADDRESS_MAX_FAILURES,
+        maxDelayMs: env.LOGIN_MAX_DELAY_SECONDS * 1000,
+        windowMs: env.LOGIN_LOCK_WINDOW_SECONDS * 1000,
+      },
       passwordResetLifetimeMs: env.PASSWORD_RESET_LIFETIME_MINUTES * 60_000,
       passwordHashCost: env.PASSWORD_HASH_COST,
     },
@@ -366,7 +385,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM, directory: env.MAIL_DIR },
     assistants: env.ASSISTANTS ?? [],
     docsUrl: env.DOCS_URL,
-    socialnet: { verifyToken: env.SOCIALNET_VERIFY_TOKEN, appSecret: env.SOCIALNET_APP_SECRET },
+    socialnet: {
+      verifyToken: env.SOCIALNET_VERIFY_TOKEN,
+      appSecret: env.SOCIALNET_APP_SECRET,
+      replayWindowMs: env.SOCIALNET_REPLAY_WINDOW_SECONDS * 1000,
+      removalMaxAgeMs: env.SOCIALNET_REMOVAL_MAX_AGE_SECONDS * 1000,
+    },
     secretsKey: env.SECRETS_KEY,
     smsProviderUrl: env.SMS_PROVIDER_URL,
     smsSendTimeoutMs: env.SMS_SEND_TIMEOUT_MS,
@@ -391,6 +415,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         redirectUri: env.SOCIALVIDEO_REDIRECT_URI,
       },
     },
+    oauthPendingLinkMs: env.OAUTH_PENDING_LINK_SECONDS * 1000,
     electionsPanelUrl: env.ELECTIONS_PANEL_URL,
   };
 }

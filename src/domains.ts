@@ -15,12 +15,12 @@ import { createMonitors } from './monitors/index.js';
 import { createNewsSources } from './news/sources.js';
 import { createSocialLinks, type OAuthSettings } from './oauth/index.js';
 import { createResearchBookmarks } from './research/bookmarks.js';
-import { createSocialnetRemovals } from './socialnet/index.js';
+import { createSeenDeliveries, createSocialnetRemovals } from './socialnet/index.js';
 import { createStrategy } from './strategy/index.js';
 
 export type Domains = Pick<
   AppDependencies,
-  'entities' | 'monitors' | 'strategy' | 'socialnetRemovals' | 'sms' | 'socialLinks' | 'electionsPanelSyncs' | 'researchBookmarks' | 'newsSources'
+  'entities' | 'monitors' | 'strategy' | 'socialnetRemovals' | 'socialnetDeliveries' | 'sms' | 'socialLinks' | 'electionsPanelSyncs' | 'researchBookmarks' | 'newsSources'
 >;
 
 /** The configuration the domains read (the server passes its Config). */
@@ -49,6 +49,7 @@ export async function createDomains(sequelize: Sequelize, { accounts, jobs, logg
     monitors,
     strategy,
     socialnetRemovals,
+    socialnetDeliveries: createSeenDeliveries(sequelize),
     sms,
     socialLinks: createSocialLinks(sequelize, accounts.models, settings),
     electionsPanelSyncs,

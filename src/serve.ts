@@ -96,7 +96,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
   if (!idempotencyKeys.sealsAnswers) {
     logger.warn('SECRETS_KEY is not set: idempotent answers (with the personal data they carry) are stored in clear for IDEMPOTENCY_TTL_SECONDS, and no SMS or OAuth secret can be stored. Production requires it.');
   }
-  const purge = setInterval(() => void purgeExpiredRows(idempotencyKeys, accounts, logger), PURGE_INTERVAL_MS);
+  const seenDeliveries = { purgeExpired: () => domains.socialnetDeliveries.purgeExpired(config.socialnet.replayWindowMs) };
+  const purge = setInterval(() => void purgeExpiredRows([idempotencyKeys, accounts, domains.socialLinks, seenDeliveries], logger), PURGE_INTERVAL_MS);
   purge.unref();
   // A municipality created on another instance, or an import, reaches this instance's list within the interval.
   const refreshMunicipalities = municipalityRefresher(municipalities, logger);
@@ -165,10 +166,11 @@ function connectRedis(url: string, logger: Logger): Redis {
 const PURGE_INTERVAL_MS = 10 * 60_000;
 const CAMPAIGN_SWEEP_INTERVAL_MS = 60_000;
 
-/** Housekeeping: idempotency keys, login failures and reset tokens that no longer count. */
-async function purgeExpiredRows(store: IdempotencyStore, accounts: Accounts, logger: Logger): Promise<void> {
+/** Housekeeping: idempotency keys, login failures, reset tokens, OAuth pending links and social-network delivery hashes that no longer count. */
+async function purgeExpiredRows(stores: Array<{ purgeExpired(): Promise<number> }>, logger: Logger): Promise<void> {
   try {
-    const purged = (await store.purgeExpired()) + (await accounts.purgeExpired());
+    let purged = 0;
+    for (const store of stores) purged += await store.purgeExpired();
     if (purged > 0) logger.info({ purged }, 'expired rows purged');
   } catch (error) {
     logger.warn({ err: error }, 'could not purge expired rows');

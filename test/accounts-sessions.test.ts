@@ -17,7 +17,7 @@ import { createUser, type TestUser } from './helpers/accounts.js';
 /** Not a whole number of hours or days, so a lifetime taken from anywhere else would show. */
 const TOKEN_LIFETIME_MS = 2 * 3600_000 + 17 * 60_000 + 13_000;
 /** Tests here fail many logins from 127.0.0.1; the login lock is tested elsewhere. */
-const NO_LOCK = { maxFailures: 100_000, windowMs: 15 * 60_000 };
+const NO_LOCK = { maxFailures: 100_000, addressMaxFailures: 100_000, maxDelayMs: 1000, windowMs: 15 * 60_000 };
 
 let app: TestApp;
 let ana: TestUser;

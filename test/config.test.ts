@@ -48,7 +48,7 @@ describe('loadConfig defaults', () => {
       idempotencyTtlMs: 86_400_000,
       accounts: {
         tokenLifetimeMs: 7 * 24 * 3600_000,
-        loginLock: { maxFailures: 5, windowMs: 900_000 },
+        loginLock: { maxFailures: 5, addressMaxFailures: 100, maxDelayMs: 30_000, windowMs: 900_000 },
         passwordResetLifetimeMs: 30 * 60_000,
         passwordHashCost: 17,
       },
@@ -56,7 +56,7 @@ describe('loadConfig defaults', () => {
       mail: { smtpUrl: undefined, from: 'Palanque <no-reply@palanque.app>', directory: 'data/mail' },
       assistants: [],
       docsUrl: undefined,
-      socialnet: { verifyToken: undefined, appSecret: undefined },
+      socialnet: { verifyToken: undefined, appSecret: undefined, replayWindowMs: 3 * 24 * 3600_000, removalMaxAgeMs: 24 * 3600_000 },
       secretsKey: undefined,
       smsProviderUrl: 'https://api.twilio.com',
       smsSendTimeoutMs: 15_000,
@@ -81,6 +81,7 @@ describe('loadConfig defaults', () => {
           redirectUri: undefined,
         },
       },
+      oauthPendingLinkMs: 600_000,
       electionsPanelUrl: undefined,
     });
   });
@@ -90,6 +91,8 @@ describe('loadConfig defaults', () => {
       TOKEN_LIFETIME_HOURS: '12',
       LOGIN_MAX_FAILURES: '3',
       LOGIN_LOCK_WINDOW_SECONDS: '60',
+      LOGIN_ADDRESS_MAX_FAILURES: '40',
+      LOGIN_MAX_DELAY_SECONDS: '20',
       PASSWORD_RESET_LIFETIME_MINUTES: '10',
       PASSWORD_HASH_COST: '15',
       ADMIN_USERNAME: 'ana.souza',
@@ -101,7 +104,7 @@ describe('loadConfig defaults', () => {
     });
     expect(config.accounts).toEqual({
       tokenLifetimeMs: 12 * 3600_000,
-      loginLock: { maxFailures: 3, windowMs: 60_000 },
+      loginLock: { maxFailures: 3, addressMaxFailures: 40, maxDelayMs: 20_000, windowMs: 60_000 },
       passwordResetLifetimeMs: 10 * 60_000,
       passwordHashCost: 15,
     });
@@ -160,6 +163,8 @@ describe('loadConfig values', () => {
       DOCS_URL: 'https://palanque.app/docs/api',
       SOCIALNET_VERIFY_TOKEN: 'verify-token-of-the-subscription',
       SOCIALNET_APP_SECRET: 'app-secret-of-the-social-network',
+      SOCIALNET_REPLAY_WINDOW_SECONDS: '604800',
+      SOCIALNET_REMOVAL_MAX_AGE_SECONDS: '3600',
       SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
       SMS_PROVIDER_URL: 'http://127.0.0.1:4020',
       SMS_SEND_TIMEOUT_MS: '1000',
@@ -177,6 +182,7 @@ describe('loadConfig values', () => {
       SOCIALVIDEO_AUTHORIZE_URL: 'http://127.0.0.1:4031/authorize?hl=pt-BR',
       SOCIALVIDEO_TOKEN_URL: 'http://127.0.0.1:4031/token',
       SOCIALVIDEO_CHANNELS_URL: 'http://127.0.0.1:4031/channels',
+      OAUTH_PENDING_LINK_SECONDS: '300',
       ELECTIONS_PANEL_URL: 'http://127.0.0.1:4040',
     });
     expect(config).toEqual({
@@ -208,7 +214,7 @@ describe('loadConfig values', () => {
       mail: expect.any(Object),
       assistants: [{ id: 'estrategista', name: 'Estrategista', description: 'Sugere pautas.' }],
       docsUrl: 'https://palanque.app/docs/api',
-      socialnet: { verifyToken: 'verify-token-of-the-subscription', appSecret: 'app-secret-of-the-social-network' },
+      socialnet: { verifyToken: 'verify-token-of-the-subscription', appSecret: 'app-secret-of-the-social-network', replayWindowMs: 604_800_000, removalMaxAgeMs: 3_600_000 },
       secretsKey: Buffer.alloc(32, 1).toString('base64'),
       smsProviderUrl: 'http://127.0.0.1:4020',
       smsSendTimeoutMs: 1000,
@@ -233,6 +239,7 @@ describe('loadConfig values', () => {
           redirectUri: 'https://app.palanque.app/contas/video',
         },
       },
+      oauthPendingLinkMs: 300_000,
       electionsPanelUrl: 'http://127.0.0.1:4040',
     });
   });
@@ -264,6 +271,15 @@ describe('loadConfig values', () => {
     // 4 × 15 s + 4 s: the longest an SMS send job may take at the default send timeout.
     expect(() => loadConfig({ JOB_TIMEOUT_SECONDS: '60' })).toThrow(/JOB_TIMEOUT_SECONDS: must be at least 64 \(4 × SMS_SEND_TIMEOUT_MS/);
     expect(loadConfig({ JOB_TIMEOUT_SECONDS: '64' }).jobTimeoutSeconds).toBe(64);
+  });
+
+  it('names SOCIALNET_REPLAY_WINDOW_SECONDS (an hour to 90 days) and SOCIALNET_REMOVAL_MAX_AGE_SECONDS (a minute to 30 days) out of range', () => {
+    expect(() => loadConfig({ SOCIALNET_REPLAY_WINDOW_SECONDS: '3599' })).toThrow(/SOCIALNET_REPLAY_WINDOW_SECONDS: /);
+    expect(() => loadConfig({ SOCIALNET_REPLAY_WINDOW_SECONDS: String(90 * 86400 + 1) })).toThrow(/SOCIALNET_REPLAY_WINDOW_SECONDS: /);
+    expect(() => loadConfig({ SOCIALNET_REPLAY_WINDOW_SECONDS: 'a week' })).toThrow(/SOCIALNET_REPLAY_WINDOW_SECONDS: /);
+    expect(() => loadConfig({ SOCIALNET_REMOVAL_MAX_AGE_SECONDS: '59' })).toThrow(/SOCIALNET_REMOVAL_MAX_AGE_SECONDS: /);
+    expect(() => loadConfig({ SOCIALNET_REMOVAL_MAX_AGE_SECONDS: String(30 * 86400 + 1) })).toThrow(/SOCIALNET_REMOVAL_MAX_AGE_SECONDS: /);
+    expect(loadConfig({ SOCIALNET_REPLAY_WINDOW_SECONDS: '3600', SOCIALNET_REMOVAL_MAX_AGE_SECONDS: '60' }).socialnet).toMatchObject({ replayWindowMs: 3_600_000, removalMaxAgeMs: 60_000 });
   });
 
   it('caps a campaign at SMS_MAX_RECIPIENTS numbers, 10,000 by default, from 1 to 100,000', () => {
@@ -396,6 +412,8 @@ describe('loadConfig errors', () => {
     ['TOKEN_LIFETIME_HOURS', '0'],
     ['LOGIN_MAX_FAILURES', 'many'],
     ['LOGIN_LOCK_WINDOW_SECONDS', '0'],
+    ['LOGIN_ADDRESS_MAX_FAILURES', '0'],
+    ['LOGIN_MAX_DELAY_SECONDS', 'soon'],
     ['PASSWORD_RESET_LIFETIME_MINUTES', '-1'],
     ['PASSWORD_HASH_COST', '8'],
     ['PASSWORD_HASH_COST', '21'],

@@ -26,7 +26,7 @@ import PostalMime from 'postal-mime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type PalanqueClient } from '../sdk/index.js';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { defaultAppConfig, startTestApp, type TestApp } from './helpers/app.js';
 import { startPrismProxy, type RunningProxy } from './helpers/prism.js';
 import { waitFor } from './helpers/process.js';
 import { loadSpec } from './helpers/spec.js';
@@ -231,7 +231,7 @@ beforeAll(async () => {
     // As in production (NODE_ENV=production): the server does not check its own responses, so what it
     // sends reaches Prism as is. With the check on, a response that broke the contract would become a
     // 500 in the error model, which the contract allows, and Prism would have nothing to report.
-    config: { socialnet: { verifyToken: VERIFY_TOKEN, appSecret: APP_SECRET }, validateResponses: false },
+    config: { socialnet: { ...defaultAppConfig.socialnet, verifyToken: VERIFY_TOKEN, appSecret: APP_SECRET }, validateResponses: false },
   });
   searchnet.allowRedirectUri(`${app.baseUrl}/api/callback/searchnet/`);
   socialvideo.allowRedirectUri(VIDEO_PAGE);
@@ -366,6 +366,10 @@ describe('every operation of the contract through the validating proxy', () => {
     expectStatus(await asOwner.GET('/api/operators/check_operator_email/', { params: { query: { email: operator.user.email, entity_id: String(candidateId) } } }), 200);
     const added = await asOwner.POST('/api/operators/add_operator/', { body: { entity_id: candidateId, email: operator.user.email, role: 'operator' } });
     expect([200, 201]).toContain(added.response.status);
+    // An operator reads the CPF masked (issue 18, item 9), and posts it back as it is: both within the contract.
+    const masked = expectStatus(await clientOf(operator).GET('/api/entidade/data/', { params: { query: { id: String(candidateId) } } }), 200);
+    expect(masked.cpf).toBe('***.982.247-**');
+    expect(expectStatus(await clientOf(operator).POST('/api/entidade/add/', { body: { ...masked, cidade: 'São Paulo' } as never }), 200).cpf).toBe('***.982.247-**');
     const viewer = await asOwner.POST('/api/operators/add_operator/', { body: { entity_id: candidateId, email: outsider.user.email, role: 'viewer' } });
     expect([200, 201]).toContain(viewer.response.status);
     expectStatus(await asOwner.GET('/api/operators/get_operators/', { params: { query: { id: String(candidateId) } } }), 200);
@@ -381,6 +385,17 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(codeOf(await asOwner.GET('/api/entidade/tutela/', { params: { query: { ...query, ward: '2000000000' } } }))).toBe('not_found');
     // Only some of the three: the schema allows each alone, the operation's rule does not.
     expect(codeOf(await asOwner.GET('/api/entidade/tutela/', { params: { query: { tutor: String(candidateId) } } }))).toBe('bad_request');
+
+    // The ward's side: its owner lists the links that point at it and removes one (then the tutor adds it back for the strategy sweep).
+    const [watcher] = expectStatus(await asOwner.GET('/api/entidade/tutela/get_ward_links/', { params: { query: { id: String(competitorId) } } }), 200);
+    expect(watcher).toMatchObject({ tutor_id: candidateId, ward_id: competitorId, standing: true });
+    expect(codeOf(await clientOf(operator).GET('/api/entidade/tutela/get_ward_links/', { params: { query: { id: String(competitorId) } } }))).toBe('not_found');
+    expect(codeOf(await asOwner.POST('/api/entidade/tutela/remove_ward_link/', { body: { entity_id: candidateId, link_id: watcher!.id } }))).toBe('not_found');
+    expect(expectStatus(await asOwner.POST('/api/entidade/tutela/remove_ward_link/', { body: { entity_id: competitorId, link_id: watcher!.id } }), 200).removed).toBe(true);
+    await badInput(async () => {
+      expect((await asOwner.POST('/api/entidade/tutela/remove_ward_link/', { body: { entity_id: competitorId } as never })).response.status).toBe(422);
+    });
+    expectStatus(await asOwner.GET('/api/entidade/tutela/', { params: { query } }), 200);
   });
 
   sweep('monitors and strategy scenarios', async () => {
@@ -523,6 +538,13 @@ describe('every operation of the contract through the validating proxy', () => {
     const replied = await send('GET', replyPath, { headers: { 'X-Twilio-Signature': signatureOf(SMS_AUTH_TOKEN, `${app.baseUrl}${replyPath}`, {}) } });
     expect(replied.status, replied.text).toBe(200);
     expect(replied.body.data).toMatchObject({ from: '+5521998765432', opted_out: true });
+    // The opt-out belongs to the entity of the credential that received it; its owner lists it, an operator may not.
+    const optOuts = { params: { query: { entity_id: String(candidateId) } } };
+    expect(expectStatus(await clientOf(owner).GET('/api/sms/list_opt_outs/', optOuts), 200).results).toEqual([expect.objectContaining({ phone: '+5521998765432', keyword: 'SAIR' })]);
+    expect(codeOf(await clientOf(operator).GET('/api/sms/list_opt_outs/', optOuts))).toBe('forbidden');
+    await badInput(async () => {
+      expect(codeOf(await clientOf(owner).GET('/api/sms/list_opt_outs/', { params: { query: { entity_id: 'doze' } } }))).toBe('bad_request');
+    });
     {
       // Fields the provider always sends, but the schema leaves optional.
       const incomplete = `/api/webhook/provider_sms/?${new URLSearchParams({ MessageSid: 'SM1', AccountSid: SMS_ACCOUNT })}`;
@@ -562,20 +584,27 @@ describe('every operation of the contract through the validating proxy', () => {
     searchnet.consentAs({ id: '108234567890123400001', name: 'Maria Santos' });
     const started = expectStatus(await asOwner.POST('/api/usuario/start_social_login/', { body: { provider: 'searchnet' } }), 201);
     const back = await consent(started.authorization_url);
-    const linked = await send('GET', `/api/callback/searchnet/?${new URLSearchParams(back.searchParams)}`);
-    expect(linked.status, linked.text).toBe(200);
+    const pending = await send('GET', `/api/callback/searchnet/?${new URLSearchParams(back.searchParams)}`);
+    expect(pending.status, pending.text).toBe(200);
     const replayed = await send('GET', `/api/callback/searchnet/?${new URLSearchParams(back.searchParams)}`);
     expect(replayed.status).toBeGreaterThanOrEqual(400);
+    // Nothing is linked until the user who started the flow confirms it.
+    const pendingLinkId = pending.body.data.pending_link_id as string;
+    expect(codeOf(await clientOf(outsider).POST('/api/usuario/confirm_social_login/', { body: { pending_link_id: pendingLinkId } }))).toBe('not_found');
+    expectStatus(await asOwner.POST('/api/usuario/confirm_social_login/', { body: { pending_link_id: pendingLinkId } }), 200);
 
     socialvideo.consentAs({ id: 'UC7x2Lq9ZbV4mN8pR3t00001', name: 'Canal da Maria' });
     const video = expectStatus(await asOwner.POST('/api/usuario/start_social_login/', { body: { provider: 'socialvideo' } }), 201);
     const videoBack = await consent(video.authorization_url);
     const forwarded = await asOwner.GET('/api/social_callback/', { params: { query: Object.fromEntries(videoBack.searchParams) as never } });
     expect(forwarded.response.status, JSON.stringify(forwarded.error)).toBe(200);
+    const videoLinkId = (forwarded.data as Json).data.pending_link_id as string;
+    expectStatus(await asOwner.POST('/api/usuario/confirm_social_login/', { body: { pending_link_id: videoLinkId } }), 200);
 
     expect(expectStatus(await asOwner.GET('/api/usuario/get_user_social_logins/'), 200).map((link: Json) => link.provider).sort()).toEqual(['searchnet', 'socialvideo']);
     await badInput(async () => {
       expect((await asOwner.POST('/api/usuario/start_social_login/', { body: { provider: 'myspace' as never } })).response.status).toBe(422);
+      expect((await asOwner.POST('/api/usuario/confirm_social_login/', { body: { pending_link_id: 'not-a-uuid' } })).response.status).toBe(422);
     });
   });
 

@@ -158,6 +158,7 @@ describe('the real server tells the story of the spec examples', () => {
     expect(await check('marcos.oliveira@palanque.app')).toEqual((responseExample('/api/operators/check_operator_email/', 'get', '200', 'member') as Json).data);
     expect(await get('carlos.pereira', '/api/account/')).toEqual((responseExample('/api/account/', 'get', '200', 'team') as Json).data);
     expect(await get('carlos.pereira', '/api/entidade/tutela/')).toEqual((responseExample('/api/entidade/tutela/', 'get', '200', 'links') as Json).data);
+    expect(await get('carlos.pereira', '/api/entidade/tutela/get_ward_links/?id=13')).toEqual((responseExample('/api/entidade/tutela/get_ward_links/', 'get', '200', 'watched') as Json).data);
     const root = await get('carlos.pereira', '/');
     expect(root.user).toEqual((responseExample('/', 'get', '200', 'root') as Json).data.user);
   });
@@ -251,7 +252,9 @@ describe('the real server tells the story of the spec examples', () => {
     expect(messages.find((message) => message.provider_sid === form.MessageSid)).toMatchObject({ recipient: form.To, status: form.MessageStatus });
     const optOut = (responseExample('/api/webhook/provider_sms/', 'get', '200', 'optOut') as Json).data;
     expect(await app.sms.models.Reply.findOne({ where: { message_sid: optOut.message_sid }, raw: true })).toMatchObject({ sender: optOut.from, body: 'SAIR' });
-    expect(await app.sms.models.OptOut.findByPk(optOut.from)).not.toBeNull();
+    // Opted out of the campaigns of the entity whose credential received the reply (credential 3's).
+    const receiver = (await app.sms.models.Credential.findByPk(3, { raw: true })) as Json;
+    expect(await app.sms.models.OptOut.findAll({ where: { phone: optOut.from }, attributes: ['entity_id', 'keyword'], raw: true })).toEqual([{ entity_id: receiver.entity_id, keyword: 'SAIR' }]);
     expect((await rowCounts(app)).jobs).toBe(0); // nothing queued: no SMS goes out
   });
 

@@ -8,6 +8,7 @@
 import { formatCpf, generateCpf } from '@brazilian-utils/brazilian-utils';
 import { QueryTypes } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maskedRecord } from '../src/entities/personal-data.js';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { loadSpec, tryResolvePointer } from './helpers/spec.js';
@@ -273,7 +274,8 @@ describe('POST /api/entidade/add/ (addEntity): updating', () => {
     await addMember(id, operator, 'operator');
     await addMember(id, viewer, 'viewer');
 
-    const byOperator = await post('/api/entidade/add/', operator.headers, { ...body, id, nm_urna: 'Maria do Povo' });
+    // An operator posts back the record as it read it: personal data masked or left out.
+    const byOperator = await post('/api/entidade/add/', operator.headers, { ...maskedRecord(body), id, nm_urna: 'Maria do Povo' });
     expect(byOperator.status, byOperator.text).toBe(200);
     expect(byOperator.body.data.nm_urna).toBe('Maria do Povo');
 
@@ -560,14 +562,18 @@ describe('GET /api/entidade/data/ (getEntity)', () => {
     await addMember(entityId, operator, 'operator');
   });
 
-  it('lets every member read it, the viewer included, and a platform admin', async () => {
+  it('lets every member read it, the viewer included, and a platform admin (personal data masked for viewers and operators)', async () => {
     const asOwner = await get(`/api/entidade/data/?id=${entityId}`, owner.headers);
     expect(asOwner.status, asOwner.text).toBe(200);
     expect(asOwner.body.data).toMatchObject({ id: entityId, nome: body.nome, cpf: body.cpf });
-    for (const reader of [viewer, operator, admin]) {
+    const asAdmin = await get(`/api/entidade/data/?id=${entityId}`, admin.headers);
+    expect(asAdmin.body.data).toEqual(asOwner.body.data);
+    // Issue 18, item 9 (test/entity-personal-data.test.ts): the rest of the record is the same.
+    for (const reader of [viewer, operator]) {
       const result = await get(`/api/entidade/data/?id=${entityId}`, reader.headers);
       expect(result.status, result.text).toBe(200);
-      expect(result.body.data).toEqual(asOwner.body.data);
+      expect(result.body.data).toEqual(maskedRecord(asOwner.body.data));
+      expect(result.body.data.cpf).not.toBe(body.cpf);
     }
   });
 

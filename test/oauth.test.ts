@@ -7,20 +7,19 @@
  *   missing variables (no client settings, no redirect page, no SECRETS_KEY);
  * - searchnetOAuthCallback (no key; the provider sends the browser to it) and socialVideoOAuthCallback
  *   (the provider sends the browser to the front-end page, which forwards code and state with the key):
- *   links listed by listUserSocialLogins, tokens sealed in the database (opened here with SECRETS_KEY by
- *   code of this file), provider refusals, incomplete callbacks, forged, altered, expired, replayed,
- *   other-provider and other-user states, accounts linked to another user, failing token and profile
- *   endpoints, and re-linking.
- * Five tests fail on purpose, each on a defect described where it stands: POST start_social_login is
- * answered by the route of /api/usuario/{user_id}/ (405), which also fails every test that starts a flow
- * until it is fixed; the callback refuses a redirect with parameters the provider adds (Google's) and one
- * written with `+` for spaces, as RFC 6749 encodes it; an error callback forwarded by another user uses
- * up the owner's state; and a provider's long error_description breaks the error model.
+ *   a pending link (nothing linked until confirmed), tokens sealed in the database (opened here with
+ *   SECRETS_KEY by code of this file), provider refusals, incomplete callbacks, forged, altered,
+ *   expired, replayed, other-provider and other-user states, accounts linked to another user, failing
+ *   token and profile endpoints, and re-linking;
+ * - confirmSocialLogin: the attack it stops (a stranger consenting with the user's state), 404 for
+ *   anyone but the user who started the flow, expiry (OAUTH_PENDING_LINK_SECONDS), a repeated
+ *   confirmation, 409 when the account was linked to another user meanwhile, and the purge.
  * Runs on SQLite, or on PostgreSQL with TEST_DATABASE_URL.
  */
 import { createDecipheriv, createHash } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { createUser, type TestUser } from './helpers/accounts.js';
 import { appsClosedAfterEach, startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
 import { expectError, request, type Result } from './helpers/http.js';
@@ -93,6 +92,15 @@ const searchnetCallback = (params: Record<string, string>) => request(app.baseUr
 const videoCallback = (params: Record<string, string>, caller?: TestUser) => request(app.baseUrl, 'GET', `/api/social_callback/?${queryOf(params)}`, caller?.headers ?? {});
 const paramsOf = (back: URL) => Object.fromEntries(back.searchParams);
 
+/** confirmSocialLogin with `caller`'s key (none when undefined). */
+const confirmLink = (caller: TestUser | undefined, body: unknown) => request(app.baseUrl, 'POST', '/api/usuario/confirm_social_login/', caller?.headers ?? {}, body);
+
+/** `user` confirms the pending link a callback answered (which must be a 200); the confirmation's answer. */
+async function confirmed(pending: Result, user: TestUser): Promise<Result> {
+  expect(pending.status, pending.text).toBe(200);
+  return confirmLink(user, { pending_link_id: pending.body.data.pending_link_id });
+}
+
 async function linksOf(user: TestUser): Promise<Json[]> {
   const listed = await request(app.baseUrl, 'GET', '/api/usuario/get_user_social_logins/', user.headers);
   expect(listed.status, listed.text).toBe(200);
@@ -159,10 +167,8 @@ function expectStateRefused(result: Result, reason?: RegExp): void {
 }
 
 describe('POST /api/usuario/start_social_login/ (startSocialLogin)', () => {
-  // Fails, and with it every test that starts a flow: the method guard (src/http/method-guard.ts) takes
-  // the first path of the contract that matches (findRoute in src/http/contract.ts), and
-  // /api/usuario/{user_id}/ (GET only) comes before /api/usuario/start_social_login/ and matches it with
-  // user_id = start_social_login, so POST answers 405 method_not_allowed (Allow: GET, HEAD, OPTIONS).
+  // Regression: the method guard once took the first path of the contract that matched, and
+  // /api/usuario/{user_id}/ (GET only) matched /api/usuario/start_social_login/, so POST answered 405.
   it('routes the path to startSocialLogin, not to /api/usuario/{user_id}/', async () => {
     const user = await createUser(app);
     const options = await fetch(`${app.baseUrl}/api/usuario/start_social_login/`, { method: 'OPTIONS' });
@@ -277,7 +283,11 @@ describe('GET /api/callback/searchnet/ (searchnetOAuthCallback)', () => {
     expect(back.searchParams.get('state')).toBe(started.state);
     const tokensBefore = searchnet.tokenRequests.length;
 
-    const linked = await request(back.origin, 'GET', back.pathname + back.search);
+    const pending = await request(back.origin, 'GET', back.pathname + back.search);
+    expect(pending.status, pending.text).toBe(200);
+    expect(pending.body.data).toMatchObject({ provider: 'searchnet', external_id: account.id, display_name: 'Maria Santos' });
+    expect(await linksOf(user)).toEqual([]);
+    const linked = await confirmed(pending, user);
     expect(linked.status, linked.text).toBe(200);
     expect(linked.body.data).toEqual({ provider: 'searchnet', external_id: account.id, display_name: 'Maria Santos', linked_at: expect.any(String) });
     expect(Math.abs(Date.parse(linked.body.data.linked_at) - Date.now())).toBeLessThan(60_000);
@@ -388,7 +398,7 @@ describe('GET /api/callback/searchnet/ (searchnetOAuthCallback)', () => {
     expect(await linksOf(intruder)).toEqual([]);
 
     // The genuine state is intact, and links the owner's account.
-    const linked = await searchnetCallback({ code, state: started.state });
+    const linked = await confirmed(await searchnetCallback({ code, state: started.state }), owner);
     expect(linked.status, linked.text).toBe(200);
     expect(await linksOf(owner)).toHaveLength(1);
   });
@@ -437,7 +447,7 @@ describe('GET /api/callback/searchnet/ (searchnetOAuthCallback)', () => {
     const [first, second] = [await createUser(app), await createUser(app)];
     const account = newAccount('searchnet', 'Shared Account');
     const firstBack = (await authorize(first, 'searchnet', account)).back;
-    expect((await request(firstBack.origin, 'GET', firstBack.pathname + firstBack.search)).status).toBe(200);
+    expect((await confirmed(await request(firstBack.origin, 'GET', firstBack.pathname + firstBack.search), first)).status).toBe(200);
     const [before] = await linkRows('searchnet', account.id);
 
     const { back } = await authorize(second, 'searchnet', { ...account, name: 'Renamed by the second user' });
@@ -468,7 +478,7 @@ describe('GET /api/callback/searchnet/ (searchnetOAuthCallback)', () => {
 
     // A code the provider already redeemed: it answers invalid_grant (its own single-use check), passed on.
     const good = await authorize(user, 'searchnet', account);
-    expect((await searchnetCallback(paramsOf(good.back))).status).toBe(200);
+    expect((await confirmed(await searchnetCallback(paramsOf(good.back)), user)).status).toBe(200);
     const fresh = await authorize(user, 'searchnet', account);
     const reused = await searchnetCallback({ code: good.back.searchParams.get('code')!, state: fresh.started.state });
     expectError(reused, 500, 'internal_error');
@@ -502,7 +512,7 @@ describe('GET /api/callback/searchnet/ (searchnetOAuthCallback)', () => {
     const account = newAccount('searchnet', 'Maria');
     const link = async (name: string) => {
       const { back } = await authorize(user, 'searchnet', { ...account, name });
-      const linked = await request(back.origin, 'GET', back.pathname + back.search);
+      const linked = await confirmed(await request(back.origin, 'GET', back.pathname + back.search), user);
       expect(linked.status, linked.text).toBe(200);
       const [row, ...others] = await linkRows('searchnet', account.id);
       expect(others).toEqual([]);
@@ -532,10 +542,8 @@ describe('GET /api/callback/searchnet/ (searchnetOAuthCallback)', () => {
     expect(await linksOf(user)).toEqual([{ ...first.data, display_name: 'Maria Santos' }]);
   });
 
-  // Fails: RFC 6749 §4.1.2 says the client MUST ignore response parameters it does not know, and Google
-  // (searchnet's default endpoints) sends the browser back with `scope`, `authuser` and `prompt` besides
-  // `code` and `state`. src/http/validation.ts validates requests with allowUnknownQueryParameters: false,
-  // so the callback answers 400 bad_request (unknown_parameter) and no account can be linked there.
+  // RFC 6749 §4.1.2: the client MUST ignore response parameters it does not know, and Google (searchnet's
+  // default endpoints) sends the browser back with `scope`, `authuser` and `prompt` besides `code` and `state`.
   it("links the account when the provider's redirect carries parameters of its own (Google's scope, authuser, prompt)", async () => {
     const user = await createUser(app);
     searchnet.redirectStyle.extraParams = { scope: 'email profile openid https://www.googleapis.com/auth/userinfo.email', authuser: '0', prompt: 'consent' };
@@ -549,11 +557,8 @@ describe('GET /api/callback/searchnet/ (searchnetOAuthCallback)', () => {
     }
   });
 
-  // Fails: RFC 6749 (§4.1.2.1, Appendix B) adds the redirect's parameters application/x-www-form-urlencoded,
-  // where a space is `+` (GitHub and Microsoft write error_description so). The contract declares code,
-  // state, error and error_description without `allowReserved`, so the validator refuses a literal `+` (or
-  // `/`, as in Google's codes `4/0A…` when not escaped) with 400 "must be url encoded", in place of the
-  // provider_error answer, and the state is not discarded.
+  // RFC 6749 (§4.1.2.1, Appendix B) adds the redirect's parameters application/x-www-form-urlencoded, where
+  // a space is `+` (GitHub and Microsoft write error_description so); the contract's parameters allow it.
   it('reads a form-encoded redirect (spaces as +) like a percent-encoded one', async () => {
     const user = await createUser(app);
     searchnet.deny('The user denied access to Palanque.');
@@ -571,10 +576,8 @@ describe('GET /api/callback/searchnet/ (searchnetOAuthCallback)', () => {
     }
   });
 
-  // Fails: the provider's words go into `error.details[].message`, which the error model caps at 1000
-  // characters, uncut: the callback's `error_description` (the contract lets it be 1024 long) and the
-  // token endpoint's `error_description` (any length) in the 500's detail. With response validation on
-  // (tests, development) the answer becomes an HTML 500 page; in production it breaks the contract.
+  // The provider's words go into `error.details[].message`, which the error model caps at 1000 characters:
+  // the callback's `error_description` (the contract lets it be 1024 long) and the token endpoint's (any length).
   it("keeps a provider's long error_description within the error model", async () => {
     const long = `The user denied access. ${'x'.repeat(1000)}`;
     expect(long.length).toBeLessThanOrEqual(1024);
@@ -605,7 +608,7 @@ describe('GET /api/social_callback/ (socialVideoOAuthCallback)', () => {
     expect(back.origin + back.pathname).toBe(VIDEO_PAGE);
     expect(Object.keys(paramsOf(back)).sort()).toEqual(['code', 'state']);
 
-    const linked = await videoCallback(paramsOf(back), user);
+    const linked = await confirmed(await videoCallback(paramsOf(back), user), user);
     expect(linked.status, linked.text).toBe(200);
     expect(linked.body.data).toEqual({ provider: 'socialvideo', external_id: channel.id, display_name: 'Maria Santos Oficial', linked_at: expect.any(String) });
     expect(await linksOf(user)).toEqual([linked.body.data]);
@@ -643,22 +646,20 @@ describe('GET /api/social_callback/ (socialVideoOAuthCallback)', () => {
     expect(socialvideo.tokenRequests.length).toBe(tokensBefore);
     expect(await linksOf(other)).toEqual([]);
 
-    const linked = await videoCallback(paramsOf(back), owner);
+    const linked = await confirmed(await videoCallback(paramsOf(back), owner), owner);
     expect(linked.status, linked.text).toBe(200);
     expect((await linksOf(owner)).map((link) => link.external_id)).toEqual([channel.id]);
   });
 
-  // Fails: an error callback (`error=access_denied&state=…`) forwarded by another user uses up the owner's
-  // state (handlers.ts calls links.abandon, and OAuthStates.discard ignores whose state it is), so the
-  // owner's consent can no longer be completed: 400 invalid_token "already used". The contract says a
-  // state of another user is not used up by the attempt, which the success path honours.
+  // The contract says a state of another user is not used up by the attempt: an error callback
+  // (`error=access_denied&state=…`) forwarded by another user must not spoil the owner's flow either.
   it("does not let another user's error callback use up the owner's state", async () => {
     const [owner, other] = [await createUser(app), await createUser(app)];
     const { back } = await authorize(owner, 'socialvideo', newAccount('socialvideo', 'Canal estragado'));
     const spoiled = await videoCallback({ error: 'access_denied', state: back.searchParams.get('state')! }, other);
     expectError(spoiled, 400, 'bad_request');
-    const linked = await videoCallback(paramsOf(back), owner);
-    expect(linked.status, linked.text).toBe(200);
+    const pending = await videoCallback(paramsOf(back), owner);
+    expect(pending.status, pending.text).toBe(200);
   });
 
   it('passes on access_denied and names a missing code or state, with 400 bad_request', async () => {
@@ -704,10 +705,203 @@ describe('GET /api/social_callback/ (socialVideoOAuthCallback)', () => {
     expect(await linkRows('socialvideo', channel.id)).toEqual([]);
 
     const mine = await authorize(user, 'socialvideo', channel);
-    expect((await videoCallback(paramsOf(mine.back), user)).status).toBe(200);
+    expect((await confirmed(await videoCallback(paramsOf(mine.back), user), user)).status).toBe(200);
     const theirs = await authorize(other, 'socialvideo', channel);
     expectError(await videoCallback(paramsOf(theirs.back), other), 409, 'conflict');
     expect(await linksOf(other)).toEqual([]);
+  });
+});
+
+describe('a link waits for the user who started it (POST /api/usuario/confirm_social_login/, confirmSocialLogin)', () => {
+  /** The pending link rows of an account, read with SQL. */
+  async function pendingRows(provider: Provider, externalId: string): Promise<Json[]> {
+    return app.sequelize.query('SELECT * FROM oauth_pending_links WHERE provider = :provider AND external_id = :externalId', {
+      replacements: { provider, externalId },
+      type: QueryTypes.SELECT,
+    });
+  }
+
+  it("Mallory's consent on A's state links nothing; the callback answers what A would confirm; only A's key confirms it", async () => {
+    const [ana, mallory] = [await createUser(app), await createUser(app)];
+    const theirs = newAccount('searchnet', 'Mallory Example');
+    // A starts a flow; Mallory gets hold of the consent URL and consents with her own provider account.
+    const started = await startFlow(ana, 'searchnet');
+    expect(started.status, started.text).toBe(201);
+    searchnet.consentAs(theirs);
+    const back = await consentPage(started.body.data.authorization_url);
+
+    // The browser reaches the callback without a key: the code is exchanged, but nothing is linked.
+    const pending = await request(back.origin, 'GET', back.pathname + back.search);
+    expect(await linksOf(ana)).toEqual([]);
+    expect(await linkRows('searchnet', theirs.id)).toEqual([]);
+    expect(pending.status, pending.text).toBe(200);
+    expect(pending.body.data).toEqual({
+      pending_link_id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+      provider: 'searchnet',
+      external_id: theirs.id,
+      display_name: 'Mallory Example',
+      expires_at: expect.any(String),
+      confirm_url: `${app.baseUrl}/api/usuario/confirm_social_login/`,
+    });
+    const issued = searchnet.issued.at(-1)!;
+    expect(pending.text).not.toContain(issued.accessToken);
+    expect(pending.text).not.toContain(issued.refreshToken!);
+    expect(await linksOf(ana)).toEqual([]);
+    expect(await linkRows('searchnet', theirs.id)).toEqual([]);
+    const id = pending.body.data.pending_link_id;
+
+    // Mallory cannot confirm it with her key: 404, exactly as for an id that does not exist.
+    const refused = await confirmLink(mallory, { pending_link_id: id });
+    expectError(refused, 404, 'not_found');
+    const unknown = await confirmLink(mallory, { pending_link_id: '7c9e6679-7425-40de-944b-e07fc1f90ae7' });
+    expectError(unknown, 404, 'not_found');
+    const withoutValue = (result: Result) => result.body.error.details.map(({ value: _value, ...detail }: Json) => detail);
+    expect(withoutValue(refused)).toEqual(withoutValue(unknown));
+    expect(refused.body.error.message.replace(id, '')).toBe(unknown.body.error.message.replace('7c9e6679-7425-40de-944b-e07fc1f90ae7', ''));
+    expect(await linksOf(mallory)).toEqual([]);
+    expect(await linksOf(ana)).toEqual([]);
+    // Nor without a key.
+    expectError(await confirmLink(undefined, { pending_link_id: id }), 401, 'unauthorized');
+
+    // A sees whose account it is, and only A's confirmation links it.
+    const confirmed = await confirmLink(ana, { pending_link_id: id });
+    expect(confirmed.status, confirmed.text).toBe(200);
+    expect(confirmed.body.data).toEqual({ provider: 'searchnet', external_id: theirs.id, display_name: 'Mallory Example', linked_at: expect.any(String) });
+    expect(await linksOf(ana)).toEqual([confirmed.body.data]);
+    const [row] = await linkRows('searchnet', theirs.id);
+    expect(row.user_id).toBe(ana.user.id);
+    expect(openSealed(row.access_token_sealed)).toBe(issued.accessToken);
+    expect(openSealed(row.refresh_token_sealed)).toBe(issued.refreshToken);
+  });
+
+  it('keeps the tokens sealed while pending, and forgets them once confirmed', async () => {
+    const user = await createUser(app);
+    const account = newAccount('searchnet', 'Sealed');
+    const { back } = await authorize(user, 'searchnet', account);
+    const pending = await request(back.origin, 'GET', back.pathname + back.search);
+    expect(pending.status, pending.text).toBe(200);
+    const issued = searchnet.issued.at(-1)!;
+    const [held] = await pendingRows('searchnet', account.id);
+    expect(held).toMatchObject({ id: pending.body.data.pending_link_id, user_id: user.user.id, display_name: 'Sealed', confirmed_at: null });
+    expect(JSON.stringify(held)).not.toContain(issued.accessToken);
+    expect(openSealed(held.access_token_sealed)).toBe(issued.accessToken);
+    expect(openSealed(held.refresh_token_sealed)).toBe(issued.refreshToken);
+    expect(app.logs.some((line) => JSON.stringify(line).includes(issued.accessToken))).toBe(false);
+
+    expect((await confirmLink(user, { pending_link_id: held.id })).status).toBe(200);
+    const [done] = await pendingRows('searchnet', account.id);
+    expect(done.confirmed_at).not.toBeNull();
+    expect(done.access_token_sealed).toBeNull();
+    expect(done.refresh_token_sealed).toBeNull();
+  });
+
+  it('refuses an expired pending link with 400 invalid_token, from its expiry on, and links nothing', async () => {
+    const user = await createUser(app);
+    const account = newAccount('searchnet', 'Too late');
+    const { back } = await authorize(user, 'searchnet', account);
+    const pending = (await request(back.origin, 'GET', back.pathname + back.search)).body.data;
+    // Ten minutes by default.
+    expect(Date.parse(pending.expires_at) - Date.now()).toBeGreaterThan(10 * 60_000 - 60_000);
+    expect(Date.parse(pending.expires_at) - Date.now()).toBeLessThanOrEqual(10 * 60_000);
+
+    const late = await atTime(Date.parse(pending.expires_at), () => confirmLink(user, { pending_link_id: pending.pending_link_id }));
+    expectError(late, 400, 'invalid_token');
+    expect(late.body.error.message).toMatch(/expired/);
+    expect(late.body.error.details).toEqual([{ location: 'body', field: 'pending_link_id', rule: 'expired', message: expect.any(String), value: pending.pending_link_id }]);
+    expect(await linksOf(user)).toEqual([]);
+    // Still refused afterwards: the expiry is final.
+    expectError(await atTime(Date.parse(pending.expires_at) + 1, () => confirmLink(user, { pending_link_id: pending.pending_link_id })), 400, 'invalid_token');
+
+    const inTime = await authorize(user, 'searchnet', account);
+    const second = (await request(inTime.back.origin, 'GET', inTime.back.pathname + inTime.back.search)).body.data;
+    const justInTime = await atTime(Date.parse(second.expires_at) - 1, () => confirmLink(user, { pending_link_id: second.pending_link_id }));
+    expect(justInTime.status, justInTime.text).toBe(200);
+  });
+
+  it('takes its lifetime from OAUTH_PENDING_LINK_SECONDS', async () => {
+    expect(loadConfig({ OAUTH_PENDING_LINK_SECONDS: '120' }).oauthPendingLinkMs).toBe(120_000);
+    expect(loadConfig({}).oauthPendingLinkMs).toBe(600_000);
+    for (const wrong of ['0', '59', 'soon', '86401']) expect(() => loadConfig({ OAUTH_PENDING_LINK_SECONDS: wrong }), wrong).toThrow(/OAUTH_PENDING_LINK_SECONDS/);
+
+    const short = await startApp({ oauth: { searchnet: searchnet.clientSettings('/userinfo') }, oauthPendingLinkMs: 90_000 });
+    searchnet.allowRedirectUri(`${short.baseUrl}/api/callback/searchnet/`);
+    const user = await createUser(short);
+    searchnet.consentAs(newAccount('searchnet', 'Short'));
+    const started = await request(short.baseUrl, 'POST', '/api/usuario/start_social_login/', user.headers, { provider: 'searchnet' });
+    const back = await consentPage(started.body.data.authorization_url);
+    const before = Date.now();
+    const pending = await request(back.origin, 'GET', back.pathname + back.search);
+    expect(pending.status, pending.text).toBe(200);
+    expect(Date.parse(pending.body.data.expires_at) - before).toBeGreaterThanOrEqual(90_000 - 1000);
+    expect(Date.parse(pending.body.data.expires_at) - Date.now()).toBeLessThanOrEqual(90_000);
+  });
+
+  it('answers a second confirmation like the first (idempotent), with the link as it is', async () => {
+    const user = await createUser(app);
+    const { back } = await authorize(user, 'searchnet', newAccount('searchnet', 'Twice'));
+    const id = (await request(back.origin, 'GET', back.pathname + back.search)).body.data.pending_link_id;
+    const first = await confirmLink(user, { pending_link_id: id });
+    expect(first.status, first.text).toBe(200);
+    const second = await confirmLink(user, { pending_link_id: id });
+    expect(second.status, second.text).toBe(200);
+    expect(second.body.data).toEqual(first.body.data);
+    expect(await linksOf(user)).toEqual([first.body.data]);
+  });
+
+  it('answers 409 unique_link at confirmation when another user linked the account meanwhile, and discards the pending link', async () => {
+    const [first, second] = [await createUser(app), await createUser(app)];
+    const account = newAccount('searchnet', 'Contested');
+    const pendingOf = async (user: TestUser) => {
+      const { back } = await authorize(user, 'searchnet', account);
+      const pending = await request(back.origin, 'GET', back.pathname + back.search);
+      expect(pending.status, pending.text).toBe(200);
+      return pending.body.data.pending_link_id as string;
+    };
+    // Both consent before either confirms: the callback cannot know yet.
+    const [firstId, secondId] = [await pendingOf(first), await pendingOf(second)];
+    expect((await confirmLink(first, { pending_link_id: firstId })).status).toBe(200);
+    const taken = await confirmLink(second, { pending_link_id: secondId });
+    expectError(taken, 409, 'conflict');
+    expect(taken.body.error.details).toEqual([expect.objectContaining({ location: 'body', field: 'pending_link_id', rule: 'unique_link' })]);
+    expect(await linksOf(second)).toEqual([]);
+    expect((await linkRows('searchnet', account.id)).map((row) => row.user_id)).toEqual([first.user.id]);
+    // Discarded: it can never succeed, and its tokens are not kept.
+    expectError(await confirmLink(second, { pending_link_id: secondId }), 404, 'not_found');
+    expect((await pendingRows('searchnet', account.id)).map((row) => row.user_id)).toEqual([first.user.id]);
+  });
+
+  it('answers 422 for a missing or malformed pending_link_id', async () => {
+    const user = await createUser(app);
+    for (const body of [{}, { pending_link_id: 'not-an-id' }, { pending_link_id: 12 }]) {
+      const refused = await confirmLink(user, body);
+      expectError(refused, 422, 'validation_failed');
+      expect(refused.body.error.details.map((detail: Json) => detail.field), JSON.stringify(body)).toContain('pending_link_id');
+    }
+  });
+
+  it('a forwarded socialvideo callback also waits for the confirmation', async () => {
+    const user = await createUser(app);
+    const channel = newAccount('socialvideo', 'Canal pendente');
+    const { back } = await authorize(user, 'socialvideo', channel);
+    const pending = await videoCallback(paramsOf(back), user);
+    expect(pending.status, pending.text).toBe(200);
+    expect(pending.body.data).toMatchObject({ provider: 'socialvideo', external_id: channel.id, display_name: 'Canal pendente' });
+    expect(await linksOf(user)).toEqual([]);
+    expect((await confirmLink(user, { pending_link_id: pending.body.data.pending_link_id })).status).toBe(200);
+    expect((await linksOf(user)).map((link) => link.external_id)).toEqual([channel.id]);
+  });
+
+  it('purges pending links once expired, with the housekeeping', async () => {
+    const user = await createUser(app);
+    const [stale, fresh] = [newAccount('searchnet', 'Stale'), newAccount('searchnet', 'Fresh')];
+    for (const account of [stale, fresh]) {
+      const { back } = await authorize(user, 'searchnet', account);
+      expect((await request(back.origin, 'GET', back.pathname + back.search)).status).toBe(200);
+    }
+    await app.sequelize.model('OAuthPendingLink').update({ expires_at: new Date(Date.now() - 1000) }, { where: { external_id: stale.id } });
+    expect(await app.socialLinks.purgeExpired()).toBeGreaterThanOrEqual(1);
+    expect(await pendingRows('searchnet', stale.id)).toEqual([]);
+    expect(await pendingRows('searchnet', fresh.id)).toHaveLength(1);
   });
 });
 

@@ -1,8 +1,8 @@
 /**
  * The sandbox (`npm run sandbox`, src/sandbox/): the real server on a temporary SQLite database seeded
  * with fixtures/, its writes real, its reset back to the seeded state (timed by `npm run bench:sandbox`),
- * and the provider simulators beside it so that SMS campaigns are delivered and answered, and the elections-panel sync
- * completes, with no account anywhere. The command itself runs as a process at the end, reset by the CLI.
+ * and the provider simulators beside it so that SMS campaigns are delivered and answered, the elections-panel sync
+ * completes and an OAuth link is confirmed, with no account anywhere. The command itself runs as a process at the end, reset by the CLI.
  *
  * The sandbox is SQLite by design (a temporary file), so this file runs the same on both CI passes.
  */
@@ -146,6 +146,25 @@ describe('the simulated providers', () => {
     );
     expect(outcome.state).toBe('completed');
     expect(sandbox.simulators!.electionsPanel.batchesOf(SANDBOX_ELECTIONS_TOKEN)).toHaveLength(1);
+    await sandbox.reset();
+  });
+
+  it('links a demo searchnet account: the simulator consents at once, the callback answers a pending link, the user confirms it', async () => {
+    const carlos = as(demo('carlos.pereira'));
+    const started = await request(sandbox.url, 'POST', '/api/usuario/start_social_login/', carlos, { provider: 'searchnet' });
+    expect(started.status, started.text).toBe(201);
+    const consent = await fetch(started.body.data.authorization_url, { redirect: 'manual' });
+    expect(consent.status).toBe(302);
+    const back = new URL(consent.headers.get('location')!);
+    const pending = await request(back.origin, 'GET', back.pathname + back.search);
+    expect(pending.status, pending.text).toBe(200);
+    expect(pending.body.data).toMatchObject({ display_name: 'Conta de demonstração (searchnet)', confirm_url: `${sandbox.url}/api/usuario/confirm_social_login/` });
+    const logins = async () => (await request(sandbox.url, 'GET', '/api/usuario/get_user_social_logins/', carlos)).body.data;
+    expect(await logins()).toEqual([]);
+
+    const confirmed = await request(sandbox.url, 'POST', '/api/usuario/confirm_social_login/', carlos, { pending_link_id: pending.body.data.pending_link_id });
+    expect(confirmed.status, confirmed.text).toBe(200);
+    expect((await logins()).map((login: { external_id: string }) => login.external_id)).toEqual(['sandbox-searchnet-account']);
     await sandbox.reset();
   });
 });

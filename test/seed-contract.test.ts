@@ -171,6 +171,20 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     reason: 'A team cannot be used without a way to remove its operators (issue 6).',
   },
   {
+    method: 'GET',
+    path: '/api/entidade/tutela/get_ward_links/',
+    auth: 'ApiKeyAuth',
+    query: [optional('id', 'string')],
+    reason: "An entity's owner and admins must see which entities watch theirs through a guardianship link, and who created each (issue 18).",
+  },
+  {
+    method: 'POST',
+    path: '/api/entidade/tutela/remove_ward_link/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: "An entity's owner and admins must be able to stop another entity from watching theirs (issue 18).",
+  },
+  {
     method: 'POST',
     path: '/api/research/add_research_bookmark/',
     auth: 'ApiKeyAuth',
@@ -241,11 +255,25 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     reason: 'SMS campaigns cannot be sent without a credential to send with (issue 7).',
   },
   {
+    method: 'GET',
+    path: '/api/sms/list_opt_outs/',
+    auth: 'ApiKeyAuth',
+    query: [required('entity_id', 'string'), optional('page', 'integer')],
+    reason: "Opt-outs belong to an entity; its owner and admins must be able to see who asked to stop receiving its campaigns (issue 18).",
+  },
+  {
     method: 'POST',
     path: '/api/usuario/start_social_login/',
     auth: 'ApiKeyAuth',
     query: [],
     reason: 'The OAuth callbacks need a state Palanque issued: a flow must be started first (issue 7).',
+  },
+  {
+    method: 'POST',
+    path: '/api/usuario/confirm_social_login/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'A callback only proves someone consented with the state; the user who started the flow confirms the account before it is linked (issue 18).',
   },
   {
     method: 'GET',

@@ -133,7 +133,8 @@ function handedOver(campaignId: number): Promise<MessageRecord[]> {
   );
 }
 
-const optOut = (target: TestApp, phone: string) => target.sms.models.OptOut.create({ phone, opted_out_at: new Date() });
+/** Opts `phone` out of the campaigns of `entityId` (null: of the credentials without an entity). */
+const optOut = (target: TestApp, phone: string, entityId: number | null) => target.sms.models.OptOut.create({ entity_id: entityId, phone, keyword: 'SAIR', opted_out_at: new Date() });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -374,8 +375,8 @@ describe('sendSmsCampaign', () => {
     expect((empty.body as Json).error.details).toEqual([expect.objectContaining({ field: 'mensagem.recipient_list_str', rule: 'not_blank' })]);
 
     const [first, second] = [freshNumber(), freshNumber()];
-    await optOut(app, first.e164);
-    await optOut(app, second.e164);
+    await optOut(app, first.e164, entityId);
+    await optOut(app, second.e164, entityId);
     const nobody = await campaign(operator, {
       titulo: 'Todos saíram',
       credencial: teamCredential,
@@ -423,7 +424,7 @@ describe('sendSmsCampaign', () => {
 
   it('counts repeated and opted-out numbers, and hands each accepted number exactly one message', async () => {
     const [first, second, gone] = [freshNumber(), freshNumber(), freshNumber()];
-    await optOut(app, gone.e164);
+    await optOut(app, gone.e164, entityId);
     const text = `Lembrete ${randomBytes(4).toString('hex')}: vote no dia 6!`;
     const created = await campaign(operator, {
       titulo: 'Contagem',
@@ -500,7 +501,7 @@ describe('sendSmsCampaign', () => {
     // The app without jobs cannot queue a campaign through HTTP, so the campaign and its message are
     // stored as createCampaign stores them, and the job is run by hand.
     const messageId = await queueMessage(quietCredential, number.e164);
-    await optOut(quiet, number.e164);
+    await optOut(quiet, number.e164, null);
     const attempts = quietProvider.attempts;
     await expect(quiet.sms.send(messageId, attempt(1))).resolves.toEqual({ status: 'canceled' });
     expect(await messageRow(quiet, messageId)).toMatchObject({ status: 'canceled', provider_sid: null });
@@ -703,7 +704,8 @@ describe('receiveSmsDeliveryReceipt', () => {
 describe('receiveSmsWebhook', () => {
   const webhookUrl = () => `${app.baseUrl}/api/webhook/provider_sms/`;
   const reply = async (from: string, body: string, sid?: string) => resultOf(await provider.sendReply(webhookUrl(), { accountSid: ACCOUNT, from, to: SENDER, body, sid }));
-  const optedOut = async (phone: string) => (await app.sms.models.OptOut.findByPk(phone)) !== null;
+  /** Replies reach teamCredential (ACCOUNT, SENDER): they opt out of entityId's campaigns. */
+  const optedOut = async (phone: string) => (await app.sms.models.OptOut.findOne({ where: { phone, entity_id: entityId } })) !== null;
 
   /** A GET to the webhook with these query fields, signed with TOKEN over the full URL unless told otherwise. */
   async function getWebhook(fields: Record<string, string>, signature?: string | null): Promise<Result> {
@@ -719,7 +721,7 @@ describe('receiveSmsWebhook', () => {
       const answer = await reply(number.e164, word);
       expect(answer.status, answer.text).toBe(200);
       expect((answer.body as Json).data).toEqual({ message_sid: expect.stringMatching(/^SM/), from: number.e164, opted_out: true });
-      const row = (await app.sms.models.OptOut.findByPk(number.e164, { raw: true })) as unknown as Json;
+      const row = (await app.sms.models.OptOut.findOne({ where: { phone: number.e164, entity_id: entityId }, raw: true })) as unknown as Json;
       expect(row, word).not.toBeNull();
       expect(row.phone).toBe(number.e164);
     }

@@ -2,22 +2,24 @@
  * The social network's inbound operations through the real app and the contract validator (responses are
  * validated too), driven by the network simulator (src/simulators/socialnet.ts), which signs with its own
  * HMAC code: the webhook subscription handshake (verifySocialnetSubscription), signed event deliveries that
- * become monitor snapshots (receiveSocialnetEvents: counts, replays, corrections, refused signatures, 422s
- * that store nothing, Idempotency-Key after a refusal), and the data-removal callback with its background
- * job and status page (receiveSocialnetRemoval, getSocialnetRemovalStatus).
+ * become monitor snapshots (receiveSocialnetEvents: counts, corrections, a delivery seen before or replayed
+ * ignored, copies at once processed once, changes older than the stored one kept out, refused signatures,
+ * 422s that store nothing, Idempotency-Key after a refusal), and the data-removal callback with its
+ * background job and status page (receiveSocialnetRemoval, getSocialnetRemovalStatus), refusing a signed
+ * request without issued_at or too old.
  * Two apps: one configured (with a job queue), one without any socialnet settings.
  * Three tests fail on purpose, each on a defect described where it stands: a form-encoded handshake (`+`
  * for a space) is refused 400; an entry time beyond what a Date holds is a 500; and a removal retried before
  * its job started, run by two workers at once, ends with counts of zero.
  * Runs on SQLite, or on PostgreSQL with TEST_DATABASE_URL.
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import type { JobQueue } from '../src/jobs/index.js';
 import { createSocialnetRemovals } from '../src/socialnet/index.js';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { defaultAppConfig, startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
 import { waitFor } from './helpers/process.js';
 import { deliver, hubSignature, REMOVAL_PATH, requestRemoval, signedRequest, verify } from '../src/simulators/socialnet.js';
@@ -34,9 +36,12 @@ let app: TestApp;
 let bare: TestApp;
 let platformAdmin: TestUser;
 
+/** The settings of the configured app: the defaults, with a verify token and an app secret. */
+const configured = { ...defaultAppConfig.socialnet, verifyToken: VERIFY_TOKEN, appSecret: APP_SECRET };
+
 beforeAll(async () => {
   [app, bare] = await Promise.all([
-    startTestApp({ config: { socialnet: { verifyToken: VERIFY_TOKEN, appSecret: APP_SECRET } }, withJobs: true }),
+    startTestApp({ config: { socialnet: configured }, withJobs: true }),
     startTestApp(),
   ]);
   platformAdmin = await createAdmin(app);
@@ -181,7 +186,7 @@ describe('POST /api/webhook/socialnet/ (receiveSocialnetEvents)', () => {
     expect(result.status, result.text).toBe(200);
     expect(result.body).toEqual({
       success: true,
-      data: { changes: 1, created: 2, replaced: 0, unchanged: 0, ignored: 0 },
+      data: { changes: 1, created: 2, replaced: 0, unchanged: 0, outdated: 0, ignored: 0, duplicate: false },
       message: '1 change received; 2 snapshots stored.',
       request_id: result.headers.get('x-request-id'),
     });
@@ -190,10 +195,11 @@ describe('POST /api/webhook/socialnet/ (receiveSocialnetEvents)', () => {
     expect(await snapshotsOf(otherNetwork)).toEqual([]);
   });
 
-  it('counts the same delivery again as unchanged, and stores nothing new', async () => {
+  it('acknowledges the same delivery sent again (200) and ignores it as seen before', async () => {
     const result = await deliver(app.baseUrl, APP_SECRET, delivery([T1, [metrics()]]));
     expect(result.status, result.text).toBe(200);
-    expect(result.body.data).toEqual({ changes: 1, created: 0, replaced: 0, unchanged: 2, ignored: 0 });
+    expect(result.body.data).toEqual({ changes: 1, created: 0, replaced: 0, unchanged: 0, outdated: 0, ignored: 1, duplicate: true });
+    expect(result.body.message).toBe('Delivery seen before: 1 change ignored.');
     expect(await snapshotsOf(first)).toEqual([expectedSnapshot(T1)]);
     expect(await snapshotsOf(second)).toEqual([expectedSnapshot(T1)]);
   });
@@ -201,7 +207,7 @@ describe('POST /api/webhook/socialnet/ (receiveSocialnetEvents)', () => {
   it('replaces a snapshot whose values were corrected', async () => {
     const result = await deliver(app.baseUrl, APP_SECRET, delivery([T1, [metrics({ username: 'MARIASANTOS', network: 'INSTAGRAM', followers: 48300 })]]));
     expect(result.status, result.text).toBe(200);
-    expect(result.body.data).toEqual({ changes: 1, created: 0, replaced: 2, unchanged: 0, ignored: 0 });
+    expect(result.body.data).toEqual({ changes: 1, created: 0, replaced: 2, unchanged: 0, outdated: 0, ignored: 0, duplicate: false });
     expect(await snapshotsOf(first)).toEqual([expectedSnapshot(T1, { followers: 48300 })]);
     expect(await snapshotsOf(second)).toEqual([expectedSnapshot(T1, { followers: 48300 })]);
   });
@@ -217,7 +223,7 @@ describe('POST /api/webhook/socialnet/ (receiveSocialnetEvents)', () => {
       ),
     );
     expect(result.status, result.text).toBe(200);
-    expect(result.body.data).toEqual({ changes: 4, created: 2, replaced: 0, unchanged: 0, ignored: 3 });
+    expect(result.body.data).toEqual({ changes: 4, created: 2, replaced: 0, unchanged: 0, outdated: 0, ignored: 3, duplicate: false });
     expect(result.body.message).toBe('4 changes received; 2 snapshots stored.');
     const newest = expectedSnapshot(T2, { followers: 48400, posts: 1321, engagement: 0.05, mentions: 330 });
     expect(await snapshotsOf(first)).toEqual([expectedSnapshot(T1, { followers: 48300 }), newest]);
@@ -237,6 +243,91 @@ describe('POST /api/webhook/socialnet/ (receiveSocialnetEvents)', () => {
         { date: isoOf(T2).slice(0, 10), network: 'instagram', followers: 48400, posts: 1321, engagement: 0.05, mentions: 330 },
       ]),
     );
+  });
+
+  describe('replays and ordering', () => {
+    const followersAt = async (monitorId: number, time: number) => (await snapshotsOf(monitorId)).filter((snapshot) => snapshot.taken_at === isoOf(time)).map((snapshot) => snapshot.followers);
+    const counts = (fields: Record<string, number | boolean>) => ({ changes: 1, created: 0, replaced: 0, unchanged: 0, outdated: 0, ignored: 0, duplicate: false, ...fields });
+
+    it('ignores a replay of an earlier signed delivery: the correction sent since, with the same entry.time, stays', async () => {
+      const time = secondsAgo(6 * DAY);
+      const original = JSON.stringify(delivery([time, [metrics({ followers: 100 })]]));
+      const originalSignature = hubSignature(original, APP_SECRET);
+      const stored = await deliver(app.baseUrl, APP_SECRET, original, { signature: originalSignature });
+      const correction = await deliver(app.baseUrl, APP_SECRET, delivery([time, [metrics({ followers: 150 })]]));
+      expect(await followersAt(first, time)).toEqual([150]);
+
+      // The attacker holds the first delivery's exact bytes and signature.
+      const replay = await deliver(app.baseUrl, APP_SECRET, original, { signature: originalSignature });
+      expect(replay.status, replay.text).toBe(200);
+      expect(await followersAt(first, time)).toEqual([150]);
+      expect(await followersAt(second, time)).toEqual([150]);
+      expect([stored, correction, replay].map((result) => result.body.data)).toEqual([counts({ created: 2 }), counts({ replaced: 2 }), counts({ ignored: 1, duplicate: true })]);
+    });
+
+    it('processes one of several copies of a delivery arriving at once, and acknowledges the others as seen', async () => {
+      const time = secondsAgo(6 * DAY + 3600);
+      const raw = JSON.stringify(delivery([time, [metrics({ followers: 300 })]]));
+      const results = await Promise.all(Array.from({ length: 6 }, () => deliver(app.baseUrl, APP_SECRET, raw)));
+      for (const result of results) expect(result.status, result.text).toBe(200);
+      // Processed once: a single copy counts the two snapshots it created (or found created).
+      expect(results.filter((result) => result.body.data.created + result.body.data.unchanged > 0)).toHaveLength(1);
+      const processed = results.filter((result) => !result.body.data.duplicate);
+      expect(processed.map((result) => result.body.data)).toEqual([counts({ created: 2 })]);
+      expect(results.filter((result) => result.body.data.duplicate)).toHaveLength(5);
+      expect(await followersAt(first, time)).toEqual([300]);
+    });
+
+    it('never overwrites a snapshot with a change whose updated_time is older than the stored one', async () => {
+      const time = secondsAgo(7 * DAY);
+      const at = (followers: number, updatedTime?: number) => deliver(app.baseUrl, APP_SECRET, delivery([time, [metrics({ followers, updated_time: updatedTime })]]));
+      const stored = await at(200, time + 600);
+      // An earlier computation of the same counters, delivered late: outdated, kept out.
+      const earlier = await at(180, time + 300);
+      expect(await followersAt(first, time)).toEqual([200]);
+      // Without updated_time a change counts from its entry's time: older than time + 600 too.
+      const untimed = await at(170);
+      expect(await followersAt(first, time)).toEqual([200]);
+      expect([stored, earlier, untimed].map((result) => result.body.data)).toEqual([counts({ created: 2 }), counts({ outdated: 2 }), counts({ outdated: 2 })]);
+      // The same updated_time is no older: a correction of it replaces it; a later one too.
+      expect((await at(210, time + 600)).body.data).toEqual(counts({ replaced: 2 }));
+      expect((await at(220, time + 900)).body.data).toEqual(counts({ replaced: 2 }));
+      expect((await at(215, time + 800)).body.data).toEqual(counts({ outdated: 2 }));
+      expect(await followersAt(first, time)).toEqual([220]);
+      expect(await followersAt(second, time)).toEqual([220]);
+    });
+
+    it('releases a claim whose processing failed, and lets one left unfinished for 10 minutes (its process died) be taken over once', async () => {
+      const deliveries = app.socialnetDeliveries;
+      const body = Buffer.from('{"object":"instagram","entry":[],"probe":"claims"}');
+      const claim = await deliveries.claim(body);
+      expect(claim).toBe(createHash('sha256').update(body).digest('hex'));
+      expect(await deliveries.claim(body)).toBeUndefined();
+      await deliveries.release(claim!);
+      expect(await deliveries.claim(body)).toBe(claim);
+      const later = new Date(Date.now() + 11 * 60_000);
+      expect(await deliveries.claim(body, later)).toBe(claim);
+      expect(await deliveries.claim(body, later)).toBeUndefined();
+      // Processed: never taken over, however old; and no longer released.
+      await deliveries.processed(claim!, later);
+      await deliveries.release(claim!);
+      expect(await deliveries.claim(body, new Date(Date.now() + 60 * 60_000))).toBeUndefined();
+    });
+
+    it('forgets a delivery once its hash is purged (SOCIALNET_REPLAY_WINDOW_SECONDS), and processes it again', async () => {
+      const time = secondsAgo(8 * DAY);
+      const raw = JSON.stringify(delivery([time, [metrics({ followers: 400 })]]));
+      expect((await deliver(app.baseUrl, APP_SECRET, raw)).body.data.duplicate).toBe(false);
+      const seen = () => count(app, 'SELECT COUNT(*) AS n FROM socialnet_deliveries');
+      const before = await seen();
+      // A window of an hour, two hours from now: every hash kept so far is older.
+      expect(await app.socialnetDeliveries.purgeExpired(3600_000, new Date(Date.now() + 2 * 3600_000))).toBe(before);
+      expect(await seen()).toBe(0);
+      expect((await deliver(app.baseUrl, APP_SECRET, raw)).body.data).toEqual(counts({ unchanged: 2 }));
+      // Within the window nothing goes.
+      expect(await app.socialnetDeliveries.purgeExpired(3600_000)).toBe(0);
+      expect(await seen()).toBe(1);
+    });
   });
 
   describe('signatures', () => {
@@ -284,7 +375,7 @@ describe('POST /api/webhook/socialnet/ (receiveSocialnetEvents)', () => {
       const signed = await deliver(app.baseUrl, APP_SECRET, body, { headers });
       expect(signed.status, signed.text).toBe(200);
       expect(signed.headers.get('idempotent-replayed')).toBeNull();
-      expect(signed.body.data).toEqual({ changes: 1, created: 2, replaced: 0, unchanged: 0, ignored: 0 });
+      expect(signed.body.data).toEqual({ changes: 1, created: 2, replaced: 0, unchanged: 0, outdated: 0, ignored: 0, duplicate: false });
       expect((await snapshotsOf(first)).filter((snapshot) => snapshot.taken_at === isoOf(time))).toEqual([expectedSnapshot(time, { followers: 47000 })]);
       // The signed answer is the one kept for the key.
       const again = await deliver(app.baseUrl, APP_SECRET, body, { headers });
@@ -315,6 +406,12 @@ describe('POST /api/webhook/socialnet/ (receiveSocialnetEvents)', () => {
     it('names a blank or missing username', async () => {
       for (const username of ['', '   ', undefined]) {
         await expectRefused(delivery([time, [metrics({ username })]]), ['entry.0.changes.0.value.username']);
+      }
+    });
+
+    it('names an updated_time that is not whole Unix seconds, in the future or before 2000', async () => {
+      for (const updatedTime of [1.5, '1763726400', -1, secondsAgo(-DAY), Date.UTC(1999, 11, 31) / 1000]) {
+        await expectRefused(delivery([time, [metrics({ updated_time: updatedTime })]]), ['entry.0.changes.0.value.updated_time']);
       }
     });
 
@@ -474,8 +571,8 @@ describe('POST and GET /api/callback/socialnet_removal/ (receiveSocialnetRemoval
     expectError(await status(undefined, `?id=${firstCode}`), 401, 'unauthorized');
   });
 
-  it('gives a different signed request for the same person a new code', async () => {
-    const result = await requestRemoval(app.baseUrl, APP_SECRET, { ...payload, issued_at: payload.issued_at + 1 });
+  it('gives a different signed request for the same person, issued nearly 24 hours ago, a new code', async () => {
+    const result = await requestRemoval(app.baseUrl, APP_SECRET, { ...payload, issued_at: secondsAgo(DAY - 120) });
     expect(result.status, result.text).toBe(201);
     expect(result.body.confirmation_code).not.toBe(firstCode);
     expect(await removals()).toBe(2);
@@ -516,6 +613,40 @@ describe('POST and GET /api/callback/socialnet_removal/ (receiveSocialnetRemoval
     it('answers 422 without signed_request', async () => {
       await expectRefused(await requestRemoval(app.baseUrl, APP_SECRET, {}, { other: 'x' }), 422, 'validation_failed');
     });
+
+    /** A validly signed request refused with 400 naming signed_request.issued_at and `rule`. */
+    async function expectIssuedAtRefused(issuedAt: unknown, rule: string, target: TestApp = app): Promise<void> {
+      const result = await requestRemoval(target.baseUrl, APP_SECRET, { ...payload, issued_at: issuedAt });
+      await expectRefused(result, 400, 'bad_request', target);
+      expect(result.body.error.details, result.text).toEqual([
+        { location: 'body', field: 'signed_request.issued_at', rule, message: expect.any(String), ...(issuedAt === undefined ? {} : { value: issuedAt }) },
+      ]);
+    }
+
+    it('answers 400 to a signed request without issued_at, or with one that is not whole Unix seconds', async () => {
+      await expectIssuedAtRefused(undefined, 'required');
+      for (const issuedAt of ['1763726400', 1763726400.5, -5, null]) await expectIssuedAtRefused(issuedAt, 'unix_time');
+    });
+
+    it('answers 400 to a signed request issued more than 24 hours ago, or more than 5 minutes ahead', async () => {
+      await expectIssuedAtRefused(secondsAgo(DAY + 60), 'max_age');
+      await expectIssuedAtRefused(1, 'max_age');
+      await expectIssuedAtRefused(secondsAgo(-600), 'not_in_future');
+    });
+
+    it('takes the longest age from SOCIALNET_REMOVAL_MAX_AGE_SECONDS', async () => {
+      const strict = await startTestApp({ config: { socialnet: { ...configured, removalMaxAgeMs: 600_000 } } });
+      try {
+        await expectIssuedAtRefused(secondsAgo(1200), 'max_age', strict);
+      } finally {
+        await strict.close();
+      }
+    });
+  });
+
+  it('accepts a signed request issued a little ahead of the clock (within 5 minutes)', async () => {
+    const result = await requestRemoval(app.baseUrl, APP_SECRET, { ...payload, user_id: '31415926', issued_at: secondsAgo(-60) });
+    expect(result.status, result.text).toBe(201);
   });
 
   // The same request retried before its job started is queued twice (its first job may have been lost),

@@ -74,7 +74,7 @@ beforeAll(async () => {
   unmonitoredId = await app.entities.store.create('concorrente', owner.user.id, { nome: 'Sem Monitor' });
   await app.entities.models.Member.create({ entity_id: candidateId, user_id: operator.user.id, role: 'operator', added_at: new Date() });
   // The operator is not in the competitor's team, but the candidate watches the competitor: it may be compared.
-  await app.entities.models.Guardianship.create({ tutor_id: candidateId, ward_id: competitorId, created_at: new Date() });
+  await app.entities.models.Guardianship.create({ tutor_id: candidateId, ward_id: competitorId, created_by: owner.user.id, created_at: new Date() });
 
   monitorId = await createMonitor(operator, candidateId, 'Maria oficial', 'instagram');
   const competitorMonitor = await createMonitor(owner, competitorId, 'João oficial', 'Instagram');

@@ -98,8 +98,13 @@ beforeAll(async () => {
   for (const [user, role] of [[teamAdmin, 'admin'], [operator, 'operator'], [viewer, 'viewer']] as const) {
     await Member.create({ entity_id: candidateId, user_id: user.user.id, role, added_at: new Date() });
   }
-  await Guardianship.create({ tutor_id: candidateId, ward_id: watchedId, created_at: new Date() });
-  await Guardianship.create({ tutor_id: watcherId, ward_id: candidateId, created_at: new Date() });
+  // The links stand: their creator may change their tutor and is in their ward's team (entities/guardianship.ts).
+  const linker = await createUser(app);
+  for (const [entityId, role] of [[candidateId, 'operator'], [watchedId, 'viewer'], [watcherId, 'operator']] as const) {
+    await Member.create({ entity_id: entityId, user_id: linker.user.id, role, added_at: new Date() });
+  }
+  await Guardianship.create({ tutor_id: candidateId, ward_id: watchedId, created_by: linker.user.id, created_at: new Date() });
+  await Guardianship.create({ tutor_id: watcherId, ward_id: candidateId, created_by: linker.user.id, created_at: new Date() });
   monitorId = await newMonitor(app, candidateId, 'Maria oficial', owner);
   otherMonitorId = await newMonitor(app, ownerOtherId, 'Partido oficial', owner);
 });

@@ -1,4 +1,4 @@
-/** The Sequelize models of the accounts tables (created by migration 0004-accounts). */
+/** The Sequelize models of the accounts tables (created by migration 0004-accounts; 0017 made failures pending first). */
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 
 export interface UserRow {
@@ -39,6 +39,8 @@ export interface LoginFailureRow {
   id: number;
   subject: string;
   failed_at: Date;
+  /** The password check is still running (or its process died); false once it failed. */
+  pending: boolean;
 }
 
 export interface SocialLoginRow {
@@ -114,7 +116,7 @@ export function defineAccountModels(sequelize: Sequelize): AccountModels {
   );
   const LoginFailure = sequelize.define<Model<LoginFailureRow, Partial<LoginFailureRow>>>(
     'LoginFailure',
-    { id, subject: DataTypes.STRING(300), failed_at: DataTypes.DATE },
+    { id, subject: DataTypes.STRING(300), failed_at: DataTypes.DATE, pending: { type: DataTypes.BOOLEAN, defaultValue: false } },
     { tableName: 'login_failures', ...plain },
   );
   const SocialLogin = sequelize.define<Model<SocialLoginRow, Partial<SocialLoginRow>>>(

@@ -4,7 +4,7 @@
  * wrong credentials with one message, so that neither the answer nor its timing reveals an account.
  */
 import { ApiError, AUTH_CHALLENGE } from '../http/errors.js';
-import { lockSubjects, type LoginLock } from './login-lock.js';
+import { normaliseIdentifier, type Attempt, type LoginLock } from './login-lock.js';
 import type { UserRow } from './models.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
 import type { IssuedKey, TokenStore } from './tokens.js';
@@ -31,14 +31,12 @@ export class Sessions {
 
   async login(loginName: string, password: string, address: string): Promise<Session> {
     const user = await this.users.byLoginName(loginName);
-    const subjects = [user ? lockSubjects.account(user.id) : lockSubjects.unknownName(loginName), lockSubjects.address(address)];
-    const reservation = await this.reserveCheck(subjects);
-    // A wrong password keeps the reservation: it was a failure.
-    if (!(await this.passwordMatches(user, password))) throw new ApiError(401, 'invalid_credentials', WRONG_CREDENTIALS, [], AUTH_CHALLENGE);
-    await this.lock.release(reservation);
+    const attempt = { identifier: loginName, address };
+    const reservation = await this.reserveCheck(attempt);
+    if (!(await this.checkReserved(reservation, user, password))) throw new ApiError(401, 'invalid_credentials', WRONG_CREDENTIALS, [], AUTH_CHALLENGE);
     const account = user!;
     if (!account.is_active) throw new ApiError(403, 'account_inactive', 'This account is deactivated. Ask an administrator to reactivate it.');
-    await this.lock.forget(lockSubjects.account(account.id));
+    await this.lock.forget(attempt);
     const now = new Date();
     await this.users.recordLogin(account.id, now);
     const key = await this.tokens.issue(account.id, now);
@@ -47,35 +45,38 @@ export class Sessions {
 
   /** Re-checks the caller's own password; `loginName` must name the caller (username or e-mail). */
   async confirm(caller: UserRow, loginName: string, password: string, address: string): Promise<void> {
-    const name = loginName.trim().toLowerCase();
+    const name = normaliseIdentifier(loginName);
     if (name !== caller.username_key && name !== caller.email) {
       throw new ApiError(403, 'forbidden', 'You can only confirm your own password.', [
         { location: 'body', field: 'username', rule: 'own_account', message: "must be the caller's own username or e-mail" },
       ]);
     }
-    const subjects = [lockSubjects.account(caller.id), lockSubjects.address(address)];
-    const reservation = await this.reserveCheck(subjects);
-    if (!(await this.passwordMatches(caller, password))) throw new ApiError(401, 'invalid_credentials', 'The password is incorrect.', [], AUTH_CHALLENGE);
-    await this.lock.release(reservation);
+    const reservation = await this.reserveCheck({ identifier: loginName, address });
+    if (!(await this.checkReserved(reservation, caller, password))) throw new ApiError(401, 'invalid_credentials', 'The password is incorrect.', [], AUTH_CHALLENGE);
   }
 
-  /** The lock state of an address, for the login page. */
+  /** The state of an address's failure budget across identifiers, for the login page. */
   stateOf(address: string) {
-    return this.lock.state([lockSubjects.address(address)]);
+    return this.lock.addressState(address);
   }
 
   /** Counts the coming password check against the lock, or refuses it with 429 while locked. */
-  private async reserveCheck(subjects: string[]): Promise<number[]> {
-    const reservation = await this.lock.reserve(subjects);
+  private async reserveCheck(attempt: Attempt): Promise<number[]> {
+    const reservation = await this.lock.reserve(attempt);
     if ('ids' in reservation) return reservation.ids;
-    const state = reservation.locked;
-    throw new ApiError(
-      429,
-      'login_locked',
-      `Too many failed attempts. Try again in ${state.retryAfterSeconds} seconds.`,
-      [],
-      { 'Retry-After': String(state.retryAfterSeconds) },
-    );
+    const seconds = reservation.retryAfterSeconds;
+    throw new ApiError(429, 'login_locked', `Too many failed attempts. Try again in ${seconds} seconds.`, [], { 'Retry-After': String(seconds) });
+  }
+
+  /** Checks the password of a reserved check, then settles the reservation: a failure unless it matched. */
+  private async checkReserved(reservation: number[], user: UserRow | undefined, password: string): Promise<boolean> {
+    let matches = false;
+    try {
+      matches = await this.passwordMatches(user, password);
+    } finally {
+      await (matches ? this.lock.release(reservation) : this.lock.fail(reservation));
+    }
+    return matches;
   }
 
   /** Always one scrypt verification: against the user's hash, or against the decoy when there is no user. */

@@ -46,6 +46,8 @@ export interface GuardianshipFixture {
   id: number;
   tutor_id: number;
   ward_id: number;
+  /** Username of who created the link: it stands only while they may change the tutor and are in the ward's team. */
+  created_by: string;
   created_at: string;
 }
 

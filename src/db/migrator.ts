@@ -19,8 +19,13 @@ import * as oauthElections from './migrations/0010-oauth-elections.js';
 import * as snapshotTimes from './migrations/0011-snapshot-times.js';
 import * as entityVersions from './migrations/0012-entity-versions.js';
 import * as smsSendAttempts from './migrations/0013-sms-send-attempts.js';
+import * as smsOptOutScopes from './migrations/0014-sms-opt-out-scopes.js';
+import * as oauthPendingLinks from './migrations/0015-oauth-pending-links.js';
+import * as socialnetDeliveries from './migrations/0016-socialnet-deliveries.js';
+import * as loginFailuresPending from './migrations/0017-login-failures-pending.js';
+import * as guardianshipCreators from './migrations/0018-guardianship-creators.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

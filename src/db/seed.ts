@@ -277,7 +277,7 @@ class Seeder {
         this.existed('guardianship link', name, existing.id);
         continue;
       }
-      const id = await insertRow(Guardianship, link.id, { tutor_id: tutor, ward_id: ward, created_at: new Date(link.created_at) });
+      const id = await insertRow(Guardianship, link.id, { tutor_id: tutor, ward_id: ward, created_by: this.user(link.created_by), created_at: new Date(link.created_at) });
       this.created('guardianship link', name, id, link.id);
     }
   }
@@ -479,7 +479,7 @@ class Seeder {
         skipped('sms reply', name, 'the credential it answers was not seeded');
         continue;
       }
-      // As the provider's webhook would deliver it: the reply is recorded, and STOP, SAIR or PARAR opts the number out.
+      // As the provider's webhook would deliver it: the reply is recorded, and an opt-out keyword opts the number out of the credential's entity.
       const received = await this.targets.sms.receiveReply({ sid: fixture.message_sid, accountId: fixture.account_id, from: fixture.from, to: fixture.to, body: fixture.body });
       const row = (await Reply.findOne({ where: { message_sid: fixture.message_sid }, raw: true })) as { id: number } | null;
       this.add({ kind: 'sms reply', name, outcome: 'created', ...(row ? { id: row.id } : {}), ...(received.opted_out ? { note: `${received.from} opted out of campaigns` } : {}) });
@@ -708,6 +708,10 @@ export function checkDemoFixtures(fixtures: DemoFixtures, municipalities: Munici
     knownEntity(link.tutor_id, what);
     knownEntity(link.ward_id, what);
     if (link.tutor_id === link.ward_id) problems.push(`${what}: an entity cannot watch itself`);
+    // As manageGuardianship checks it: a link stands only while its creator could still create it.
+    if (knownUser(link.created_by, what) && (!may(link.created_by, link.tutor_id, MAY_EDIT) || roleOf(link.created_by, link.ward_id) === undefined)) {
+      problems.push(`${what}: ${link.created_by} may not make entity ${link.tutor_id} watch entity ${link.ward_id}`);
+    }
     moment(what, link.created_at);
   }
 

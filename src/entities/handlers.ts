@@ -3,7 +3,7 @@
  * caller may do with the entity named in the request, then reads or writes through the store.
  */
 import type { Response } from 'express';
-import { Op, UniqueConstraintError, type Transaction } from 'sequelize';
+import { UniqueConstraintError, type Transaction } from 'sequelize';
 import { withLocks } from '../db/locks.js';
 import type { Accounts } from '../accounts/index.js';
 import { displayName } from '../accounts/users.js';
@@ -18,7 +18,8 @@ import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { MunicipalityCatalog } from '../municipalities/catalog.js';
 import type { Entities } from './index.js';
-import type { CandidateEntity, CandidateEntityRecord, EntityRow, GuardianshipRow, MemberRow, TeamRole } from './models.js';
+import type { CandidateEntity, CandidateEntityRecord, EntityRow, MemberRow, TeamRole } from './models.js';
+import { maskedRecord, maskedValuesOnCreate, refusePersonalValues, withoutMaskedValues } from './personal-data.js';
 import { checkCandidate } from './rules.js';
 import { UnknownMarketshareEntry, type EntityWrite, type UpdateOutcome } from './store.js';
 
@@ -31,8 +32,7 @@ type EntityOperations =
   | 'listOperators'
   | 'checkOperatorEmail'
   | 'addOperator'
-  | 'removeOperator'
-  | 'manageGuardianship';
+  | 'removeOperator';
 
 export interface EntityHandlerDependencies {
   entities: Entities;
@@ -59,8 +59,9 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
 
     async getEntity(req, res) {
       if (req.query.id === undefined) throw idRequired('id');
-      const { entity } = await teams.access(callerOf(res), Number(req.query.id), 'read', { location: 'query', field: 'id' });
-      await sendEntity(res, 200, entity.id, `Entity ${entity.id}.`);
+      const caller = callerOf(res);
+      const { entity, role } = await teams.access(caller, Number(req.query.id), 'read', { location: 'query', field: 'id' });
+      await sendEntity(res, 200, entity.id, `Entity ${entity.id}.`, teams.may(caller, role, 'readPersonalData'));
     },
 
     async addEntity(req, res) {
@@ -70,26 +71,31 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       // A retried create whose first run committed before its instance died: answer what it made.
       const creationKey = body.id === undefined ? requestCreationKey(res) : undefined;
       const earlier = creationKey === undefined ? undefined : await store.idByCreationKey(creationKey);
-      if (earlier !== undefined) return sendEntity(res, 201, earlier, `Entity ${earlier} created.`);
+      // Its creator is its owner, who reads it whole.
+      if (earlier !== undefined) return sendEntity(res, 201, earlier, `Entity ${earlier} created.`, true);
       // Find the entity to update (and the caller's right to) before judging the body: a stranger learns nothing.
       const existing = body.id === undefined ? undefined : await teams.access(caller, body.id, 'edit', { location: 'body', field: 'id' });
       if (municipalities.size === 0 && (body.municipio_disputa != null || body.municipioBase != null)) {
         throw referenceDataUnavailable('The municipality list is not loaded, so municipalities cannot be checked yet.');
       }
       const stored = existing && (await store.load(existing.entity.id))!.entity;
-      const problems = checkCandidate(body, municipalities, new Date(), stored);
+      // A masked value stands for the stored one: left out, its field keeps its value (personal-data.ts).
+      const sent = withoutMaskedValues(body);
+      const wholeView = !existing || teams.may(caller, existing.role, 'readPersonalData');
+      if (existing && !wholeView) refusePersonalValues(existing.role, sent);
+      const problems = [...(stored ? [] : maskedValuesOnCreate(body)), ...checkCandidate(sent, municipalities, new Date(), stored)];
       if (problems.length > 0) throw new ApiError(422, 'validation_failed', 'The entity is invalid.', problems);
       // The CPF check and the write hold a lock on the CPF: parallel creates (a double click) cannot both pass.
-      const cpf = body.cpf ?? undefined;
+      const cpf = sent.cpf ?? undefined;
       const cpfLocks = cpf === undefined ? [] : [`entity-cpf:${cpf}`];
       const id = await withLocks(models.Entity.sequelize!, cpfLocks, async (transaction) => {
         if (cpf !== undefined) await refuseDuplicateCpf(caller, cpf, existing?.entity.id, transaction);
-        if (!existing) return store.create(req.query.tp ?? 'candidato', caller.user.id, body, transaction, creationKey);
-        const outcome = await updateOrExplain(existing.entity.id, body, { userId: caller.user.id, expectedVersions: ifMatch }, transaction);
+        if (!existing) return store.create(req.query.tp ?? 'candidato', caller.user.id, sent, transaction, creationKey);
+        const outcome = await updateOrExplain(existing.entity.id, sent, { userId: caller.user.id, expectedVersions: ifMatch }, transaction);
         if (!outcome.written) throw editConflict(existing.entity.id, req.get('If-Match')!, outcome.currentVersion);
         return existing.entity.id;
       });
-      await sendEntity(res, existing ? 200 : 201, id, existing ? `Entity ${id} updated.` : `Entity ${id} created.`);
+      await sendEntity(res, existing ? 200 : 201, id, existing ? `Entity ${id} updated.` : `Entity ${id} created.`, wholeView);
     },
 
     async listOperators(req, res) {
@@ -151,34 +157,20 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       if (!leaving && member.role === 'admin' && callerRole !== 'owner' && !caller.user.is_admin) {
         throw new ApiError(403, 'forbidden', 'Only the owner may remove an admin from the team.');
       }
-      await models.Member.destroy({ where: { id: member.id } });
+      // The guardianship links the member created from or to this entity leave with them (guardianship.ts).
+      await models.Member.sequelize!.transaction(async (transaction) => {
+        await models.Member.destroy({ where: { id: member.id }, transaction });
+        await entities.guardianship.forgetMember(entity.id, member.user_id, transaction);
+      });
       sendEnvelope(res, 200, { removed: true as const }, 'The member was removed from the team.');
-    },
-
-    async manageGuardianship(req, res) {
-      const caller = callerOf(res);
-      const { tutor, ward, action } = req.query;
-      const given = [tutor, ward, action].filter((value) => value !== undefined).length;
-      if (given !== 0 && given !== 3) {
-        throw badRequest('The request is malformed: tutor, ward and action go together.', [
-          ...(['tutor', 'ward', 'action'] as const)
-            .filter((field) => req.query[field] === undefined)
-            .map((field) => ({ location: 'query' as const, field, rule: 'required_together', message: 'is required with the other two' })),
-        ]);
-      }
-      if (given === 3) {
-        if (tutor === ward) throw badRequest('The request is malformed: an entity cannot watch itself.', [{ location: 'query', field: 'ward', rule: 'not_tutor', message: 'must differ from tutor', value: ward }]);
-        await teams.access(caller, Number(tutor), 'edit', { location: 'query', field: 'tutor' });
-        await teams.access(caller, Number(ward), 'read', { location: 'query', field: 'ward' });
-        await changeLink(Number(tutor), Number(ward), action!);
-      }
-      const links = await linksOf(caller);
-      sendEnvelope(res, 200, links, `${links.length} links.`);
     },
   };
 
-  /** Answers the stored entity as `getEntity` does: the record with its author, and its version as the ETag. */
-  async function sendEntity(res: Response, status: 200 | 201, id: number, message: string): Promise<void> {
+  /**
+   * Answers the stored entity as `getEntity` does: the record with its author, its personal data masked
+   * unless the caller has the `wholeView` of it, and its version as the ETag (the same for every view).
+   */
+  async function sendEntity(res: Response, status: 200 | 201, id: number, message: string, wholeView: boolean): Promise<void> {
     const stored = (await store.load(id))!;
     const [author] = stored.updatedBy === null ? [] : await accounts.users.byIds([stored.updatedBy]);
     const record: CandidateEntityRecord = {
@@ -188,7 +180,7 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       updated_by: author ? { id: author.id, display_name: displayName(author) } : null,
     };
     res.setHeader('ETag', etagOf(stored.version));
-    sendEnvelope(res, status, record, message);
+    sendEnvelope(res, status, wholeView ? record : maskedRecord(record), message);
   }
 
   /** The store's update, with a market-share `id` that is not the entity's turned into the error that names it. */
@@ -233,35 +225,6 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
     });
   }
 
-  async function changeLink(tutorId: number, wardId: number, action: 'add' | 'remove'): Promise<void> {
-    if (action === 'remove') {
-      await models.Guardianship.destroy({ where: { tutor_id: tutorId, ward_id: wardId } });
-      return;
-    }
-    try {
-      await models.Guardianship.create({ tutor_id: tutorId, ward_id: wardId, created_at: new Date() });
-    } catch (error) {
-      if (!(error instanceof UniqueConstraintError)) throw error; // already linked: adding again changes nothing
-    }
-  }
-
-  /** The links whose tutor is one of the caller's entities (every link for platform admins). */
-  async function linksOf(caller: Caller) {
-    const where = caller.user.is_admin ? {} : { tutor_id: { [Op.in]: await teams.entityIdsOf(caller.user.id) } };
-    const links = (await models.Guardianship.findAll({ where, order: [['id', 'ASC']], raw: true })) as unknown as GuardianshipRow[];
-    const ids = [...new Set(links.flatMap((link) => [link.tutor_id, link.ward_id]))];
-    const rows = (await models.Entity.findAll({ attributes: ['id', 'nome', 'tp'], where: { id: { [Op.in]: ids } }, raw: true })) as unknown as EntityRow[];
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    return links.map((link) => ({
-      id: link.id,
-      tutor_id: link.tutor_id,
-      tutor_nome: byId.get(link.tutor_id)?.nome ?? '',
-      ward_id: link.ward_id,
-      ward_nome: byId.get(link.ward_id)?.nome ?? '',
-      ward_tp: byId.get(link.ward_id)?.tp ?? 'concorrente',
-      created_at: new Date(link.created_at).toISOString(),
-    }));
-  }
 }
 
 /** An entity's version as an ETag (a strong validator: it changes on every write). */

@@ -83,6 +83,8 @@ export interface GuardianshipRow {
   tutor_id: number;
   ward_id: number;
   created_at: Date;
+  /** The user who created it (migration 0018): the link stands only while they could still create it. */
+  created_by: number | null;
 }
 
 type Static<Row extends object> = ModelStatic<Model<Row, Partial<Row>>>;
@@ -177,6 +179,10 @@ export function defineEntityModels(sequelize: Sequelize): EntityModels {
       },
       'marketshare_entries',
     ),
-    Guardianship: define<GuardianshipRow>('GuardianshipLink', { id, tutor_id: DataTypes.INTEGER, ward_id: DataTypes.INTEGER, created_at: DataTypes.DATE }, 'guardianship_links'),
+    Guardianship: define<GuardianshipRow>(
+      'GuardianshipLink',
+      { id, tutor_id: DataTypes.INTEGER, ward_id: DataTypes.INTEGER, created_at: DataTypes.DATE, created_by: DataTypes.INTEGER },
+      'guardianship_links',
+    ),
   };
 }

@@ -16,9 +16,16 @@ const MAY = {
   manageTeam: new Set<TeamRole>(['owner', 'admin']),
   /** Approve or reject the strategy scenario requests made on the entity's monitors. */
   decideScenarios: new Set<TeamRole>(['owner', 'admin']),
+  /** Read (and so write) CPF, voter id, race and the base address whole (personal-data.ts). */
+  readPersonalData: new Set<TeamRole>(['owner', 'admin']),
 } as const;
 
 export type Permission = keyof typeof MAY;
+
+/** The team roles that allow `permission` (for rules checked inside a query, such as a link's standing). */
+export function rolesThatMay(permission: Permission): TeamRole[] {
+  return [...MAY[permission]];
+}
 
 export interface Access {
   entity: EntityRow;
@@ -104,5 +111,6 @@ function describe(permission: Permission): string {
     edit: 'change this entity',
     manageTeam: 'manage this team',
     decideScenarios: 'approve or reject scenario requests',
+    readPersonalData: 'read personal data whole',
   }[permission];
 }

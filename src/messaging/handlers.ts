@@ -1,7 +1,8 @@
 /**
- * The HTTP side of SMS: credentials (admins add them, teams list the ones they may use), campaigns, and
- * the provider's signed callbacks (delivery receipts by POST, replies by GET), whose signatures
- * `smsSignatureChecks` verifies before these handlers run.
+ * The HTTP side of SMS: credentials (admins add them, teams list the ones they may use), campaigns, an
+ * entity's opt-outs (its owner and admins list them), and the provider's signed callbacks (delivery
+ * receipts by POST, replies by GET), whose signatures `smsSignatureChecks` verifies before these
+ * handlers run: a reply's against the token of the credential that received it.
  */
 import type { Request } from 'express';
 import type { components } from '../../sdk/schema.js';
@@ -11,17 +12,27 @@ import { sendEnvelope } from '../http/envelope.js';
 import { requestCreationKey } from '../http/idempotency.js';
 import { ApiError, badRequest, notFound, type ErrorDetail } from '../http/errors.js';
 import type { OperationHandlers, OperationId } from '../http/operations.js';
+import { pageOf } from '../http/pagination.js';
 import type { SignatureCheck } from '../http/provider-signatures.js';
-import { requestedUrl, type PublicUrlSettings } from '../http/public-url.js';
-import type { EntityModels } from '../entities/models.js';
+import { apiBaseUrl, requestedUrl, type PublicUrlSettings } from '../http/public-url.js';
+import type { Entities } from '../entities/index.js';
 import { providerSignatureMatches } from './provider-signature.js';
 import { entriesOf, normalisedPhone, readRecipients } from './recipients.js';
 import type { Sms } from './sms.js';
 
-type SmsOperations = 'listSmsCredentials' | 'createSmsCredential' | 'sendSmsCampaign' | 'receiveSmsDeliveryReceipt' | 'receiveSmsWebhook';
+type SmsOperations = 'listSmsCredentials' | 'createSmsCredential' | 'sendSmsCampaign' | 'listSmsOptOuts' | 'receiveSmsDeliveryReceipt' | 'receiveSmsWebhook';
 type DeliveryReceipt = components['schemas']['SmsDeliveryReceipt'];
 
-export function smsHandlers(sms: Sms, entities: EntityModels): Pick<Required<OperationHandlers>, SmsOperations> {
+const OPT_OUTS_PER_PAGE = 50;
+
+export interface SmsHandlerDependencies {
+  sms: Sms;
+  entities: Pick<Entities, 'models' | 'teams'>;
+  urls: PublicUrlSettings;
+}
+
+export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pick<Required<OperationHandlers>, SmsOperations> {
+  const { teams } = entities;
   return {
     async listSmsCredentials(_req, res) {
       // The contract declares the POST's body on this GET too; it was validated, and is ignored.
@@ -41,7 +52,7 @@ export function smsHandlers(sms: Sms, entities: EntityModels): Pick<Required<Ope
       if (!senderId) problems.push({ location: 'body', field: 'sender_id', rule: 'phone_number', message: 'must be a valid phone number', value: req.body.sender_id });
       if (problems.length > 0 || !senderId) throw invalidBody(problems);
       const entityId = req.body.entity_id;
-      if (entityId !== undefined && !(await entities.Entity.findByPk(entityId, { attributes: ['id'] }))) {
+      if (entityId !== undefined && !(await entities.models.Entity.findByPk(entityId, { attributes: ['id'] }))) {
         throw notFound(`There is no entity ${entityId}.`, [{ location: 'body', field: 'entity_id', rule: 'existing_entity', message: 'must be the id of an entity', value: entityId }]);
       }
       const added = await sms.addCredential({ name, accountId: req.body.account_id, senderId, secret: req.body.secret, entityId, createdBy: caller.user.id });
@@ -95,6 +106,20 @@ export function smsHandlers(sms: Sms, entities: EntityModels): Pick<Required<Ope
       sendEnvelope(res, 201, campaign, `Campaign ${campaign.id} created: ${campaign.accepted} message${campaign.accepted === 1 ? '' : 's'} queued.`);
     },
 
+    async listSmsOptOuts(req, res) {
+      const caller = callerOf(res);
+      // Every team role may read the entity; only its owner and admins see who opted out of its campaigns.
+      const { entity, role } = await teams.access(caller, Number(req.query.entity_id), 'read', { location: 'query', field: 'entity_id' });
+      if (!teams.may(caller, role, 'manageTeam')) {
+        throw new ApiError(403, 'forbidden', `Your role in this team (${role}) may not list its SMS opt-outs: its owner and admins may.`);
+      }
+      const page = req.query.page ?? 1;
+      const { total, optOuts } = await sms.optOuts.page(entity.id, page, OPT_OUTS_PER_PAGE);
+      const listUrl = new URL(apiBaseUrl(req, urls) + '/api/sms/list_opt_outs/');
+      listUrl.searchParams.set('entity_id', String(entity.id));
+      sendEnvelope(res, 200, pageOf(optOuts, total, page, OPT_OUTS_PER_PAGE, listUrl.toString()), `${total} opt-out${total === 1 ? '' : 's'}.`);
+    },
+
     async receiveSmsDeliveryReceipt(req, res) {
       const receipt = req.body as DeliveryReceipt;
       const result = await sms.applyReceipt({ sid: receipt.MessageSid, accountId: receipt.AccountSid, status: receipt.MessageStatus, errorCode: receipt.ErrorCode });
@@ -114,20 +139,29 @@ export function smsHandlers(sms: Sms, entities: EntityModels): Pick<Required<Ope
   };
 }
 
-/** The provider signs each callback with the auth token of the account it names (`AccountSid`). */
+/**
+ * The provider signs each callback with the auth token of the account it names (`AccountSid`): a receipt
+ * is checked against the account's first credential, a reply against the credential that received it.
+ */
 export function smsSignatureChecks(sms: Sms, urls: PublicUrlSettings): Partial<Record<OperationId, SignatureCheck>> {
-  const check = async (req: Request, accountId: unknown, form: Record<string, string>) => {
+  const check = async (req: Request, secretOf: () => Promise<string | undefined>, form: Record<string, string>) => {
     const signature = req.get('X-Twilio-Signature');
     if (!signature) return 'missing' as const;
-    const secret = typeof accountId === 'string' ? await sms.secretOfAccount(accountId) : undefined;
+    const secret = await secretOf();
     return secret && providerSignatureMatches(secret, signature, requestedUrl(req, urls), form) ? ('valid' as const) : ('invalid' as const);
   };
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
   return {
     receiveSmsDeliveryReceipt: (req) => {
       // The fields exactly as sent (the validator may have coerced the parsed body).
       const form = Object.fromEntries(new URLSearchParams(req.rawBody?.toString('utf8') ?? ''));
-      return check(req, form.AccountSid, form);
+      const accountId = text(form.AccountSid);
+      return check(req, async () => (accountId === undefined ? undefined : sms.secretOfAccount(accountId)), form);
     },
-    receiveSmsWebhook: (req) => check(req, req.query.AccountSid, {}),
+    // Against the token of the credential that received the reply: its opt-out binds that credential's entity.
+    receiveSmsWebhook: (req) => {
+      const accountId = text(req.query.AccountSid);
+      return check(req, async () => (accountId === undefined ? undefined : sms.secretOfReceiver(accountId, text(req.query.To))), {});
+    },
   };
 }

@@ -1,4 +1,4 @@
-/** Sequelize models of the SMS tables (migrations 0009 and 0013). */
+/** Sequelize models of the SMS tables (migrations 0009, 0013 and 0014). */
 import { DataTypes, type Model, type ModelAttributes, type ModelStatic, type Sequelize } from 'sequelize';
 
 export interface CredentialRow {
@@ -70,8 +70,14 @@ export interface ReplyRow {
   received_at: Date;
 }
 
+/** A number opted out of one entity's campaigns (see opt-outs.ts). */
 export interface OptOutRow {
+  id: number;
+  /** The entity whose credential received the reply; null for the credentials without an entity. */
+  entity_id: number | null;
   phone: string;
+  /** The keyword the reply was read as; null for rows migration 0014 attributed. */
+  keyword: string | null;
   opted_out_at: Date;
 }
 
@@ -169,7 +175,11 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
       },
       'sms_replies',
     ),
-    OptOut: define<OptOutRow>('SmsOptOut', { phone: { type: DataTypes.STRING(20), primaryKey: true }, opted_out_at: DataTypes.DATE }, 'sms_opt_outs'),
+    OptOut: define<OptOutRow>(
+      'SmsOptOut',
+      { id, entity_id: DataTypes.INTEGER, phone: DataTypes.STRING(20), keyword: DataTypes.STRING(20), opted_out_at: DataTypes.DATE },
+      'sms_opt_outs',
+    ),
   };
 }
 

@@ -31,6 +31,7 @@ import type { JobAttempt } from '../jobs/index.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { campaignOf, type MessageRow, type SendAttemptRow, type SendOutcome, type SmsModels } from './models.js';
+import type { OptOutScope, SmsOptOuts } from './opt-outs.js';
 import { ProviderError, type ListedSms, type OutgoingSms, type ProviderAccount, type SentSms, type SmsProvider } from './provider.js';
 import { copiesOf, listSentSince } from './reconciliation.js';
 import { advances } from './statuses.js';
@@ -57,6 +58,8 @@ type PassEnd = Result | 'again';
 interface Sending {
   account: ProviderAccount;
   sms: OutgoingSms;
+  /** The entity of the campaign's credential: the opt-outs the message honours. */
+  optOutScope: OptOutScope;
 }
 
 export class SmsSending {
@@ -64,6 +67,7 @@ export class SmsSending {
 
   constructor(
     private readonly models: SmsModels,
+    private readonly optOuts: SmsOptOuts,
     private readonly dependencies: SendingDependencies,
   ) {
     this.sequelize = models.Message.sequelize!;
@@ -89,8 +93,8 @@ export class SmsSending {
       const settled = await this.settleOrFail(last, sending, job);
       if (settled !== 'not_taken') return settled;
     }
-    // A number that opted out after the campaign was created is not sent to.
-    if (await this.models.OptOut.findByPk(message.recipient)) return this.cancel(message);
+    // A number that opted out of the credential's entity after the campaign was created is not sent to.
+    if (await this.optOuts.has(sending.optOutScope, message.recipient)) return this.cancel(message);
     const attempt = await this.claim(message);
     if (!attempt) return 'again';
     return this.call(attempt, sending, job);
@@ -266,6 +270,7 @@ export class SmsSending {
       account: { accountId: credential.account_id, secret: box.open(credential.secret_sealed) },
       // Every attempt asks for delivery receipts, a resend as much as the first.
       sms: { from: credential.sender_id, to: message.recipient, body: campaign.body, statusCallback: statusCallbackUrl },
+      optOutScope: credential.entity_id,
     };
   }
 }

@@ -2,7 +2,8 @@
  * SMS campaigns: credentials (secret sealed at rest), campaigns split into one message per recipient,
  * a background job per message that hands it to the provider exactly once with retries (sending.ts
  * states the guarantee and the protocol), the provider's delivery receipts (applied only when they move
- * a message forward), and replies, where STOP, SAIR or PARAR opt the sender out of later campaigns.
+ * a message forward), and replies, whose opt-out keywords opt the sender out of the later campaigns of
+ * the entity whose credential received them (opt-outs.ts states that guarantee).
  * A campaign's messages are stored before their jobs are queued; a process that dies in between leaves
  * the campaign without jobs, which enqueueForgottenCampaigns finds and queues. A job can also be lost
  * after it started: a process that dies during the job's last try leaves its message queued with no
@@ -17,6 +18,7 @@ import type { JobAttempt, JobQueue } from '../jobs/index.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { campaignOf, defineSmsModels, type CampaignRow, type CredentialRow, type MessageRow, type SmsModels } from './models.js';
+import { optOutKeywordOf, SmsOptOuts, type OptOutScope } from './opt-outs.js';
 import type { SmsProvider } from './provider.js';
 import { normalisedPhone, type RecipientList } from './recipients.js';
 import { SmsSending } from './sending.js';
@@ -30,7 +32,6 @@ export const SMS_SEND_JOB = 'sms-send';
 const SEND_RETRIES = 4;
 /** A campaign this old without its jobs queued was left by a process that stopped before queueing them. */
 const FORGOTTEN_AFTER_MS = 30_000;
-const OPT_OUT_WORDS = new Set(['STOP', 'SAIR', 'PARAR']);
 
 export interface NewCredential {
   name: string;
@@ -58,6 +59,7 @@ export interface SmsDependencies {
 
 export class Sms {
   readonly models: SmsModels;
+  readonly optOuts: SmsOptOuts;
   private readonly sending: SmsSending;
 
   constructor(
@@ -65,7 +67,8 @@ export class Sms {
     private readonly dependencies: SmsDependencies,
   ) {
     this.models = defineSmsModels(sequelize);
-    this.sending = new SmsSending(this.models, dependencies);
+    this.optOuts = new SmsOptOuts(this.models.OptOut);
+    this.sending = new SmsSending(this.models, this.optOuts, dependencies);
   }
 
   get maxRecipients(): number {
@@ -123,8 +126,28 @@ export class Sms {
   /** The auth token of a provider account, to check the signatures of its callbacks. */
   async secretOfAccount(accountId: string): Promise<string | undefined> {
     const credential = (await this.models.Credential.findOne({ where: { account_id: accountId }, order: [['id', 'ASC']], raw: true })) as CredentialRow | null;
+    return this.secretOf(credential ?? undefined);
+  }
+
+  /** The auth token of the credential that received a reply on `accountId` sent to `to` (see receiversOf). */
+  async secretOfReceiver(accountId: string, to: string | undefined): Promise<string | undefined> {
+    return this.secretOf((await this.receiversOf(accountId, to))[0]);
+  }
+
+  private secretOf(credential: CredentialRow | undefined): string | undefined {
     if (!credential || !this.dependencies.box) return undefined;
     return this.dependencies.box.open(credential.secret_sealed);
+  }
+
+  /**
+   * The credential with account `accountId` and sender `to`, alone; when the account has none for `to`
+   * (or `to` is missing), every credential of the account, by id: the signature proves the account only.
+   */
+  private async receiversOf(accountId: string, to: string | undefined): Promise<CredentialRow[]> {
+    const onAccount = (await this.models.Credential.findAll({ where: { account_id: accountId }, order: [['id', 'ASC']], raw: true })) as unknown as CredentialRow[];
+    const sender = to === undefined ? undefined : (normalisedPhone(to) ?? to);
+    const receiver = onAccount.find((credential) => credential.sender_id === sender);
+    return receiver ? [receiver] : onAccount;
   }
 
   // --- Campaigns --------------------------------------------------------------------------------
@@ -138,9 +161,7 @@ export class Sms {
     recipients: RecipientList,
     creationKey?: string,
   ): Promise<SmsCampaign | 'nobody_left'> {
-    const optedOut = new Set(
-      ((await this.models.OptOut.findAll({ where: { phone: { [Op.in]: recipients.numbers } }, raw: true })) as unknown as Array<{ phone: string }>).map((row) => row.phone),
-    );
+    const optedOut = await this.optOuts.among(credential.entity_id, recipients.numbers);
     const numbers = recipients.numbers.filter((number) => !optedOut.has(number));
     if (numbers.length === 0) return 'nobody_left';
     const segmented = new SegmentedMessage(body, 'auto');
@@ -250,7 +271,10 @@ export class Sms {
     return { message_sid: receipt.sid, status: current, applied };
   }
 
-  /** Records a reply (once per provider id); STOP, SAIR or PARAR opts the sender out. */
+  /**
+   * Records a reply (once per provider id). An opt-out keyword opts a valid sender out of the campaigns
+   * of the entities of the credentials that received it (receiversOf; opt-outs.ts).
+   */
   async receiveReply(reply: { sid: string; accountId: string; from: string; to: string; body: string }): Promise<{ message_sid: string; from: string; opted_out: boolean }> {
     const from = normalisedPhone(reply.from) ?? reply.from;
     try {
@@ -258,15 +282,11 @@ export class Sms {
     } catch (error) {
       if (!(error instanceof UniqueConstraintError)) throw error; // the provider sent it again
     }
-    const optingOut = OPT_OUT_WORDS.has(reply.body.trim().toUpperCase());
-    if (optingOut && normalisedPhone(from)) {
-      try {
-        await this.models.OptOut.create({ phone: from, opted_out_at: new Date() });
-      } catch (error) {
-        if (!(error instanceof UniqueConstraintError)) throw error; // opted out already
-      }
-    }
-    return { message_sid: reply.sid, from, opted_out: optingOut };
+    const keyword = optOutKeywordOf(reply.body);
+    const scopes: OptOutScope[] =
+      keyword === undefined || normalisedPhone(from) === undefined ? [] : (await this.receiversOf(reply.accountId, reply.to)).map((credential) => credential.entity_id);
+    if (keyword !== undefined && scopes.length > 0) await this.optOuts.record(scopes, from, keyword);
+    return { message_sid: reply.sid, from, opted_out: scopes.length > 0 };
   }
 
   private async filterUsable(caller: Caller, credentials: CredentialRow[]): Promise<CredentialRow[]> {

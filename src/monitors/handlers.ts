@@ -59,8 +59,9 @@ export function monitorHandlers(monitors: Monitors, teams: Teams): Pick<Required
       const snapshots = checkSnapshots(req.body.snapshots, await store.networksOf(monitorId), new Date(), problems);
       if (problems.length > 0) throw invalidBody(problems);
 
-      const counts = await store.record(monitorId, snapshots, 'import');
-      const data = { monitor_id: monitorId, received: snapshots.length, ...counts };
+      // Imports carry no change times: none is ever outdated.
+      const { created, replaced, unchanged } = await store.record(monitorId, snapshots, 'import');
+      const data = { monitor_id: monitorId, received: snapshots.length, created, replaced, unchanged };
       sendEnvelope(res, 200, data, `${snapshots.length} snapshot${snapshots.length === 1 ? '' : 's'} imported into monitor ${monitorId}.`);
     },
   };

@@ -38,6 +38,8 @@ export interface SnapshotRow {
   mentions: number | string;
   source: string;
   received_at: Date;
+  /** When the change it came from was made (a webhook's); null when it has no time of its own: taken_at stands for it. */
+  changed_at: Date | null;
 }
 
 type Static<Row extends object> = ModelStatic<Model<Row, Partial<Row>>>;
@@ -79,6 +81,7 @@ export function defineMonitorModels(sequelize: Sequelize): MonitorModels {
         mentions: DataTypes.BIGINT,
         source: DataTypes.STRING(50),
         received_at: DataTypes.DATE,
+        changed_at: DataTypes.DATE,
       },
       'metric_snapshots',
     ),

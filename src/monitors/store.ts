@@ -28,6 +28,13 @@ export interface RecordedSnapshots {
   created: number;
   replaced: number;
   unchanged: number;
+  /** Kept out: the snapshot stored at that moment came from a later change. */
+  outdated: number;
+}
+
+/** A snapshot with, when it has one (a webhook's), the time of the change that reported it: see `record`. */
+export interface TimedSnapshot extends MetricSnapshot {
+  changed_at?: string;
 }
 
 /** A snapshot as stored, with its counters as numbers. */
@@ -112,24 +119,31 @@ export class MonitorStore {
 
   /**
    * Stores the snapshots of one monitor in one transaction, all or none. Imports of the same monitor run
-   * one at a time (a named lock), so two imports of the same data cannot both create it.
+   * one at a time (a named lock), so two imports of the same data cannot both create it. A snapshot with
+   * a change time never overwrites one stored from a later change (it is outdated; the same time is not
+   * later, so a correction sent with it replaces); one without (an import) replaces as always.
    */
-  async record(monitorId: number, snapshots: MetricSnapshot[], source: string, now = new Date()): Promise<RecordedSnapshots> {
+  async record(monitorId: number, snapshots: TimedSnapshot[], source: string, now = new Date()): Promise<RecordedSnapshots> {
     const sequelize = this.models.Snapshot.sequelize!;
     return withLockedTransaction(sequelize, [`monitor-metrics:${monitorId}`], async (transaction) => {
       const stored = await this.storedAt(monitorId, snapshots, transaction);
-      const counts: RecordedSnapshots = { created: 0, replaced: 0, unchanged: 0 };
+      const counts: RecordedSnapshots = { created: 0, replaced: 0, unchanged: 0, outdated: 0 };
       const fresh: Array<Partial<SnapshotRow>> = [];
       for (const snapshot of snapshots) {
         const values = { followers: snapshot.followers, posts: snapshot.posts, engagement: snapshot.engagement, mentions: snapshot.mentions };
+        const changedAt = snapshot.changed_at ? new Date(snapshot.changed_at) : null;
         const existing = stored.get(momentKey(snapshot.network, new Date(snapshot.taken_at)));
         if (!existing) {
-          fresh.push({ monitor_id: monitorId, network: snapshot.network, taken_at: new Date(snapshot.taken_at), ...values, source, received_at: now });
+          fresh.push({ monitor_id: monitorId, network: snapshot.network, taken_at: new Date(snapshot.taken_at), ...values, source, received_at: now, changed_at: changedAt });
           counts.created += 1;
+        } else if (changedAt && changedAt < changeTimeOf(existing)) {
+          counts.outdated += 1;
         } else if (sameValues(existing, values)) {
+          // The same values from a later change: that change's time is the one a next change must not precede.
+          if (changedAt && changedAt > changeTimeOf(existing)) await this.models.Snapshot.update({ changed_at: changedAt }, { where: { id: existing.id }, transaction });
           counts.unchanged += 1;
         } else {
-          await this.models.Snapshot.update({ ...values, source, received_at: now }, { where: { id: existing.id }, transaction });
+          await this.models.Snapshot.update({ ...values, source, received_at: now, changed_at: changedAt }, { where: { id: existing.id }, transaction });
           counts.replaced += 1;
         }
       }
@@ -198,6 +212,11 @@ export class MonitorStore {
 
 function momentKey(network: string, takenAt: Date): string {
   return `${network}@${takenAt.getTime()}`;
+}
+
+/** When the change a stored snapshot came from was made; the moment it describes when it has no time of its own. */
+function changeTimeOf(row: SnapshotRow): Date {
+  return new Date(row.changed_at ?? row.taken_at);
 }
 
 function sameValues(row: SnapshotRow, values: Omit<MetricSnapshot, 'network' | 'taken_at'>): boolean {

@@ -1,13 +1,14 @@
 /**
- * The HTTP side of account linking: the start operation, and the two callbacks the contract fixes (the
+ * The HTTP side of account linking: the start operation; the two callbacks the contract fixes (the
  * search provider's, reached by the browser without a key, and the video platform's, forwarded by the
- * front end with the user's key). Both callbacks answer the same way; only who the state must belong
- * to differs.
+ * front end with the user's key), which both answer a pending link and where to confirm it, and differ
+ * only in who the state must belong to; and the confirmation, which only the user who started the
+ * flow can give.
  */
 import type { Response } from 'express';
 import { callerOf } from '../http/auth.js';
 import { sendEnvelope } from '../http/envelope.js';
-import { ApiError, badRequest, type ErrorDetail } from '../http/errors.js';
+import { ApiError, badRequest, notFound, type ErrorDetail } from '../http/errors.js';
 import type { OperationHandlers, OperationRequest } from '../http/operations.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Logger } from '../logger.js';
@@ -15,7 +16,7 @@ import { ExchangeError, type LinkableProvider } from './providers.js';
 import type { SocialLinks } from './index.js';
 import type { StateRefusal } from './states.js';
 
-type OAuthOperations = 'startSocialLogin' | 'searchnetOAuthCallback' | 'socialVideoOAuthCallback';
+type OAuthOperations = 'startSocialLogin' | 'searchnetOAuthCallback' | 'socialVideoOAuthCallback' | 'confirmSocialLogin';
 
 const REFUSALS: Record<StateRefusal, string> = {
   forged: 'was not issued by Palanque or was altered',
@@ -53,12 +54,9 @@ export function oauthHandlers(links: SocialLinks, urls: PublicUrlSettings, logge
       throw new ApiError(500, 'internal_error', `The token exchange with ${provider} failed; start again.`, details);
     }
     if ('refused' in completion) throw invalidState(`The state ${REFUSALS[completion.refused]}.`);
-    if ('taken' in completion) {
-      throw new ApiError(409, 'conflict', `This ${provider} account is already linked to another user.`, [
-        { location: 'query', field: 'code', rule: 'unique_link', message: 'names an account linked to another user' },
-      ]);
-    }
-    sendEnvelope(res, 200, completion.linked, 'The account was linked.');
+    if ('taken' in completion) throw linkTaken(provider, { location: 'query', field: 'code' });
+    const confirmUrl = `${apiBaseUrl(req, urls)}/api/usuario/confirm_social_login/`;
+    sendEnvelope(res, 200, { ...completion.pending, confirm_url: confirmUrl }, `Nothing is linked yet: the user who started the flow confirms ${completion.pending.display_name} at confirm_url.`);
   }
 
   return {
@@ -81,12 +79,34 @@ export function oauthHandlers(links: SocialLinks, urls: PublicUrlSettings, logge
     searchnetOAuthCallback: (req, res) => complete('searchnet', req, res),
 
     socialVideoOAuthCallback: (req, res) => complete('socialvideo', req, res, callerOf(res).user.id),
+
+    async confirmSocialLogin(req, res) {
+      const id = req.body.pending_link_id;
+      const field = { location: 'body', field: 'pending_link_id', value: id } as const;
+      const confirmation = await links.confirm(callerOf(res).user.id, id);
+      if ('unknown' in confirmation) {
+        throw notFound(`You have no pending link ${id}.`, [{ ...field, rule: 'own_pending_link', message: 'must be a pending link of a flow you started' }]);
+      }
+      if ('expired' in confirmation) {
+        const message = 'has expired; start again';
+        throw new ApiError(400, 'invalid_token', `The pending link ${message}.`, [{ ...field, rule: 'expired', message }]);
+      }
+      if ('taken' in confirmation) throw linkTaken(confirmation.taken, field);
+      sendEnvelope(res, 200, confirmation.linked, 'The account was linked.');
+    },
   };
 }
 
 /** A provider's words, cut to what the error model holds (1,000 characters). */
 function clipped(text: string): string {
   return text.length <= 1000 ? text : `${text.slice(0, 999)}…`;
+}
+
+/** 409: the provider account is linked to another user (checked at the callback and again at the confirmation). */
+function linkTaken(provider: LinkableProvider, where: Pick<ErrorDetail, 'location' | 'field'>): ApiError {
+  return new ApiError(409, 'conflict', `This ${provider} account is already linked to another user.`, [
+    { ...where, rule: 'unique_link', message: 'names an account linked to another user' },
+  ]);
 }
 
 function invalidState(message: string): ApiError {

@@ -23,6 +23,7 @@ export function bannerOf(sandbox: Sandbox): string {
       `  elections panel  ${simulators.electionsPanel.url}  elections_token: ${SANDBOX_ELECTIONS_TOKEN}`,
       `  searchnet OAuth  ${simulators.searchnet.url}  consents at once as a demo account`,
       `  video OAuth      ${simulators.socialVideo.url}  consents at once as a demo account`,
+      '                   the callback answers a pending link: POST its pending_link_id to confirm_url with your key',
     );
   }
   lines.push('', `Social network webhook: hub.verify_token ${SANDBOX_SOCIALNET_VERIFY_TOKEN}, app secret ${SANDBOX_SOCIALNET_APP_SECRET}.`, 'Ctrl-C stops the sandbox and deletes its database.', '');

@@ -4,8 +4,8 @@
  * - `deliver`: an event delivery, serialised once and signed over exactly those bytes with
  *   `X-Hub-Signature-256: sha256=<hex HMAC-SHA256(rawBody, appSecret)>`;
  * - `requestRemoval`: the data-deletion callback, a form-encoded `signed_request=<sig>.<payload>` where
- *   the payload is base64url JSON and the signature the base64url HMAC-SHA256 of the encoded payload
- *   (Facebook's data-deletion callback format).
+ *   the payload is base64url JSON (`algorithm`, `issued_at`, `user_id`) and the signature the base64url
+ *   HMAC-SHA256 of the encoded payload (Facebook's data-deletion callback format).
  * Signatures are computed here with node:crypto, independently of the server's code, so a bug there cannot hide itself.
  */
 import { createHmac } from 'node:crypto';
@@ -89,11 +89,14 @@ export async function deliver(baseUrl: string, appSecret: string, delivery: obje
 }
 
 /**
- * Posts the data-deletion callback for `payload` (e.g. `{ algorithm: 'HMAC-SHA256', issued_at, user_id }`),
- * signed with `appSecret`. `form` replaces the whole form body (to send a signed_request built by hand, or none).
+ * Posts the data-deletion callback for `payload` (e.g. `{ user_id }`), signed with `appSecret`. As the
+ * network does, the payload says `algorithm: 'HMAC-SHA256'` and `issued_at` (now, in Unix seconds) unless
+ * it gives them; one given as undefined is left out. A string is signed as is. `form` replaces the whole
+ * form body (to send a signed_request built by hand, or none).
  */
 export async function requestRemoval(baseUrl: string, appSecret: string, payload: object | string, form?: Record<string, string>): Promise<SimulatorResult> {
-  const fields = form ?? { signed_request: signedRequest(payload, appSecret) };
+  const sent = typeof payload === 'string' ? payload : { algorithm: 'HMAC-SHA256', issued_at: Math.floor(Date.now() / 1000), ...payload };
+  const fields = form ?? { signed_request: signedRequest(sent, appSecret) };
   return read(
     await fetch(new URL(REMOVAL_PATH, baseUrl), {
       method: 'POST',

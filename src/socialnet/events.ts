@@ -2,12 +2,16 @@
  * Event deliveries of the social network's webhook: `metrics` changes become metric snapshots of every
  * monitor that watches the profile. Every change is checked before anything is stored, so a delivery is
  * stored whole or not at all. The same profile twice at the same moment is stored once, the last wins.
+ * A delivery is processed once: a copy of one seen before (a retry, a replay) is acknowledged and
+ * ignored (deliveries.ts). A change carries the time it was made (its `updated_time`, else its entry's
+ * `time`), and never overwrites a snapshot stored from a later change.
  */
 import type { components } from '../../sdk/schema.js';
 import { invalidBody } from '../http/body-fields.js';
 import type { ErrorDetail } from '../http/errors.js';
 import { checkMoment, checkNetwork } from '../monitors/rules.js';
-import type { MetricSnapshot, MonitorStore, RecordedSnapshots } from '../monitors/store.js';
+import type { MonitorStore, RecordedSnapshots, TimedSnapshot } from '../monitors/store.js';
+import type { SeenDeliveries } from './deliveries.js';
 
 type Delivery = components['schemas']['SocialnetEventDelivery'];
 export type EventResult = components['schemas']['SocialnetEventResult'];
@@ -17,29 +21,55 @@ const SOURCE = 'socialnet';
 const MAX_COUNTER = 1e12;
 
 interface ProfileMetrics {
-  snapshot: MetricSnapshot;
+  snapshot: TimedSnapshot;
   username: string;
 }
 
-export async function recordDelivery(delivery: Delivery, monitors: MonitorStore, now = new Date()): Promise<EventResult> {
+/** A delivery checked whole: how many changes it has, and its `metrics` changes as snapshots. */
+interface CheckedDelivery {
+  changes: number;
+  metrics: ProfileMetrics[];
+}
+
+/** Checks the delivery (422 naming every problem), then processes it unless it was seen before. */
+export async function receiveDelivery(delivery: Delivery, rawBody: Buffer, monitors: MonitorStore, deliveries: SeenDeliveries, now = new Date()): Promise<EventResult> {
+  const checked = checkDelivery(delivery, now);
+  const claim = await deliveries.claim(rawBody, now);
+  if (!claim) return { changes: checked.changes, created: 0, replaced: 0, unchanged: 0, outdated: 0, ignored: checked.changes, duplicate: true };
+  let result: EventResult;
+  try {
+    result = await recordDelivery(checked, monitors, now);
+  } catch (error) {
+    // Not processed: the network retries after an error, and the retry must not be taken for a replay.
+    // Should the release fail too, the claim stays unfinished and a retry takes it over later.
+    await deliveries.release(claim).catch(() => undefined);
+    throw error;
+  }
+  await deliveries.processed(claim, now);
+  return result;
+}
+
+function checkDelivery(delivery: Delivery, now: Date): CheckedDelivery {
   const problems: ErrorDetail[] = [];
-  const found: ProfileMetrics[] = [];
+  const metrics: ProfileMetrics[] = [];
   delivery.entry.forEach((entry, entryIndex) => {
     const metricsChanges = entry.changes.map((change, index) => ({ change, index })).filter(({ change }) => change.field === 'metrics');
     if (metricsChanges.length === 0) return;
     const takenAt = new Date(entry.time * 1000);
     checkMoment(`entry.${entryIndex}.time`, takenAt, entry.time, now, problems);
     for (const { change, index } of metricsChanges) {
-      const metrics = readMetrics(change.value as Record<string, unknown>, `entry.${entryIndex}.changes.${index}.value`, takenAt, problems);
-      if (metrics) found.push(metrics);
+      const found = readMetrics(change.value as Record<string, unknown>, `entry.${entryIndex}.changes.${index}.value`, takenAt, now, problems);
+      if (found) metrics.push(found);
     }
   });
   if (problems.length > 0) throw invalidBody(problems);
+  return { changes: delivery.entry.reduce((count, entry) => count + entry.changes.length, 0), metrics };
+}
 
-  const totals: RecordedSnapshots = { created: 0, replaced: 0, unchanged: 0 };
-  const changes = delivery.entry.reduce((count, entry) => count + entry.changes.length, 0);
-  let ignored = changes - found.length;
-  for (const { snapshot, username } of found) {
+async function recordDelivery({ changes, metrics }: CheckedDelivery, monitors: MonitorStore, now: Date): Promise<EventResult> {
+  const totals: RecordedSnapshots = { created: 0, replaced: 0, unchanged: 0, outdated: 0 };
+  let ignored = changes - metrics.length;
+  for (const { snapshot, username } of metrics) {
     const watchers = await monitors.watching(snapshot.network, username);
     if (watchers.length === 0) ignored += 1;
     for (const monitorId of watchers) {
@@ -47,13 +77,14 @@ export async function recordDelivery(delivery: Delivery, monitors: MonitorStore,
       totals.created += recorded.created;
       totals.replaced += recorded.replaced;
       totals.unchanged += recorded.unchanged;
+      totals.outdated += recorded.outdated;
     }
   }
-  return { changes, ...totals, ignored };
+  return { changes, ...totals, ignored, duplicate: false };
 }
 
 /** A `metrics` value as a snapshot taken at its entry's time; problems name the value's fields. */
-function readMetrics(value: Record<string, unknown>, field: string, takenAt: Date, problems: ErrorDetail[]): ProfileMetrics | undefined {
+function readMetrics(value: Record<string, unknown>, field: string, takenAt: Date, now: Date, problems: ErrorDetail[]): ProfileMetrics | undefined {
   const before = problems.length;
   const text = (name: string, maxLength: number): string => {
     const given = value[name];
@@ -68,14 +99,27 @@ function readMetrics(value: Record<string, unknown>, field: string, takenAt: Dat
     return 0;
   };
   const network = text('network', 50);
-  const snapshot: MetricSnapshot = {
+  const snapshot: TimedSnapshot = {
     network: network === '' ? '' : checkNetwork(`${field}.network`, network, problems),
     taken_at: takenAt.toISOString(),
     followers: counter('followers', MAX_COUNTER, true),
     posts: counter('posts', MAX_COUNTER, true),
     engagement: counter('engagement', 1000, false),
     mentions: counter('mentions', MAX_COUNTER, true),
+    changed_at: changeTime(value.updated_time, `${field}.updated_time`, takenAt, now, problems).toISOString(),
   };
   const username = text('username', 150);
   return problems.length === before ? { snapshot, username } : undefined;
+}
+
+/** When the change was made: its `updated_time` (whole Unix seconds, not in the future), else its entry's time. */
+function changeTime(given: unknown, field: string, takenAt: Date, now: Date, problems: ErrorDetail[]): Date {
+  if (given === undefined) return takenAt;
+  if (typeof given !== 'number' || !Number.isInteger(given) || given < 0) {
+    problems.push({ location: 'body', field, rule: 'unix_time', message: 'must be whole Unix seconds', value: given });
+    return takenAt;
+  }
+  const changedAt = new Date(given * 1000);
+  checkMoment(field, changedAt, given, now, problems);
+  return Number.isNaN(changedAt.getTime()) ? takenAt : changedAt;
 }

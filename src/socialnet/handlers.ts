@@ -13,9 +13,10 @@ import type { SignatureCheck } from '../http/provider-signatures.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { MonitorStore } from '../monitors/store.js';
 import { hmac, sameBytes, sameText } from '../security/signatures.js';
-import { recordDelivery } from './events.js';
+import type { SeenDeliveries } from './deliveries.js';
+import { receiveDelivery } from './events.js';
 import type { SocialnetRemovals } from './removals.js';
-import { readSignedRequest } from './signed-request.js';
+import { checkIssuedAt, readSignedRequest } from './signed-request.js';
 
 type SocialnetRemovalNotice = components['schemas']['SocialnetRemovalNotice'];
 
@@ -25,10 +26,11 @@ export interface SocialnetHandlerDependencies {
   settings: SocialnetSettings;
   monitors: MonitorStore;
   removals: SocialnetRemovals;
+  deliveries: SeenDeliveries;
   urls: PublicUrlSettings;
 }
 
-export function socialnetHandlers({ settings, monitors, removals, urls }: SocialnetHandlerDependencies): Pick<Required<OperationHandlers>, SocialnetOperations> {
+export function socialnetHandlers({ settings, monitors, removals, deliveries, urls }: SocialnetHandlerDependencies): Pick<Required<OperationHandlers>, SocialnetOperations> {
   return {
     async verifySocialnetSubscription(req, res) {
       const { 'hub.mode': mode, 'hub.challenge': challenge, 'hub.verify_token': token } = req.query;
@@ -44,9 +46,13 @@ export function socialnetHandlers({ settings, monitors, removals, urls }: Social
     },
 
     async receiveSocialnetEvents(req, res) {
-      const result = await recordDelivery(req.body, monitors);
+      // Always there: the signature was checked over it before this handler runs.
+      const rawBody = (req as { rawBody?: Buffer }).rawBody ?? Buffer.from(JSON.stringify(req.body));
+      const result = await receiveDelivery(req.body, rawBody, monitors, deliveries);
+      const changes = `${result.changes} change${result.changes === 1 ? '' : 's'}`;
       const stored = result.created + result.replaced + result.unchanged;
-      sendEnvelope(res, 200, result, `${result.changes} change${result.changes === 1 ? '' : 's'} received; ${stored} snapshot${stored === 1 ? '' : 's'} stored.`);
+      // 200 for a copy seen before too: the network stops retrying only on a 2xx.
+      sendEnvelope(res, 200, result, result.duplicate ? `Delivery seen before: ${changes} ignored.` : `${changes} received; ${stored} snapshot${stored === 1 ? '' : 's'} stored.`);
     },
 
     async receiveSocialnetRemoval(req, res) {
@@ -56,6 +62,8 @@ export function socialnetHandlers({ settings, monitors, removals, urls }: Social
         throw badRequest(`The signed request is malformed: ${read.reason}.`, [{ location: 'body', field: 'signed_request', rule: 'signed_request', message: read.reason }]);
       }
       if (read.outcome === 'bad_signature') throw new ApiError(403, 'invalid_signature', 'The signed request signature does not match.');
+      const problem = checkIssuedAt(read.issuedAt, settings.removalMaxAgeMs);
+      if (problem) throw badRequest(`The signed request is refused: issued_at ${problem.message}.`, [{ location: 'body', field: 'signed_request.issued_at', ...problem }]);
       const { created, code } = await removals.receive(signedRequest, read.userId);
       const url = new URL(apiBaseUrl(req, urls) + '/api/callback/socialnet_removal/');
       url.searchParams.set('id', code);

@@ -1,13 +1,17 @@
 /**
  * The social network's `signed_request`: `<signature>.<payload>`, both base64url, where the signature is
  * the HMAC-SHA256 of the payload (as sent, still encoded) keyed with the app secret, and the payload is
- * JSON naming the app-scoped user. The format of Facebook's data-deletion callback:
+ * JSON naming the app-scoped user and when it was issued. The format of Facebook's data-deletion callback:
  * https://developers.facebook.com/docs/development/create-an-app/app-dashboard/data-deletion-callback
+ * A validly signed request is only as fresh as its `issued_at` (checkIssuedAt): a recorded one cannot be
+ * replayed once older than the maximum age.
  */
+import type { ErrorDetail } from '../http/errors.js';
 import { hmac, sameBytes } from '../security/signatures.js';
 
 export type SignedRequest =
-  | { outcome: 'valid'; userId: string; issuedAt: number | undefined }
+  /** `issuedAt` as the payload gives it, unchecked (see checkIssuedAt). */
+  | { outcome: 'valid'; userId: string; issuedAt: unknown }
   /** Not `<signature>.<payload>`, or a payload that is not JSON naming a user. */
   | { outcome: 'malformed'; reason: string }
   | { outcome: 'bad_signature' };
@@ -35,7 +39,23 @@ export function readSignedRequest(signedRequest: string, appSecret: string | und
   }
   const id = typeof userId === 'number' ? String(userId) : userId;
   if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,255}$/.test(id)) return { outcome: 'malformed', reason: 'the payload must name the user (user_id)' };
-  return { outcome: 'valid', userId: id, issuedAt: typeof issuedAt === 'number' ? issuedAt : undefined };
+  return { outcome: 'valid', userId: id, issuedAt };
+}
+
+/** How far ahead of this clock the network's may be: a request issued later than this is refused. */
+export const ISSUED_AT_CLOCK_SKEW_MS = 5 * 60_000;
+
+/**
+ * Why a request issued at `issuedAt` (Unix seconds) is refused, or undefined when it is not: it must be
+ * given, whole seconds, at most `maxAgeMs` old and at most ISSUED_AT_CLOCK_SKEW_MS ahead of `now`.
+ */
+export function checkIssuedAt(issuedAt: unknown, maxAgeMs: number, now = new Date()): Pick<ErrorDetail, 'rule' | 'message' | 'value'> | undefined {
+  if (issuedAt === undefined) return { rule: 'required', message: 'is required' };
+  if (typeof issuedAt !== 'number' || !Number.isInteger(issuedAt) || issuedAt < 0) return { rule: 'unix_time', message: 'must be whole Unix seconds', value: issuedAt };
+  const ageMs = now.getTime() - issuedAt * 1000;
+  if (ageMs > maxAgeMs) return { rule: 'max_age', message: `must be at most ${maxAgeMs / 1000} seconds ago`, value: issuedAt };
+  if (ageMs < -ISSUED_AT_CLOCK_SKEW_MS) return { rule: 'not_in_future', message: `must not be more than ${ISSUED_AT_CLOCK_SKEW_MS / 1000} seconds ahead`, value: issuedAt };
+  return undefined;
 }
 
 /** A signed request for `payload`, as the network makes them (for tests and the simulator). */

@@ -3,7 +3,6 @@
  * or reject pending ones. Access goes through the monitor's entity team: every role reads, owners, admins
  * and operators ask, owners and admins decide.
  */
-import { Op } from 'sequelize';
 import { callerOf, type Caller } from '../http/auth.js';
 import { invalidBody, optionalText } from '../http/body-fields.js';
 import { sendEnvelope } from '../http/envelope.js';
@@ -12,7 +11,6 @@ import type { OperationHandlers } from '../http/operations.js';
 import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Entities } from '../entities/index.js';
-import type { EntityRow, GuardianshipRow } from '../entities/models.js';
 import type { Monitors } from '../monitors/index.js';
 import type { Strategy } from './index.js';
 
@@ -46,7 +44,8 @@ export function strategyHandlers({ strategy, monitors, entities, urls }: Strateg
     async listScenarioRequests(req, res) {
       const { monitor } = await monitors.access(callerOf(res), Number(req.query.monitor_id), 'read', { location: 'query', field: 'monitor_id' });
       const page = req.query.page ?? 1;
-      const { total, requests } = await strategy.scenarios.page(monitor.id, req.query.state, page, REQUESTS_PER_PAGE);
+      const { total, requests: stored } = await strategy.scenarios.page(monitor.id, req.query.state, page, REQUESTS_PER_PAGE);
+      const requests = await strategy.shown(stored, monitor.entity_id);
       const listUrl = new URL(apiBaseUrl(req, urls) + '/api/strategy/get_scenario_requests/');
       listUrl.searchParams.set('monitor_id', String(monitor.id));
       if (req.query.state) listUrl.searchParams.set('state', req.query.state);
@@ -74,15 +73,11 @@ export function strategyHandlers({ strategy, monitors, entities, urls }: Strateg
 
   /**
    * One problem per id the scenario may not compare: an entity may be compared when the caller may read it,
-   * or when the monitor's entity watches it (a guardianship link), as a candidate watches its competitors.
+   * or when the monitor's entity watches it through a standing guardianship link (entities/guardianship.ts).
    * Missing and foreign ids get the same answer: ids reveal nothing.
    */
   async function entitiesNotComparable(caller: Caller, monitorEntityId: number, ids: number[]): Promise<ErrorDetail[]> {
-    const { Entity, Guardianship } = entities.models;
-    const existing = (await Entity.findAll({ attributes: ['id'], where: { id: { [Op.in]: ids } }, raw: true })) as unknown as EntityRow[];
-    const readable = await entities.teams.rolesOf(caller, existing.map((entity) => entity.id));
-    const watched = (await Guardianship.findAll({ where: { tutor_id: monitorEntityId, ward_id: { [Op.in]: ids } }, raw: true })) as unknown as GuardianshipRow[];
-    const comparable = new Set([...readable.keys(), ...watched.map((link) => link.ward_id)]);
+    const comparable = await entities.guardianship.comparable(caller.user.id, monitorEntityId, ids);
     return ids.flatMap((id, index) =>
       comparable.has(id)
         ? []

@@ -2,6 +2,8 @@
  * The strategy domain: scenario requests, their approval, and the background runs that compute their
  * projections. Approving queues a `scenario-run` job; the job moves the request to running, gathers the
  * stored data (projection.ts says which), and stores the projection or the reason it could not be made.
+ * A scenario's entities must stay comparable for its requester (entities/guardianship.ts): the run checks
+ * them again, and a stored projection is shown only while they still are (`shown`).
  */
 import { Op, type Sequelize } from 'sequelize';
 import type { Entities } from '../entities/index.js';
@@ -52,10 +54,10 @@ export class Strategy {
       if (!found.has(id)) {
         outcomes.push({ scenario_id: id, outcome: 'not_found', job_id: null, scenario: null });
       } else if (!(await this.scenarios.approve(id, { deciderId }))) {
-        outcomes.push({ scenario_id: id, outcome: 'not_pending', job_id: null, scenario: (await this.scenarios.byId(id))! });
+        outcomes.push({ scenario_id: id, outcome: 'not_pending', job_id: null, scenario: await this.shownById(id) });
       } else {
         const jobId = await this.queueRun(id);
-        outcomes.push({ scenario_id: id, outcome: 'approved', job_id: jobId, scenario: (await this.scenarios.byId(id))! });
+        outcomes.push({ scenario_id: id, outcome: 'approved', job_id: jobId, scenario: await this.shownById(id) });
       }
     }
     return outcomes;
@@ -70,7 +72,7 @@ export class Strategy {
         continue;
       }
       const rejected = await this.scenarios.reject(id, reason, { deciderId });
-      outcomes.push({ scenario_id: id, outcome: rejected ? 'rejected' : 'not_pending', scenario: (await this.scenarios.byId(id))! });
+      outcomes.push({ scenario_id: id, outcome: rejected ? 'rejected' : 'not_pending', scenario: await this.shownById(id) });
     }
     return outcomes;
   }
@@ -83,6 +85,10 @@ export class Strategy {
     }
     try {
       const scenario = (await this.scenarios.byId(id))!;
+      const barred = await this.notComparable(scenario);
+      if (barred !== undefined) {
+        throw new ProjectionError(`Entity ${barred} may no longer be compared on this monitor: it is neither in the requester's teams nor watched by the monitor's entity.`);
+      }
       await this.scenarios.complete(id, project(await this.inputsOf(scenario)));
       return { state: 'completed' };
     } catch (error) {
@@ -95,6 +101,34 @@ export class Strategy {
       this.logger.warn({ scenario_id: id, attempt: job.attempt, err: error }, 'scenario run failed');
       throw error;
     }
+  }
+
+  /**
+   * The requests as they may be shown now: a completed projection that compares an entity its requester
+   * may no longer compare on monitors of `monitorEntityId` is withheld, saying so (by the entity's id only).
+   */
+  async shown(requests: ScenarioRequest[], monitorEntityId: number): Promise<ScenarioRequest[]> {
+    return Promise.all(
+      requests.map(async (request) => {
+        if (request.projection === null) return request;
+        const barred = await this.notComparable(request, monitorEntityId);
+        if (barred === undefined) return request;
+        return { ...request, projection: null, failure_reason: `The projection is withheld: entity ${barred} may no longer be compared on this monitor.` };
+      }),
+    );
+  }
+
+  private async shownById(id: number): Promise<ScenarioRequest> {
+    const request = (await this.scenarios.byId(id))!;
+    const monitor = await this.monitors.store.byId(request.monitor_id);
+    return (await this.shown([request], monitor!.entity_id))[0]!;
+  }
+
+  /** The first of the request's entities its requester may no longer compare on its monitor, if any. */
+  private async notComparable(request: ScenarioRequest, monitorEntityId?: number): Promise<number | undefined> {
+    const entityId = monitorEntityId ?? (await this.monitors.store.byId(request.monitor_id))!.entity_id;
+    const comparable = await this.entities.guardianship.comparable(request.requested_by, entityId, request.entity_ids);
+    return request.entity_ids.find((id) => !comparable.has(id));
   }
 
   /** Queues the run of a just-approved request; if the queue refuses, the approval is undone and the error surfaces. */

@@ -50,7 +50,7 @@ export async function prepareDatabase(url: string, municipiosSource: string): Pr
     const accounts = createAccounts(
       sequelize,
       // The login user's hash has the production cost, so the login benchmark measures what production does.
-      { tokenLifetimeMs: 24 * 3600_000, loginLock: { maxFailures: 5, windowMs: 900_000 }, passwordResetLifetimeMs: 1_800_000, passwordHashCost: 17 },
+      { tokenLifetimeMs: 24 * 3600_000, loginLock: { maxFailures: 5, addressMaxFailures: 100, maxDelayMs: 30_000, windowMs: 900_000 }, passwordResetLifetimeMs: 1_800_000, passwordHashCost: 17 },
       createMailer({ smtpUrl: undefined, from: 'bench@palanque.test', directory: '/tmp' }, silent),
       silent,
     );

@@ -49,9 +49,10 @@ export async function startPalanque(settings: PalanqueSettings): Promise<Running
       RATE_LIMIT_AUTH: '9999999/60',
       RATE_LIMIT_READ: '9999999/60',
       RATE_LIMIT_WRITE: '9999999/60',
-      // The login lock counts a password check before it runs (so parallel guesses cannot pass an open
-      // lock): 50 connections logging in at once are 50 checks in flight for one account and one address,
-      // past the default 5. The bench measures the login itself, so the lock's limit is out of reach too.
+      // The login lock counts a password check as pending while it runs (so parallel guesses cannot pass
+      // an open lock): of 50 connections logging in at once for one identifier and one address, those
+      // past the default 5 wait for the checks before them. The bench measures the login itself, so the
+      // lock's limit is out of reach.
       LOGIN_MAX_FAILURES: '1000',
     },
   });

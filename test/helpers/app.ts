@@ -35,6 +35,7 @@ import type { Strategy } from '../../src/strategy/index.js';
 import { createJobQueue, type JobQueue } from '../../src/jobs/index.js';
 import { refusingJobQueue } from '../../src/jobs/refusing-queue.js';
 import type { SocialnetRemovals } from '../../src/socialnet/removals.js';
+import type { SeenDeliveries } from '../../src/socialnet/deliveries.js';
 import type { Sms } from '../../src/messaging/sms.js';
 import type { SocialLinks } from '../../src/oauth/index.js';
 import type { ElectionsPanelSyncs } from '../../src/elections/index.js';
@@ -53,7 +54,7 @@ export const TEST_SMS_SEND_TIMEOUT_MS = 2_000;
 /** Accounts as configured by default, except a cheap password hash: tests log in hundreds of times. */
 export const testAccountSettings: AccountSettings = {
   tokenLifetimeMs: 7 * 24 * 3600_000,
-  loginLock: { maxFailures: 5, windowMs: 15 * 60_000 },
+  loginLock: { maxFailures: 5, addressMaxFailures: 100, maxDelayMs: 30_000, windowMs: 15 * 60_000 },
   passwordResetLifetimeMs: 30 * 60_000,
   passwordHashCost: 12,
 };
@@ -73,7 +74,7 @@ export const defaultAppConfig: AppConfig = {
   metricsToken: undefined,
   assistants: [],
   docsUrl: undefined,
-  socialnet: { verifyToken: undefined, appSecret: undefined },
+  socialnet: { verifyToken: undefined, appSecret: undefined, replayWindowMs: 3 * 24 * 3600_000, removalMaxAgeMs: 24 * 3600_000 },
   // Off unless a test sets them: tests send many requests from one address.
   rateLimits: { auth: undefined, read: undefined, write: undefined, callback: undefined },
 };
@@ -89,6 +90,7 @@ export interface TestApp {
   monitors: Monitors;
   strategy: Strategy;
   socialnetRemovals: SocialnetRemovals;
+  socialnetDeliveries: SeenDeliveries;
   sms: Sms;
   socialLinks: SocialLinks;
   electionsPanelSyncs: ElectionsPanelSyncs;
@@ -136,6 +138,8 @@ export interface TestAppOptions {
   newsMaxOpenRequests?: number;
   /** OAuth clients (their simulator's endpoints); unset, no provider is configured. */
   oauth?: { searchnet?: Partial<OAuthClientSettings>; socialvideo?: Partial<OAuthClientSettings> };
+  /** OAUTH_PENDING_LINK_SECONDS, in milliseconds (10 minutes by default). */
+  oauthPendingLinkMs?: number;
   /** ELECTIONS_PANEL_URL (its simulator); unset, syncs answer 503. */
   electionsPanelUrl?: string;
   /**
@@ -194,6 +198,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     publicUrl: config.publicUrl,
     basePath: config.basePath,
     oauth: { searchnet: { ...unconfiguredOAuth, ...options.oauth?.searchnet }, socialvideo: { ...unconfiguredOAuth, ...options.oauth?.socialvideo } },
+    oauthPendingLinkMs: options.oauthPendingLinkMs,
     electionsPanelUrl: options.electionsPanelUrl,
   };
   const domains = await createDomains(sequelize, { accounts, jobs, logger, settings });
