@@ -61,6 +61,7 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   listChatContacts: { path: ['chat', 'contacts'], examples: ['chat contacts --only-team true'] },
   listUserSocialLogins: { path: ['social', 'logins'], examples: ['social logins'] },
   startSocialLogin: { path: ['social', 'link'], examples: ['social link --provider searchnet'] },
+  listPendingSocialLogins: { path: ['social', 'pending'], examples: ['social pending'] },
   confirmSocialLogin: { path: ['social', 'confirm'], examples: ['social confirm --pending-link-id 7c9e6679-7425-40de-944b-e07fc1f90ae7'] },
   // Entities and teams
   listEntities: { path: ['entities', 'list'], examples: ['entities list --tp candidato', 'entities list --all --json'] },

@@ -294,7 +294,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/usuario/get_user_social_logins/",
     "tag": "Social Networks",
     "summary": "The caller's linked social accounts",
-    "description": "Lists the social accounts linked to the caller (an OAuth callback's pending link confirmed\nwith `confirmSocialLogin`; pending links are not listed): provider, the provider's id for the\naccount, its display name and when it was linked. Provider tokens are never returned.",
+    "description": "Lists the social accounts linked to the caller (an OAuth callback's pending link confirmed\nwith `confirmSocialLogin`; pending links are not listed here but by `listPendingSocialLogins`):\nprovider, the provider's id for the\naccount, its display name and when it was linked. Provider tokens are never returned.",
     "auth": true,
     "parameters": [],
     "answer": "application/json",
@@ -325,6 +325,18 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
         }
       ]
     },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listPendingSocialLogins",
+    "method": "get",
+    "path": "/api/usuario/get_pending_social_logins/",
+    "tag": "Social Networks",
+    "summary": "The caller's social-account links waiting for their confirmation (OAuth)",
+    "description": "Not in the seed: the search provider sends the browser straight to `searchnetOAuthCallback`,\nwithout a key, so only the browser sees the pending link that callback answers, and the\nfront end could not offer its confirmation. This lists the caller's pending links that are\nnot confirmed and not expired (`expires_at` still ahead), newest first, each with the fields\nthe callbacks answer: the `pending_link_id` that `confirmSocialLogin` takes, the account it\nwould link (`provider`, `external_id`, `display_name`), its `expires_at` and `confirm_url`.\n\nThe flow: after `startSocialLogin` the front end sends the browser to the provider; when the\nuser comes back to the front end, it calls this, shows \"Link `display_name`?\" for each entry\nand, if the user agrees, sends its `pending_link_id` to `confirmSocialLogin`. The same works\nfor `socialvideo`, whose callback the front end forwards itself. See \"Linking social\naccounts\" above.\n\nOnly the caller's own pending links are listed: those of flows the caller started, whoever\nconsented at the provider. Another user's are never listed, nor are confirmed or expired\nones, nor one discarded because its account was linked to another user. Provider tokens are\nnever returned.",
+    "auth": true,
+    "parameters": [],
     "answer": "application/json",
     "paged": false
   },
@@ -1385,7 +1397,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/callback/searchnet/",
     "tag": "callbacks",
     "summary": "OAuth callback of the search provider",
-    "description": "Completes the OAuth 2.0 authorization-code flow with the search provider. The provider\nredirects the browser here with `code` and `state`. `state` was issued by `startSocialLogin`:\nsigned, expiring, single-use and bound to the user, which is why this operation needs no\nkey. Palanque checks it, exchanges `code` (with the PKCE verifier) at the provider's token\nendpoint (`SEARCHNET_TOKEN_URL`), reads the account's id and name (`SEARCHNET_USERINFO_URL`,\nOpenID Connect userinfo) and holds them, with the tokens encrypted (AES-256-GCM,\n`SECRETS_KEY`), as a pending link of the user the state belongs to. Nothing is linked here:\nwhoever opened the consent page chose the account, so the user who started the flow confirms\nit with `confirmSocialLogin` (see \"Linking social accounts\" above). Parameters the provider adds\nof its own (such as `scope`, `authuser` or `prompt`) are ignored.",
+    "description": "Completes the OAuth 2.0 authorization-code flow with the search provider. The provider\nredirects the browser here with `code` and `state`. `state` was issued by `startSocialLogin`:\nsigned, expiring, single-use and bound to the user, which is why this operation needs no\nkey. Palanque checks it, exchanges `code` (with the PKCE verifier) at the provider's token\nendpoint (`SEARCHNET_TOKEN_URL`), reads the account's id and name (`SEARCHNET_USERINFO_URL`,\nOpenID Connect userinfo) and holds them, with the tokens encrypted (AES-256-GCM,\n`SECRETS_KEY`), as a pending link of the user the state belongs to. Nothing is linked here:\nwhoever opened the consent page chose the account, so the user who started the flow confirms\nit with `confirmSocialLogin` (see \"Linking social accounts\" above). This answer reaches only\nthe browser, so the front end finds the pending link with `listPendingSocialLogins`, with the\nuser's key, when the user comes back. Parameters the provider adds of its own (such as `scope`,\n`authuser` or `prompt`) are ignored.",
     "auth": false,
     "parameters": [
       {

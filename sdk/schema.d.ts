@@ -426,7 +426,8 @@ export interface paths {
         /**
          * The caller's linked social accounts
          * @description Lists the social accounts linked to the caller (an OAuth callback's pending link confirmed
-         *     with `confirmSocialLogin`; pending links are not listed): provider, the provider's id for the
+         *     with `confirmSocialLogin`; pending links are not listed here but by `listPendingSocialLogins`):
+         *     provider, the provider's id for the
          *     account, its display name and when it was linked. Provider tokens are never returned.
          *
          *     - **200**: the list (empty when nothing is linked).
@@ -473,6 +474,46 @@ export interface paths {
          *     - 400, 403, 404 and 409 are not returned.
          */
         post: operations["startSocialLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/usuario/get_pending_social_logins/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's social-account links waiting for their confirmation (OAuth)
+         * @description Not in the seed: the search provider sends the browser straight to `searchnetOAuthCallback`,
+         *     without a key, so only the browser sees the pending link that callback answers, and the
+         *     front end could not offer its confirmation. This lists the caller's pending links that are
+         *     not confirmed and not expired (`expires_at` still ahead), newest first, each with the fields
+         *     the callbacks answer: the `pending_link_id` that `confirmSocialLogin` takes, the account it
+         *     would link (`provider`, `external_id`, `display_name`), its `expires_at` and `confirm_url`.
+         *
+         *     The flow: after `startSocialLogin` the front end sends the browser to the provider; when the
+         *     user comes back to the front end, it calls this, shows "Link `display_name`?" for each entry
+         *     and, if the user agrees, sends its `pending_link_id` to `confirmSocialLogin`. The same works
+         *     for `socialvideo`, whose callback the front end forwards itself. See "Linking social
+         *     accounts" above.
+         *
+         *     Only the caller's own pending links are listed: those of flows the caller started, whoever
+         *     consented at the provider. Another user's are never listed, nor are confirmed or expired
+         *     ones, nor one discarded because its account was linked to another user. Provider tokens are
+         *     never returned.
+         *
+         *     - **200**: the list (empty when nothing waits).
+         *     - **401** `unauthorized`: no valid key.
+         *     - 400, 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["listPendingSocialLogins"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1729,8 +1770,10 @@ export interface paths {
          *     OpenID Connect userinfo) and holds them, with the tokens encrypted (AES-256-GCM,
          *     `SECRETS_KEY`), as a pending link of the user the state belongs to. Nothing is linked here:
          *     whoever opened the consent page chose the account, so the user who started the flow confirms
-         *     it with `confirmSocialLogin` (see "Linking social accounts" above). Parameters the provider adds
-         *     of its own (such as `scope`, `authuser` or `prompt`) are ignored.
+         *     it with `confirmSocialLogin` (see "Linking social accounts" above). This answer reaches only
+         *     the browser, so the front end finds the pending link with `listPendingSocialLogins`, with the
+         *     user's key, when the user comes back. Parameters the provider adds of its own (such as `scope`,
+         *     `authuser` or `prompt`) are ignored.
          *
          *     - **200**: a pending link; `data` names the account it would link, its `pending_link_id`, its
          *       `expires_at` and `confirm_url`, where the front end sends the user to confirm it. No token
@@ -3227,6 +3270,9 @@ export interface components {
         PendingSocialLoginEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["PendingSocialLogin"];
         };
+        PendingSocialLoginListEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["PendingSocialLogin"][];
+        };
         SocialLoginEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SocialLogin"];
         };
@@ -4416,6 +4462,46 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listPendingSocialLogins: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's pending links, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingSocialLoginListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
         };
     };

@@ -588,7 +588,9 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(pending.status, pending.text).toBe(200);
     const replayed = await send('GET', `/api/callback/searchnet/?${new URLSearchParams(back.searchParams)}`);
     expect(replayed.status).toBeGreaterThanOrEqual(400);
-    // Nothing is linked until the user who started the flow confirms it.
+    // Nothing is linked until the user who started the flow confirms it; the front end finds the link the browser saw.
+    expect(expectStatus(await clientOf(outsider).GET('/api/usuario/get_pending_social_logins/'), 200)).toEqual([]);
+    expect(expectStatus(await asOwner.GET('/api/usuario/get_pending_social_logins/'), 200)).toEqual([pending.body.data]);
     const pendingLinkId = pending.body.data.pending_link_id as string;
     expect(codeOf(await clientOf(outsider).POST('/api/usuario/confirm_social_login/', { body: { pending_link_id: pendingLinkId } }))).toBe('not_found');
     expectStatus(await asOwner.POST('/api/usuario/confirm_social_login/', { body: { pending_link_id: pendingLinkId } }), 200);

@@ -13,7 +13,9 @@
  *   token and profile endpoints, and re-linking;
  * - confirmSocialLogin: the attack it stops (a stranger consenting with the user's state), 404 for
  *   anyone but the user who started the flow, expiry (OAUTH_PENDING_LINK_SECONDS), a repeated
- *   confirmation, 409 when the account was linked to another user meanwhile, and the purge.
+ *   confirmation, 409 when the account was linked to another user meanwhile, and the purge;
+ * - listPendingSocialLogins: what a keyless searchnet callback answered, found again by its user alone,
+ *   newest first, without confirmed or expired links, and without tokens; 401 without a key.
  * Runs on SQLite, or on PostgreSQL with TEST_DATABASE_URL.
  */
 import { createDecipheriv, createHash } from 'node:crypto';
@@ -902,6 +904,85 @@ describe('a link waits for the user who started it (POST /api/usuario/confirm_so
     expect(await app.socialLinks.purgeExpired()).toBeGreaterThanOrEqual(1);
     expect(await pendingRows('searchnet', stale.id)).toEqual([]);
     expect(await pendingRows('searchnet', fresh.id)).toHaveLength(1);
+  });
+});
+
+describe('the front end finds what waits for the user (GET /api/usuario/get_pending_social_logins/, listPendingSocialLogins)', () => {
+  /** listPendingSocialLogins with `caller`'s key (none when undefined). */
+  const listPending = (caller: TestUser | undefined) => request(app.baseUrl, 'GET', '/api/usuario/get_pending_social_logins/', caller?.headers ?? {});
+
+  async function pendingOf(user: TestUser): Promise<Json[]> {
+    const listed = await listPending(user);
+    expect(listed.status, listed.text).toBe(200);
+    return listed.body.data;
+  }
+
+  /** `user` starts a searchnet flow, consents as `account`, and the browser reaches the callback without a key; its answer. */
+  async function heldFor(user: TestUser, account: SimulatedAccount): Promise<Json> {
+    const { back } = await authorize(user, 'searchnet', account);
+    const pending = await searchnetCallback(paramsOf(back));
+    expect(pending.status, pending.text).toBe(200);
+    return pending.body.data;
+  }
+
+  it('lists the pending link a searchnet callback answered to the browser, newest first, and it confirms from there', async () => {
+    const user = await createUser(app);
+    expect(await pendingOf(user)).toEqual([]);
+    const older = await heldFor(user, newAccount('searchnet', 'Maria Santos'));
+    const newer = await heldFor(user, newAccount('searchnet', 'Maria Santos (campanha)'));
+
+    // Exactly what the callbacks answered, which only the browser saw.
+    expect(await pendingOf(user)).toEqual([newer, older]);
+    expect(newer.confirm_url).toBe(`${app.baseUrl}/api/usuario/confirm_social_login/`);
+
+    const [listed] = await pendingOf(user);
+    const linked = await confirmLink(user, { pending_link_id: listed.pending_link_id });
+    expect(linked.status, linked.text).toBe(200);
+    expect((await linksOf(user)).map((link) => link.display_name)).toEqual(['Maria Santos (campanha)']);
+  });
+
+  it("shows no one else's pending links: another user, even the one who consented, sees only their own", async () => {
+    const [ana, mallory] = [await createUser(app), await createUser(app)];
+    // Mallory consents on Ana's state with her own account: the link waits for Ana, not for Mallory.
+    const anas = await heldFor(ana, newAccount('searchnet', 'Mallory Example'));
+    expect(await pendingOf(mallory)).toEqual([]);
+    const malloryOwn = await heldFor(mallory, newAccount('searchnet', 'Mallory Own'));
+    expect(await pendingOf(mallory)).toEqual([malloryOwn]);
+    expect(await pendingOf(ana)).toEqual([anas]);
+  });
+
+  it('leaves out confirmed links, and expired ones from their expiry on', async () => {
+    const user = await createUser(app);
+    const confirmedOne = await heldFor(user, newAccount('searchnet', 'Confirmed'));
+    const waiting = await heldFor(user, newAccount('searchnet', 'Waiting'));
+    expect((await confirmLink(user, { pending_link_id: confirmedOne.pending_link_id })).status).toBe(200);
+    expect(await pendingOf(user)).toEqual([waiting]);
+
+    expect(await atTime(Date.parse(waiting.expires_at) - 1, () => pendingOf(user))).toEqual([waiting]);
+    expect(await atTime(Date.parse(waiting.expires_at), () => pendingOf(user))).toEqual([]);
+    // Expired, but not purged yet: the row is still there.
+    expect(await app.sequelize.model('OAuthPendingLink').count({ where: { id: waiting.pending_link_id } })).toBe(1);
+  });
+
+  it('answers no token: each entry has exactly the fields the callback answers', async () => {
+    const user = await createUser(app);
+    await heldFor(user, newAccount('searchnet', 'Tokens'));
+    const issued = searchnet.issued.at(-1)!;
+    const listed = await listPending(user);
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.text).not.toContain(issued.accessToken);
+    expect(listed.text).not.toContain(issued.refreshToken!);
+    expect(listed.text).not.toMatch(/sealed|token|scope|v1\.[A-Za-z0-9_-]+\./);
+    expect(listed.body.data.map((entry: Json) => Object.keys(entry).sort())).toEqual([['confirm_url', 'display_name', 'expires_at', 'external_id', 'pending_link_id', 'provider']]);
+  });
+
+  it('answers 401 without a key, and 200 with one', async () => {
+    const user = await createUser(app);
+    await heldFor(user, newAccount('searchnet', 'Keyless'));
+    const refused = await listPending(undefined);
+    expectError(refused, 401, 'unauthorized');
+    expect(refused.text).not.toContain('Keyless');
+    expect((await listPending(user)).status).toBe(200);
   });
 });
 

@@ -277,6 +277,13 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
   },
   {
     method: 'GET',
+    path: '/api/usuario/get_pending_social_logins/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: "searchnet's callback answers the browser alone, without a key: the front end must find the caller's pending links to offer their confirmation (issue 18).",
+  },
+  {
+    method: 'GET',
     path: '/api/elections/syncs/{sync_id}/',
     auth: 'ApiKeyAuth',
     query: [],

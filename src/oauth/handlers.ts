@@ -2,10 +2,11 @@
  * The HTTP side of account linking: the start operation; the two callbacks the contract fixes (the
  * search provider's, reached by the browser without a key, and the video platform's, forwarded by the
  * front end with the user's key), which both answer a pending link and where to confirm it, and differ
- * only in who the state must belong to; and the confirmation, which only the user who started the
- * flow can give.
+ * only in who the state must belong to; the list of the caller's links still waiting, where the front
+ * end finds what a callback answered to the browser alone; and the confirmation, which only the user
+ * who started the flow can give.
  */
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { callerOf } from '../http/auth.js';
 import { sendEnvelope } from '../http/envelope.js';
 import { ApiError, badRequest, notFound, type ErrorDetail } from '../http/errors.js';
@@ -16,7 +17,7 @@ import { ExchangeError, type LinkableProvider } from './providers.js';
 import type { SocialLinks } from './index.js';
 import type { StateRefusal } from './states.js';
 
-type OAuthOperations = 'startSocialLogin' | 'searchnetOAuthCallback' | 'socialVideoOAuthCallback' | 'confirmSocialLogin';
+type OAuthOperations = 'startSocialLogin' | 'searchnetOAuthCallback' | 'socialVideoOAuthCallback' | 'listPendingSocialLogins' | 'confirmSocialLogin';
 
 const REFUSALS: Record<StateRefusal, string> = {
   forged: 'was not issued by Palanque or was altered',
@@ -27,6 +28,9 @@ const REFUSALS: Record<StateRefusal, string> = {
 };
 
 export function oauthHandlers(links: SocialLinks, urls: PublicUrlSettings, logger: Logger): Pick<Required<OperationHandlers>, OAuthOperations> {
+  /** Where the front end sends a pending link's confirmation: confirmSocialLogin. */
+  const confirmUrlFor = (req: Pick<Request, 'protocol' | 'host'>) => `${apiBaseUrl(req, urls)}/api/usuario/confirm_social_login/`;
+
   /** What both callbacks do; `userId` is the authenticated caller, when the callback has one. */
   async function complete(provider: LinkableProvider, req: OperationRequest<'searchnetOAuthCallback'>, res: Response, userId?: number): Promise<void> {
     const { code, state, error, error_description: description } = req.query;
@@ -55,8 +59,7 @@ export function oauthHandlers(links: SocialLinks, urls: PublicUrlSettings, logge
     }
     if ('refused' in completion) throw invalidState(`The state ${REFUSALS[completion.refused]}.`);
     if ('taken' in completion) throw linkTaken(provider, { location: 'query', field: 'code' });
-    const confirmUrl = `${apiBaseUrl(req, urls)}/api/usuario/confirm_social_login/`;
-    sendEnvelope(res, 200, { ...completion.pending, confirm_url: confirmUrl }, `Nothing is linked yet: the user who started the flow confirms ${completion.pending.display_name} at confirm_url.`);
+    sendEnvelope(res, 200, { ...completion.pending, confirm_url: confirmUrlFor(req) }, `Nothing is linked yet: the user who started the flow confirms ${completion.pending.display_name} at confirm_url.`);
   }
 
   return {
@@ -79,6 +82,12 @@ export function oauthHandlers(links: SocialLinks, urls: PublicUrlSettings, logge
     searchnetOAuthCallback: (req, res) => complete('searchnet', req, res),
 
     socialVideoOAuthCallback: (req, res) => complete('socialvideo', req, res, callerOf(res).user.id),
+
+    async listPendingSocialLogins(req, res) {
+      const confirmUrl = confirmUrlFor(req);
+      const data = (await links.waitingFor(callerOf(res).user.id)).map((pending) => ({ ...pending, confirm_url: confirmUrl }));
+      sendEnvelope(res, 200, data, `${data.length} link${data.length === 1 ? '' : 's'} waiting for your confirmation.`);
+    },
 
     async confirmSocialLogin(req, res) {
       const id = req.body.pending_link_id;

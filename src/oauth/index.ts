@@ -2,7 +2,8 @@
  * Linking a user's accounts at OAuth providers (the search provider and the video platform), in three
  * steps: a flow is started for the user (a single-use state and a PKCE challenge); the provider's
  * redirect is checked (the state is used up, the code exchanged for tokens, the account read) and held
- * as a pending link of the user who started the flow; that user confirms it with their key, and only
+ * as a pending link of the user who started the flow, which that user's front end finds again with
+ * their key (the browser alone saw the search provider's callback); that user confirms it, and only
  * then is the account linked on their social logins, with the tokens sealed under SECRETS_KEY. The
  * confirmation is what binds the provider account to the user: whoever consented with the user's state
  * chose the account, and the user sees which one before it is theirs.
@@ -125,6 +126,11 @@ export class SocialLinks {
     return outcome;
   }
 
+  /** What waits for the confirmation of `userId`, newest first (never another user's, never a token). */
+  async waitingFor(userId: number): Promise<PendingLink[]> {
+    return (await this.pending.waitingFor(userId)).map(pendingViewOf);
+  }
+
   /** The provider reported an error: the state, if genuine (and the caller's, when given), cannot be used any more. */
   async abandon(provider: LinkableProvider, state: string | undefined, userId?: number): Promise<void> {
     if (state && this.states) await this.states.discard(state, provider, userId);
@@ -194,7 +200,7 @@ function viewOf(row: Pick<SocialLoginRow, 'provider' | 'external_id' | 'display_
   return { provider: row.provider, external_id: row.external_id, display_name: row.display_name, linked_at: new Date(row.linked_at).toISOString() };
 }
 
-function pendingViewOf(row: PendingLinkRow): PendingLink {
+function pendingViewOf(row: Pick<PendingLinkRow, 'id' | 'provider' | 'external_id' | 'display_name' | 'expires_at'>): PendingLink {
   return {
     pending_link_id: row.id,
     provider: row.provider,

@@ -6,8 +6,8 @@
  * started the flow, under a random id, until they confirm it with their key or it expires.
  *
  * Guarantees: a pending link is read only with its owner's id (anyone else's lookup finds nothing, as
- * for an id that does not exist); it cannot be taken from its expiry on; once confirmed it keeps no
- * token; expired rows are removed by `purgeExpired`.
+ * for an id that does not exist), and listed only to its owner, without its tokens; it cannot be taken
+ * from its expiry on; once confirmed it keeps no token; expired rows are removed by `purgeExpired`.
  */
 import { randomUUID } from 'node:crypto';
 import { DataTypes, Op, type Model, type ModelStatic, type Sequelize } from 'sequelize';
@@ -86,6 +86,19 @@ export class PendingLinks {
   async ownedBy(userId: number, id: string): Promise<PendingLinkRow | undefined> {
     const row = (await this.model.findOne({ where: { id, user_id: userId }, raw: true })) as PendingLinkRow | null;
     return row ?? undefined;
+  }
+
+  /**
+   * The links of `userId` still waiting for their confirmation (not confirmed, not expired at `now`),
+   * newest first. Token columns are not even read.
+   */
+  async waitingFor(userId: number, now = Date.now()): Promise<Array<Omit<PendingLinkRow, keyof SealedTokens>>> {
+    return (await this.model.findAll({
+      attributes: ['id', 'user_id', 'provider', 'external_id', 'display_name', 'created_at', 'expires_at', 'confirmed_at'],
+      where: { user_id: userId, confirmed_at: null, expires_at: { [Op.gt]: new Date(now) } },
+      order: [['created_at', 'DESC']],
+      raw: true,
+    })) as unknown as Array<Omit<PendingLinkRow, keyof SealedTokens>>;
   }
 
   /** Marks it confirmed and drops its tokens, which now live on the social login. */
