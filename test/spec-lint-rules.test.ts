@@ -45,6 +45,9 @@ const breaks: Array<[rule: string, at: string[], apply: (spec: Node) => void]> =
   ['palanque-response-example', ['paths', '/api/controle/system_is_online/', 'get', 'responses', '200'], (spec) => {
     delete spec.paths['/api/controle/system_is_online/'].get.responses['200'].content['application/json'].examples;
   }],
+  ['palanque-rate-limit-headers', ['paths', '/api/controle/system_is_online/', 'get', 'responses', '200'], (spec) => {
+    delete spec.paths['/api/controle/system_is_online/'].get.responses['200'].headers['RateLimit-Policy'];
+  }],
   ['palanque-operation-id-camel-case', ['paths', '/', 'get', 'operationId'], (spec) => {
     spec.paths['/'].get.operationId = 'get_api_root';
   }],
