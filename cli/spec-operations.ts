@@ -119,7 +119,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
         "in": "query",
         "required": false,
         "type": "string",
-        "description": "E-mail address of the account to reset."
+        "description": "E-mail address of the account to reset (required in practice; missing gives 400)."
       }
     ],
     "answer": "application/json",
@@ -1054,7 +1054,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/sms/list_credentials/",
     "tag": "SMS",
     "summary": "Send an SMS campaign",
-    "description": "Sends `mensagem.mensagem` to every number in `mensagem.recipient_list_str` with credential\n`credencial`. Numbers are split on commas, semicolons, spaces and new lines, normalised to\nE.164 (Brazil as the default region) and deduplicated; numbers that opted out of the\ncampaigns of the credential's entity (they replied an opt-out keyword to one of its\ncredentials: see `receiveSmsWebhook`) are skipped and counted. Each accepted recipient\nbecomes a message sent by a background job, retried with backoff when the provider fails; a\nmessage whose number opts out before it is sent is canceled.",
+    "description": "Sends `mensagem.mensagem` to every number in `mensagem.recipient_list_str` with credential\n`credencial`. The numbers are found in the text as people write them (`(21) 98765-4321`,\n`21 98765-4321`, `+55 21 98765-4321`, `21987654321`), one per line or separated by commas or\nsemicolons, or several on a line separated by spaces; any other text in the list is an invalid\nentry. They are normalised to E.164 (Brazil as the default region) and deduplicated; numbers\nthat opted out of the campaigns of the credential's entity (they replied an opt-out keyword to one of its\ncredentials: see `receiveSmsWebhook`) are skipped and counted. Each accepted recipient\nbecomes a message sent by a background job, retried with backoff when the provider fails; a\nmessage whose number opts out before it is sent is canceled.",
     "auth": true,
     "parameters": [],
     "body": {

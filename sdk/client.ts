@@ -3,14 +3,18 @@
  * - `Authorization: Token <key>` when the client holds a key (`login` stores one, `logout` drops it);
  * - a fresh `X-Request-Id` per call, kept by its retries, so one call is one line to look for in logs;
  * - an `Idempotency-Key` on every POST, kept by its retries, so a retried POST is applied once;
- * - retries on 429 and 503 honouring `Retry-After`, and on failed connections (retry.ts);
+ * - retries on 429 and 503 when their `Retry-After` is short (5 s by default; a longer one is answered at
+ *   once), and on failed connections, announcing each wait to `retry.onRetry` (retry.ts);
  * - an answer that is not 2xx throws PalanqueApiError (errors.ts) instead of returning `{ error }`
  *   (unless `throwOnError: false`, openapi-fetch's own way).
+ * Its calls are typed exactly (exact.ts: an unknown body field or parameter does not compile) against
+ * `SdkPaths` (sdk-paths.ts: the ids the server requires are required).
  */
-import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import createClient, { type Middleware } from 'openapi-fetch';
 import { PalanqueApiError } from './errors.js';
 import { retryingFetch, type RetryOptions } from './retry.js';
-import type { paths } from './schema.js';
+import type { ExactClient } from './exact.js';
+import type { SdkPaths } from './sdk-paths.js';
 
 export interface ApiClientOptions {
   /** Base URL of the API: `http://127.0.0.1:8000` locally, `https://<host>/v1` elsewhere, or the mock's. */
@@ -25,7 +29,7 @@ export interface ApiClientOptions {
   throwOnError?: boolean;
 }
 
-export interface PalanqueClient extends Client<paths> {
+export interface PalanqueClient extends ExactClient<SdkPaths> {
   /** The key sent with every call; undefined sends none. */
   token: string | undefined;
 }
@@ -33,7 +37,7 @@ export interface PalanqueClient extends Client<paths> {
 export function createApiClient({ baseUrl, token, fetch, retry = {}, throwOnError = true }: ApiClientOptions): PalanqueClient {
   // The global fetch is looked up per call, so a mock installed after the client was made (msw) still sees it.
   const send: typeof globalThis.fetch = (input, init) => (fetch ?? globalThis.fetch)(input, init);
-  const client = createClient<paths>({ baseUrl, fetch: retryingFetch(send, retry === false ? { retries: 0 } : retry) });
+  const client = createClient<SdkPaths>({ baseUrl, fetch: retryingFetch(send, retry === false ? { retries: 0 } : retry) });
   const state = { token };
   client.use(conventions(() => state.token, throwOnError));
   return Object.defineProperty(client, 'token', {

@@ -1446,9 +1446,11 @@ export interface paths {
         /**
          * Send an SMS campaign
          * @description Sends `mensagem.mensagem` to every number in `mensagem.recipient_list_str` with credential
-         *     `credencial`. Numbers are split on commas, semicolons, spaces and new lines, normalised to
-         *     E.164 (Brazil as the default region) and deduplicated; numbers that opted out of the
-         *     campaigns of the credential's entity (they replied an opt-out keyword to one of its
+         *     `credencial`. The numbers are found in the text as people write them (`(21) 98765-4321`,
+         *     `21 98765-4321`, `+55 21 98765-4321`, `21987654321`), one per line or separated by commas or
+         *     semicolons, or several on a line separated by spaces; any other text in the list is an invalid
+         *     entry. They are normalised to E.164 (Brazil as the default region) and deduplicated; numbers
+         *     that opted out of the campaigns of the credential's entity (they replied an opt-out keyword to one of its
          *     credentials: see `receiveSmsWebhook`) are skipped and counted. Each accepted recipient
          *     becomes a message sent by a background job, retried with backoff when the provider fails; a
          *     message whose number opts out before it is sent is canceled.
@@ -1460,8 +1462,9 @@ export interface paths {
          *     - **401** `unauthorized`: no valid key.
          *     - **403** `forbidden`: the caller may not use that credential.
          *     - **404** `not_found`: no credential with that id.
-         *     - **422** `validation_failed`: a field is missing or too long, or some numbers are invalid;
-         *       `error.details` lists each invalid number (nothing is sent), or no number is left to send
+         *     - **422** `validation_failed`: a field is missing or too long, or some entries are not valid
+         *       numbers; `error.details` lists each (rule `phone_number`, `value` the entry as written; nothing
+         *       is sent), or the list holds no number (rule `not_blank`), or no number is left to send
          *       to once opted-out numbers are skipped, or the list holds more entries than a campaign takes
          *       (`SMS_MAX_RECIPIENTS`, 10,000 by default: rule `max_recipients`, `value` the count; send
          *       the rest as another campaign).
@@ -2169,6 +2172,7 @@ export interface components {
             /** Format: date-time */
             readonly last_login: string | null;
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         LoginRequest: {
             /** @description Username or e-mail address. */
             username: string;
@@ -2189,6 +2193,7 @@ export interface components {
             expires_at: string;
             user: components["schemas"]["User"];
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         RemoveTokenRequest: {
             /** @description The key to revoke. */
             token_key: string;
@@ -2197,6 +2202,7 @@ export interface components {
             /** @constant */
             revoked: true;
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         CheckCredentialRequest: {
             /** @description The caller's own username or e-mail. */
             username: string;
@@ -2214,6 +2220,7 @@ export interface components {
              */
             status: "reset_requested" | "password_sent";
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         PasswordResetValidateRequest: {
             /** Format: email */
             email: string;
@@ -2274,6 +2281,7 @@ export interface components {
             display_name: string;
             linked_at: components["schemas"]["Timestamp"];
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         SyncElectionsPanelRequest: {
             sync_sm: {
                 /** @description The elections panel credential for this sync. Never stored in clear or returned. */
@@ -2307,6 +2315,7 @@ export interface components {
             /** @description The panel's id for the batch, to quote in support requests to the panel. */
             panel_reference: string;
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         StartSocialLoginRequest: {
             /**
              * @description The provider to link an account of.
@@ -2314,6 +2323,7 @@ export interface components {
              */
             provider: "searchnet" | "socialvideo";
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         ConfirmSocialLoginRequest: {
             /**
              * Format: uuid
@@ -2375,6 +2385,7 @@ export interface components {
             role: components["schemas"]["TeamRole"];
             added_at: components["schemas"]["Timestamp"];
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         AddOperatorRequest: {
             entity_id: number;
             /**
@@ -2388,6 +2399,7 @@ export interface components {
              */
             role: "admin" | "operator" | "viewer";
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         RemoveOperatorRequest: {
             entity_id: number;
             user_id: number;
@@ -2421,7 +2433,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
-        /** @description One social-network profile of an entity. */
+        /**
+         * @description One social-network profile of an entity. Closed: a field not listed is 422 naming it (see
+         *     "Request bodies"); `referencia_social`, which `getEntity` returns, is accepted and ignored.
+         */
         SocialNetworkEntry: {
             /** @description Whether the profile exists and is active. */
             exist_or_active?: boolean;
@@ -2446,7 +2461,7 @@ export interface components {
             user?: string;
             username?: string;
         };
-        /** @description The social-network reference of an entity. */
+        /** @description The social-network reference of an entity. Closed: a field not listed is 422 naming it (see "Request bodies"). */
         ReferenciaSocial: {
             id?: number;
             tipo?: string;
@@ -2454,7 +2469,11 @@ export interface components {
             origem_name?: string;
             social_network?: components["schemas"]["SocialNetworkEntry"][];
         };
-        /** @description A market-share estimate for the entity. */
+        /**
+         * @description A market-share estimate for the entity: with its `id` (as `getEntity` returns it) an update
+         *     of that entry, without one a new entry. Closed: a field not listed is 422 naming it (see
+         *     "Request bodies").
+         */
         MarketshareEntry: {
             id?: number;
             /** @description The estimate shown by default. */
@@ -2470,9 +2489,13 @@ export interface components {
         /**
          * @description The candidate entity, exactly the contract's fields. `addEntity` takes it (with `id` to
          *     update) and `getEntity` returns it (as a `CandidateEntityRecord`, with the read-only `tp`,
-         *     `updated_at` and `updated_by`, which `addEntity` ignores when they are posted back). Codes
-         *     (`nacionalidade`, `instrucao`, `ocupacao`, `estado_civil`, `raca`) follow the electoral court's
-         *     tables.
+         *     `updated_at` and `updated_by`, which `addEntity` accepts and ignores when they are posted
+         *     back). Codes (`nacionalidade`, `instrucao`, `ocupacao`, `estado_civil`, `raca`) follow the
+         *     electoral court's tables.
+         *
+         *     Closed: a field not listed here (a misspelled `nm_urnaa`, at any depth) is 422
+         *     `validation_failed` naming it, and nothing is stored (see "Request bodies"). A record read
+         *     with `getEntity` can be posted back whole.
          *
          *     On update only the fields sent change: an omitted field keeps its stored value and a field sent
          *     as `null` clears it (`nome` is always required). Stored fields that are unset are absent from
@@ -2579,6 +2602,12 @@ export interface components {
             nomeLegenda?: string | null;
             /** @description Party acronyms of the coalition. */
             partidosLegenda?: string[] | null;
+            /** @description The entity's type (read-only; set by `addEntity`'s `tp` parameter on create). Accepted and ignored when posted back. */
+            tp?: components["schemas"]["EntityType"];
+            /** @description When the entity was last written (read-only). Accepted and ignored when posted back. */
+            updated_at?: components["schemas"]["Timestamp"];
+            /** @description Who wrote the entity last (read-only); null when unknown (that user no longer exists, or a social network's data-removal request took a profile out). Accepted and ignored when posted back. */
+            updated_by?: components["schemas"]["EntityAuthor"] | null;
         };
         /**
          * @description A stored entity as `getEntity` and `addEntity` answer it: the candidate entity with its `id`
@@ -2591,13 +2620,7 @@ export interface components {
          *     `titulo_eleitor` and `cepBase` are masked and `raca` and `endBase` are left out (example
          *     `maskedForViewer`).
          */
-        CandidateEntityRecord: components["schemas"]["CandidateEntity"] & {
-            tp: components["schemas"]["EntityType"];
-            /** @description When the entity was last written (read-only). */
-            updated_at: components["schemas"]["Timestamp"];
-            /** @description Who wrote the entity last (read-only); null when unknown (that user no longer exists, or a social network's data-removal request took a profile out). */
-            updated_by: components["schemas"]["EntityAuthor"] | null;
-        };
+        CandidateEntityRecord: WithRequired<components["schemas"]["CandidateEntity"], "id" | "tp" | "updated_at" | "updated_by">;
         /**
          * @description A whole CPF, formatted (`529.982.247-25`).
          * @example 529.982.247-25
@@ -2638,7 +2661,7 @@ export interface components {
          * @example 01310-***
          */
         MaskedCep: string;
-        /** @description The user who last wrote an entity. */
+        /** @description The user who last wrote an entity. Closed: a field not listed is 422 naming it (see "Request bodies"). */
         EntityAuthor: {
             id: number;
             display_name: string;
@@ -2659,6 +2682,7 @@ export interface components {
             /** @description Whether the link stands now, so that the tutor's team may compare the ward (see "Guardianship links" in the introduction). */
             standing: boolean;
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         RemoveWardLinkRequest: {
             /** @description Id of the watched entity (the ward). */
             entity_id: number;
@@ -2669,7 +2693,7 @@ export interface components {
             /** @constant */
             removed: true;
         };
-        /** @description Metrics of one network at one moment. */
+        /** @description Metrics of one network at one moment. Closed: a field not listed is 422 naming it (see "Request bodies"). */
         MetricSnapshot: {
             /** @description Network name, e.g. `instagram` (compared ignoring case). */
             network: string;
@@ -2704,7 +2728,8 @@ export interface components {
         };
         /**
          * @description A social-network profile a monitor watches: the network (stored lower-cased) and the profile's
-         *     user name, its address, or both.
+         *     user name, its address, or both. Closed: a field not listed is 422 naming it (see "Request
+         *     bodies").
          */
         MonitoredProfile: {
             /** @description Network name, e.g. `instagram`. */
@@ -2713,7 +2738,7 @@ export interface components {
             /** Format: uri */
             link?: string;
         };
-        /** @description A monitor to create. It watches at least one profile or keyword. */
+        /** @description A monitor to create. It watches at least one profile or keyword. Closed: a field not listed is 422 naming it (see "Request bodies"). */
         NewSocialMonitor: {
             /** @description The entity the monitor belongs to. */
             entity_id: number;
@@ -2724,7 +2749,7 @@ export interface components {
             /** @description Profiles to watch; unique by network and user name or address. */
             profiles?: components["schemas"]["MonitoredProfile"][];
         };
-        /** @description Metric snapshots of one monitor, for example exported from a provider's dashboard. */
+        /** @description Metric snapshots of one monitor, for example exported from a provider's dashboard. Closed: a field not listed is 422 naming it (see "Request bodies"). */
         MetricImport: {
             monitor_id: number;
             /**
@@ -2750,7 +2775,7 @@ export interface components {
          * @enum {string}
          */
         ScenarioState: "pending" | "approved" | "running" | "completed" | "failed" | "rejected";
-        /** @description A scenario to ask for on a monitor. */
+        /** @description A scenario to ask for on a monitor. Closed: a field not listed is 422 naming it (see "Request bodies"). */
         NewScenarioRequest: {
             monitor_id: number;
             /** @description The entities to compare, in the order wanted (see `createScenarioRequest`). */
@@ -2803,12 +2828,14 @@ export interface components {
                 projected_share: number;
             }[];
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         ScenarioApprovalRequest: {
             /** @description The monitor whose requests are approved. */
             selectedMonitorId: number;
             /** @description Ids of the scenario requests to approve. */
             scenarios_list: number[];
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         ScenarioRejectionRequest: {
             /** @description The monitor whose requests are rejected. */
             selectedMonitorId: number;
@@ -2860,7 +2887,7 @@ export interface components {
             notes: string | null;
             created_at: components["schemas"]["Timestamp"];
         };
-        /** @description A research item to save. */
+        /** @description A research item to save. Closed: a field not listed is 422 naming it (see "Request bodies"). */
         NewResearchBookmark: {
             /** @description Trimmed; must not be blank. */
             title: string;
@@ -2874,6 +2901,7 @@ export interface components {
             /** @description Blank or null stores null. */
             notes?: string | null;
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         RemoveResearchBookmarkRequest: {
             /** @description Id of one of the caller's bookmarks. */
             id: number;
@@ -2903,7 +2931,7 @@ export interface components {
             requested_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
-        /** @description A news source to monitor. */
+        /** @description A news source to monitor. Closed: a field not listed is 422 naming it (see "Request bodies"). */
         NewsSourceRequest: {
             /** @description The source's name as readers know it; trimmed, must not be blank. */
             name: string;
@@ -3009,13 +3037,14 @@ export interface components {
                 description: string;
             }[];
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         SmsCampaignRequest: {
             /** @description Title of the campaign. */
             titulo: string;
             /** @description Id of the SMS credential to send with. */
             credencial: number;
             mensagem: {
-                /** @description Recipient numbers separated by commas, semicolons, spaces or new lines. */
+                /** @description Recipient numbers as people write them (`(21) 98765-4321`, `+55 21 98765-4321`), one per line or separated by commas or semicolons (or spaces). */
                 recipient_list_str: string;
                 /** @description Text of the message (up to 10 segments). */
                 mensagem: string;
@@ -3053,6 +3082,7 @@ export interface components {
             entity_id: number | null;
             created_at: components["schemas"]["Timestamp"];
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         NewSmsCredential: {
             name: string;
             /** @description The provider account id (`AC` and 32 hex digits). */
@@ -3064,7 +3094,10 @@ export interface components {
             /** @description The entity whose team may send with it; omit for admins only. */
             entity_id?: number;
         };
-        /** @description The provider's status callback fields Palanque reads; other fields are ignored. */
+        /**
+         * @description The provider's status callback fields Palanque reads. Open, as providers add fields without
+         *     notice: other fields are accepted and ignored (see "Request bodies").
+         */
         SmsDeliveryReceipt: {
             MessageSid: string;
             /** @enum {string} */
@@ -3106,7 +3139,10 @@ export interface components {
             /** @description True when the reply was an opt-out keyword from a valid number (see `receiveSmsWebhook`), also when the number had opted out already. */
             opted_out: boolean;
         };
-        /** @description A delivery of the social network's webhook subscription. */
+        /**
+         * @description A delivery of the social network's webhook subscription. Open at every level, as providers
+         *     add fields without notice: other fields are accepted and ignored (see "Request bodies").
+         */
         SocialnetEventDelivery: {
             /** @description The kind of object subscribed to. */
             object: string;
@@ -3145,6 +3181,10 @@ export interface components {
             /** @description True when this delivery (the same bytes) was processed before, within the replay window: nothing was stored. */
             duplicate: boolean;
         };
+        /**
+         * @description The social network's data-removal notice. Open, as providers add fields without notice:
+         *     other fields are accepted and ignored (see "Request bodies").
+         */
         SocialnetRemovalNotice: {
             /** @description `<signature>.<payload>`, both base64url. */
             signed_request: string;
@@ -3172,7 +3212,11 @@ export interface components {
                 profiles: number;
             };
         };
-        /** @description A Brazilian municipality (IBGE). Also the body of `createMunicipality`. */
+        /**
+         * @description A Brazilian municipality (IBGE). Also the body of `createMunicipality`, which can therefore
+         *     post back a municipality as read. Closed: a field not listed is 422 naming it (see "Request
+         *     bodies").
+         */
         Municipality: {
             /** @description 7-digit IBGE code; its first two digits equal `codigo_uf`. */
             codigo_ibge: number;
@@ -3437,10 +3481,335 @@ export interface components {
             };
         };
         /**
-         * @description 404 `not_found`: no such record, or one the caller may not know about (the two are not told
-         *     apart), or a page past the last one. Also the answer for a path that does not exist.
+         * @description 404 `not_found` for an operation that names no record: only a path that does not exist
+         *     answers it. The operations that look a record up declare their own 404 (`GetEntityNotFound`,
+         *     `GetUserNotFound`...), and the paginated lists `PageNotFound`.
          */
         NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for a paginated list: a page past the last one. */
+        PageNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for getEntity: an entity outside the caller's teams, or none. */
+        GetEntityNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for addEntity: an update of an entity outside the caller's teams, or of none. */
+        AddEntityNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for listOperators: an entity outside the caller's teams, or none. */
+        ListOperatorsNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for checkOperatorEmail: an entity outside the caller's teams, or none. */
+        CheckOperatorEmailNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for addOperator: an entity outside the caller's teams, or none; no active user has the e-mail. */
+        AddOperatorNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for removeOperator: an entity outside the caller's teams, or none; the user is not in the team. */
+        RemoveOperatorNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for manageGuardianship: an entity outside the caller's teams, or none. */
+        ManageGuardianshipNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for listWardLinks: an entity outside the caller's teams, or none. */
+        ListWardLinksNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for removeWardLink: an entity outside the caller's teams, or none; no such link points at the entity. */
+        RemoveWardLinkNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for getSocialMonitorData: a monitor outside the caller's teams, or none. */
+        GetSocialMonitorDataNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for createSocialMonitor: an entity outside the caller's teams, or none. */
+        CreateSocialMonitorNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for importMonitorMetrics: no such monitor. */
+        ImportMonitorMetricsNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for createScenarioRequest: a monitor outside the caller's teams, or none. */
+        CreateScenarioRequestNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for listScenarioRequests: a monitor outside the caller's teams, or none. */
+        ListScenarioRequestsNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for approvePendingScenarioRequests: a monitor outside the caller's teams, or none. */
+        ApprovePendingScenarioRequestsNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for rejectPendingScenarioRequests: a monitor outside the caller's teams, or none. */
+        RejectPendingScenarioRequestsNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for removeResearchBookmark: not one of the caller's bookmarks. */
+        RemoveResearchBookmarkNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for createSmsCredential: no such entity. */
+        CreateSmsCredentialNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for sendSmsCampaign: no such credential. */
+        SendSmsCampaignNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for listSmsOptOuts: an entity outside the caller's teams, or none. */
+        ListSmsOptOutsNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for receiveSmsDeliveryReceipt: a receipt for a message palanque did not send. */
+        ReceiveSmsDeliveryReceiptNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for getUser: a user the caller may not see, or none. */
+        GetUserNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for getElectionsPanelSync: not one of the caller's syncs. */
+        GetElectionsPanelSyncNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for removeToken: a key that is unknown, expired or already revoked. */
+        RemoveTokenNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for getSocialnetRemovalStatus: a removal request the caller may not see, or none. */
+        GetSocialnetRemovalStatusNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for listRequestedNewsSources: a page past the last one. */
+        ListRequestedNewsSourcesNotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -3469,11 +3838,401 @@ export interface components {
             };
         };
         /**
-         * @description 422: the body is well-formed but fails validation (`validation_failed`): each failing field is
-         *     in `error.details` with the rule it broke. Also `idempotency_key_reused` when an
-         *     `Idempotency-Key` is reused with another body.
+         * @description 422 for an operation that takes no request body: the server does not answer it there (a
+         *     parameter that breaks its declared type or bounds is 400 `bad_request`). The operations with
+         *     a body declare their own 422 (`LoginInvalid`, `AddEntityInvalid`...), naming their own fields.
          */
         UnprocessableEntity: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for login: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        LoginInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for removeToken: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        RemoveTokenInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for checkCredential: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        CheckCredentialInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for validatePasswordResetToken: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        ValidatePasswordResetTokenInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for syncElectionsPanel: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        SyncElectionsPanelInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for startSocialLogin: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        StartSocialLoginInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for confirmSocialLogin: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        ConfirmSocialLoginInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for addOperator: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        AddOperatorInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for removeOperator: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        RemoveOperatorInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for addEntity: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        AddEntityInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for removeWardLink: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        RemoveWardLinkInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for createSocialMonitor: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        CreateSocialMonitorInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for importMonitorMetrics: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        ImportMonitorMetricsInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for approvePendingScenarioRequests: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        ApprovePendingScenarioRequestsInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for createScenarioRequest: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        CreateScenarioRequestInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for rejectPendingScenarioRequests: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        RejectPendingScenarioRequestsInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for addResearchBookmark: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        AddResearchBookmarkInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for removeResearchBookmark: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        RemoveResearchBookmarkInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for requestNewsSource: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        RequestNewsSourceInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for listSmsCredentials: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`).
+         */
+        ListSmsCredentialsInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for sendSmsCampaign: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        SendSmsCampaignInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for createSmsCredential: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        CreateSmsCredentialInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for receiveSmsDeliveryReceipt: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        ReceiveSmsDeliveryReceiptInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for receiveSocialnetEvents: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        ReceiveSocialnetEventsInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for receiveSocialnetRemoval: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        ReceiveSocialnetRemovalInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for createMunicipality: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        CreateMunicipalityInvalid: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -3714,7 +4473,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["LoginInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -3842,9 +4601,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["RemoveTokenNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["RemoveTokenInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -3911,7 +4670,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["CheckCredentialInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -3922,7 +4681,7 @@ export interface operations {
             query?: {
                 /** @description The reset token received by e-mail (step 2 only). */
                 token?: string;
-                /** @description E-mail address of the account to reset. Its `@` may be sent as is or encoded (`%40`). */
+                /** @description E-mail address of the account to reset (required in practice; missing gives 400). Its `@` may be sent as is or encoded (`%40`). */
                 email?: string;
             };
             header?: {
@@ -4023,7 +4782,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["ValidatePasswordResetTokenInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -4147,7 +4906,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["PageNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -4230,7 +4989,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A sync of the caller is already under way; that job. */
+            /** @description A sync of the caller is already under way; that job. Not returned for a create; send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4259,7 +5018,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["SyncElectionsPanelInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4301,7 +5060,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["GetElectionsPanelSyncNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -4349,7 +5108,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["GetUserNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -4429,7 +5188,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Not returned by this operation; same body as 201. */
+            /** @description Not returned by this operation: a create answers 201 (same body); send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4458,7 +5217,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["StartSocialLoginInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4599,7 +5358,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["ConfirmSocialLoginInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -4642,7 +5401,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ListOperatorsNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -4682,7 +5441,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Already a member with this role; nothing changed. */
+            /** @description Already a member with this role; nothing changed. Not returned for a create; send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4709,9 +5468,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["AddOperatorNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["AddOperatorInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -4776,9 +5535,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["RemoveOperatorNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["RemoveOperatorInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -4821,7 +5580,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["CheckOperatorEmailNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -4866,7 +5625,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["PageNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -4910,7 +5669,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["GetEntityNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -4960,7 +5719,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Entity updated. */
+            /** @description Entity updated (a body with `id`). Not returned for a create; send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4989,9 +5748,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["AddEntityNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["AddEntityInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -5036,7 +5795,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ManageGuardianshipNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -5079,7 +5838,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ListWardLinksNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -5146,9 +5905,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["RemoveWardLinkNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["RemoveWardLinkInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -5189,7 +5948,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["GetSocialMonitorDataNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -5229,7 +5988,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Not returned by this operation; same body as 201. */
+            /** @description Not returned by this operation: a create answers 201 (same body); send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5256,9 +6015,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["CreateSocialMonitorNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["CreateSocialMonitorInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -5323,9 +6082,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ImportMonitorMetricsNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["ImportMonitorMetricsInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -5390,9 +6149,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ApprovePendingScenarioRequestsNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["ApprovePendingScenarioRequestsInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -5430,7 +6189,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Not returned by this operation; same body as 201. */
+            /** @description Not returned by this operation: a create answers 201 (same body); send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5457,9 +6216,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["CreateScenarioRequestNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["CreateScenarioRequestInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -5504,7 +6263,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ListScenarioRequestsNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -5571,9 +6330,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["RejectPendingScenarioRequestsNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["RejectPendingScenarioRequestsInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -5651,7 +6410,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Already saved with exactly these fields; nothing changed. */
+            /** @description Already saved with exactly these fields; nothing changed. Not returned for a create; send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5680,7 +6439,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["AddResearchBookmarkInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -5745,9 +6504,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["RemoveResearchBookmarkNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["RemoveResearchBookmarkInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -5789,7 +6548,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ListRequestedNewsSourcesNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -5829,7 +6588,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Not returned by this operation; same body as 201. */
+            /** @description Not returned by this operation: a create answers 201 (same body); send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5858,7 +6617,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["RequestNewsSourceInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -6023,7 +6782,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["ListSmsCredentialsInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -6061,7 +6820,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Not returned by this operation; same body as 201. */
+            /** @description Not returned by this operation: a create answers 201 (same body); send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6088,9 +6847,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["SendSmsCampaignNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["SendSmsCampaignInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -6128,7 +6887,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Not returned by this operation; same body as 201. */
+            /** @description Not returned by this operation: a create answers 201 (same body); send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6155,9 +6914,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["CreateSmsCredentialNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["CreateSmsCredentialInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6201,7 +6960,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ListSmsOptOutsNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -6274,9 +7033,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ReceiveSmsDeliveryReceiptNotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["ReceiveSmsDeliveryReceiptInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -6449,7 +7208,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["ReceiveSocialnetEventsInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -6490,7 +7249,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["GetSocialnetRemovalStatusNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -6530,7 +7289,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Already recorded; the same confirmation. */
+            /** @description Already recorded; the same confirmation. Not returned for a create; send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6570,7 +7329,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["ReceiveSocialnetRemovalInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -6801,7 +7560,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["PageNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -6842,7 +7601,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Already present with exactly these fields; nothing changed. */
+            /** @description Already present with exactly these fields; nothing changed. Not returned for a create; send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6871,7 +7630,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["CreateMunicipalityInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -7046,3 +7805,6 @@ export interface operations {
         };
     };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};

@@ -8,6 +8,7 @@ import type { Request, RequestHandler } from 'express';
 import { ApiError, unauthorized, type ErrorDetail, type ErrorTranslator } from './errors.js';
 import type { OpenApiDocument } from './contract.js';
 import { apiKeySecurityHandler, type KeyAuthenticator } from './auth.js';
+import { withoutBranchNoise } from '../../sdk/error-details.js';
 
 export function contractValidator(
   document: OpenApiDocument,
@@ -117,7 +118,7 @@ interface ValidatorError {
 export const translateValidatorError: ErrorTranslator = (error, req) => {
   if (!validatorErrorClasses.some((errorClass) => error instanceof errorClass)) return undefined;
   const { status, message, errors = [] } = error as ValidatorError;
-  const details = errors.map((problem) => withValue(toDetail(problem), req));
+  const details = withoutBranchNoise(errors.map((problem) => withValue(toDetail(problem), req)));
   switch (status) {
     case 400: {
       // The validator could not decode a path parameter: a `%` escape that is not UTF-8 (`%FF`).
