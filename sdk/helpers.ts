@@ -26,14 +26,21 @@ export async function logout(client: PalanqueClient): Promise<void> {
   client.token = undefined;
 }
 
-/** Every page of the municipality list with these filters, following `links.next` to the last one. */
+/**
+ * Every page of the municipality list with these filters, following `links.next` to the last one. It
+ * stops when `next` names a page already read: a mock answering the same example page for every query
+ * (msw's handlers, Prism) would otherwise send it round in circles.
+ */
 export async function* municipalityPages(client: PalanqueClient, query: MunicipalityQuery = {}): AsyncGenerator<MunicipalityPage> {
+  const read = new Set<string>();
   let next: MunicipalityQuery | undefined = query;
   while (next) {
+    read.add(pageKey(next));
     const { data }: { data?: MunicipalityPage } = await client.GET('/api/municipios/', { params: { query: next } });
     if (!data) return;
     yield data;
     next = data.links.next ? queryOf(data.links.next) : undefined;
+    if (next && read.has(pageKey(next))) return;
   }
 }
 
@@ -42,7 +49,18 @@ export async function* eachMunicipality(client: PalanqueClient, query: Municipal
   for await (const page of municipalityPages(client, query)) yield* page.results;
 }
 
-/** The query of a `links.next` URL, as the operation takes it (the server keeps the filters in it). */
+/**
+ * The query of a `links.next` URL, as the operation takes it (the server keeps the filters in it). The
+ * URL may be absolute (the server's) or relative (`?page=2`): only its query is read.
+ */
 function queryOf(url: string): MunicipalityQuery {
-  return Object.fromEntries(new URL(url).searchParams) as MunicipalityQuery;
+  return Object.fromEntries(new URL(url, 'http://relative.invalid/').searchParams) as MunicipalityQuery;
+}
+
+/** One string per page whatever the order of its query's parameters; a missing `page` is page 1. */
+function pageKey(query: MunicipalityQuery): string {
+  const entries = Object.entries({ page: 1, ...query })
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => [name, String(value)]);
+  return JSON.stringify(entries.sort(([a], [b]) => a!.localeCompare(b!)));
 }

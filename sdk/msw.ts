@@ -16,10 +16,19 @@
  *   server.use(override('login', 401, { example: 'invalidCredentials' })); // another named example
  *   server.use(http.get(mockUrl('/api/usuario/{user_id}/'), ({ params }) => HttpResponse.json(...)));
  *
- * What each operation answers by default: its first 2xx response in the spec, with that response's first
- * example as the body (`@mswjs/source`'s `fromOpenApi` picks the example and the content type, honouring
- * `Accept`) and each declared header set to the header's example. The spec has an example on every
- * response (a lint rule), so answers are the same on every run: no values generated from schemas.
+ * What each operation answers by default: its first 2xx response in the spec (201 for a create, as the
+ * server answers: see CREATE_OPERATIONS), with that response's first example as the body (`@mswjs/source`'s
+ * `fromOpenApi` picks the example and the content type, honouring `Accept`) and each declared header set
+ * to the header's example. The spec has an example on every response (a lint rule), so answers are the
+ * same on every run: no values generated from schemas. Page links in the examples, written for the local
+ * server, point at the handlers' base URL instead.
+ *
+ * Before that, a request is judged as the server judges it (msw-validation.ts): no key on an ApiKeyAuth
+ * operation is 401, a bad parameter 400, a body that breaks its schema 422, in the error model.
+ * `createHandlers({ validate: false })` answers the examples to anything.
+ *
+ * For a mock that keeps what a test writes (a create shows in the list), see createStatefulHandlers
+ * (msw-stateful.ts).
  *
  * `retry: false` in Node: before retrying a 429 or 503 the SDK awaits `response.body.cancel()`, which never
  * settles for a response msw/node mocked (mswjs/interceptors#799, in msw 2.15); in the browser it works.
@@ -32,7 +41,12 @@
 import { fromOpenApi } from '@mswjs/source/open-api';
 import { http, type DefaultBodyType, type HttpHandler, type StrictRequest } from 'msw';
 import contract from './openapi.json' with { type: 'json' };
+import { refuseInvalidRequest } from './msw-validation.js';
 import type { operations, paths } from './schema.js';
+
+import { statefulHandlers, type StatefulHandlers, type StatefulOptions } from './msw-stateful.js';
+
+export { DEFAULT_MOCK_PASSWORD, type StatefulHandlers, type StatefulOptions, type StatefulSeed } from './msw-stateful.js';
 
 /** Where the handlers answer unless told otherwise: a name no real host has (`.test` is reserved). */
 export const DEFAULT_BASE_URL = 'http://palanque.test';
@@ -48,6 +62,8 @@ export type BodyOf<Op extends OperationId, Status extends StatusOf<Op>> = operat
 export interface MockOptions {
   /** Absolute base URL the handlers answer on, as given to `createApiClient` (default DEFAULT_BASE_URL). */
   baseUrl?: string;
+  /** Judge requests as the server does (401 without a key, 400 bad parameter, 422 bad body) before answering (default true). */
+  validate?: boolean;
 }
 
 export interface OverrideOptions<Op extends OperationId, Status extends StatusOf<Op>> extends MockOptions {
@@ -61,12 +77,57 @@ export interface OverrideOptions<Op extends OperationId, Status extends StatusOf
   once?: boolean;
 }
 
-/** One handler per operation of the contract, answering its first 2xx example on `baseUrl`. */
-export function createHandlers({ baseUrl = DEFAULT_BASE_URL }: MockOptions = {}): HttpHandler[] {
+/**
+ * The operations the server answers 201 when they create (the handlers of src/); the spec lists 200 first on
+ * every POST (the seed's order), so "the first 2xx" would be 200. `addEntity` with an `id` is an update: 200.
+ */
+export const CREATE_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>([
+  'addEntity',
+  'addOperator',
+  'addResearchBookmark',
+  'createMunicipality',
+  'createScenarioRequest',
+  'createSmsCredential',
+  'createSocialMonitor',
+  'receiveSocialnetRemoval',
+  'requestNewsSource',
+  'sendSmsCampaign',
+  'startSocialLogin',
+  'syncElectionsPanel',
+]);
+
+/** One handler per operation of the contract, answering its first 2xx example (201 for a create) on `baseUrl`. */
+export function createHandlers({ baseUrl = DEFAULT_BASE_URL, validate = true }: MockOptions = {}): HttpHandler[] {
   const base = normalizeBaseUrl(baseUrl);
+  const basePath = new URL(base).pathname.replace(/\/$/, '');
   return OPERATIONS.map((operation) =>
-    handlerFor(operation, base, async (request, requestId) => editConflictAnswer(operation, request) ?? specAnswer(operation, base, operation.defaultStatus, request, requestId)),
+    handlerFor(operation, base, async (request, requestId) => {
+      const path = new URL(request.url).pathname.slice(basePath.length) || '/';
+      const refused = validate ? await refuseInvalidRequest(operation, request, path) : undefined;
+      return refused ?? editConflictAnswer(operation, request) ?? specAnswer(operation, base, await successStatus(operation, request), request, requestId);
+    }),
   );
+}
+
+/** The 2xx the server answers: 201 for a create (but 200 for addEntity's update, a body with `id`), else the first. */
+async function successStatus(operation: Operation, request: Request): Promise<string | undefined> {
+  if (!CREATE_OPERATIONS.has(operation.operationId as OperationId) || !operation.statuses.includes('201')) return operation.defaultStatus;
+  if (operation.operationId === 'addEntity') {
+    const body = (await request.clone().json().catch(() => ({}))) as { id?: unknown };
+    if (body && typeof body === 'object' && body.id !== undefined) return '200';
+  }
+  return '201';
+}
+
+/**
+ * The stateful mock (msw-stateful.ts): handlers over an in-memory store seeded from the demo data, where a
+ * create shows in the list, followed by the example handlers for the operations it does not keep.
+ * `reset()` goes back to the seed.
+ */
+export function createStatefulHandlers(options: StatefulOptions = {}): StatefulHandlers {
+  const baseUrl = normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL);
+  const mock = statefulHandlers({ ...options, baseUrl });
+  return { ...mock, handlers: [...mock.handlers, ...createHandlers({ baseUrl })] };
 }
 
 /**
@@ -128,6 +189,8 @@ interface Operation {
   responses: Node;
   /** Whether the operation takes `If-Match` (an update refused when it names an old version). */
   takesIfMatch: boolean;
+  /** The operation object of the contract. */
+  node: Node;
 }
 
 const DOCUMENT = contract as unknown as Node;
@@ -146,6 +209,7 @@ const OPERATIONS: Operation[] = Object.entries(DOCUMENT.paths as Record<string, 
       statuses,
       defaultStatus: statuses.find((status) => status.startsWith('2')),
       responses,
+      node: operation,
       takesIfMatch: ((operation.parameters ?? []) as unknown[]).some((parameter) => resolve(parameter).in === 'header' && String(resolve(parameter).name).toLowerCase() === 'if-match'),
     };
   }),
@@ -231,7 +295,18 @@ async function specAnswer(operation: Operation, base: string, status: string | u
   const headers = exampleHeaders(operation, String(answer.status));
   const contentType = answer.headers.get('content-type');
   if (contentType) headers.set('content-type', contentType);
-  return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers });
+  const body = contentType && /[/+]json\b/.test(contentType) ? onBaseUrl(await answer.text(), base) : answer.body;
+  return new Response(body, { status: answer.status, statusText: answer.statusText, headers });
+}
+
+/**
+ * The examples' page links name the local server (the spec's first server, `http://localhost:8000`); on
+ * the handlers they name the handlers' own base URL, so a front end following `links.next` stays on the mock.
+ */
+function onBaseUrl(json: string, base: string): string {
+  const exampleServer = String(((DOCUMENT.servers ?? []) as Node[])[0]?.url ?? '').replace(/\/+$/, '');
+  if (!exampleServer) return json;
+  return json.split(JSON.stringify(exampleServer).slice(1, -1) + '/').join(JSON.stringify(base).slice(1, -1) + '/');
 }
 
 /**

@@ -3,7 +3,7 @@
  * real server. These tests start Prism for real on spec/openapi.yaml and talk to it through the SDK.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type PalanqueClient } from '../sdk/index.js';
+import { createApiClient, municipalityPages, type PalanqueClient } from '../sdk/index.js';
 import { startPrismMock, type RunningMock } from './helpers/prism.js';
 import { responseExample } from './helpers/spec.js';
 
@@ -70,6 +70,17 @@ describe('Prism mock through the SDK', () => {
     expect(response.headers.get('sl-violations')).toContain('password');
   });
 
+  it('answers 422 to a body with a field its schema does not list, naming it, as the server does', async () => {
+    const { error, response } = await authenticated.POST('/api/entidade/add/', {
+      // @ts-expect-error: `nm_urnaa` is not a field of the body (the SDK refuses it too)
+      body: { nome: 'Maria Santos', nm_urnaa: 'Maria' },
+    });
+    expect(response.status).toBe(422);
+    expect(error).toMatchObject({ success: false, error: { code: 'validation_failed' } });
+    const violations = JSON.parse(response.headers.get('sl-violations') ?? '[]') as Array<{ code: string; message: string }>;
+    expect(violations).toEqual([expect.objectContaining({ code: 'additionalProperties', message: expect.stringContaining('nm_urnaa') })]);
+  });
+
   it('picks the status with Prefer: code=404', async () => {
     const { error, response } = await anonymous.GET('/api/municipios/', {
       params: { query: { page: 999 } },
@@ -77,6 +88,28 @@ describe('Prism mock through the SDK', () => {
     });
     expect(response.status).toBe(404);
     expect(error).toMatchObject({ success: false, error: { code: 'not_found' } });
+  });
+
+  it("answers getEntity's own 404 to Prefer: code=404, not another operation's", async () => {
+    const { error, response } = await authenticated.GET('/api/entidade/data/', { params: { query: { id: '999' } }, headers: { Prefer: 'code=404' } });
+    expect(response.status).toBe(404);
+    expect(error).toEqual(responseExample('/api/entidade/data/', 'get', '404', 'unknownEntity'));
+    expect(error?.error.message).toBe('There is no entity 999 in your teams.');
+  });
+
+  it("answers a create's 200 unless asked for 201 with Prefer: code=201 (Prism picks the lowest 2xx)", async () => {
+    const body = { title: 'Pesquisa', url: 'https://www.exemplo.com.br/p' };
+    const lowest = await authenticated.POST('/api/research/add_research_bookmark/', { body });
+    expect(lowest.response.status).toBe(200);
+    const created = await authenticated.POST('/api/research/add_research_bookmark/', { body, headers: { Prefer: 'code=201' } });
+    expect(created.response.status).toBe(201);
+    expect(created.data).toEqual(responseExample('/api/research/add_research_bookmark/', 'post', '201', 'saved'));
+  });
+
+  it('lets municipalityPages end: the mock answers the same example page to page 2, whose next names page 2 again', async () => {
+    const pages = [];
+    for await (const page of municipalityPages(createApiClient({ baseUrl: mock.baseUrl, retry: false }))) pages.push(page);
+    expect(pages).toHaveLength(2);
   });
 
   it('picks a named example with Prefer: example=...', async () => {

@@ -1,0 +1,632 @@
+/**
+ * A stateful in-browser mock: msw handlers over an in-memory store seeded from the demo data (fixtures/,
+ * copied into msw-fixtures.json), where what a test writes is there when it reads. A create shows in the
+ * list and the get, an update changes what it names, a removal removes; `reset()` goes back to the seed.
+ *
+ *   import { setupServer } from 'msw/node';
+ *   import { createStatefulHandlers, DEFAULT_BASE_URL } from '@palanque/sdk/msw';
+ *   const mock = createStatefulHandlers();
+ *   const server = setupServer(...mock.handlers);
+ *   beforeAll(() => server.listen());
+ *   afterEach(() => mock.reset());
+ *   // log in as a demo user (password DEFAULT_MOCK_PASSWORD), then use the SDK as against the server
+ *
+ * What holds, as on the server (the handlers of src/entities, src/accounts, src/research, src/news,
+ * src/messaging, src/monitors): the answers' shapes, statuses and messages (the envelope
+ * `{ success, data, message, request_id }`, 201 for a create, the error model for 401, 403, 404, 409 and
+ * 422, with the same codes, rules and fields); a key issued by login and needed by every ApiKeyAuth
+ * operation; the request checks of msw-validation.ts; the team rules in their simplest form (a user sees
+ * the entities of their teams, an admin all); issue 11's partial update (a field left out keeps its
+ * value, `null` clears it, market-share entries matched by `id`) and the ETag / If-Match rule (409
+ * `edit_conflict` on a stale version). What it does not imitate is listed in the README (msw section).
+ *
+ * Operations without a handler here fall through to the example handlers (msw.ts), which answer the
+ * spec's examples.
+ */
+import { http, type HttpHandler } from 'msw';
+import seedData from './msw-fixtures.json' with { type: 'json' };
+import { apiKeyIn, errorResponse, operationById, refuseInvalidRequest, requiresKey, unauthorizedResponse, type ErrorDetail } from './msw-validation.js';
+import type { components } from './schema.js';
+
+/** The demo users' password unless `password` says otherwise (the sandbox's default too). */
+export const DEFAULT_MOCK_PASSWORD = 'palanque-sandbox';
+
+export interface StatefulOptions {
+  /** Absolute base URL the handlers answer on, as given to `createApiClient` (default http://palanque.test). */
+  baseUrl?: string;
+  /** The demo data to start from (and to go back to on reset); default: fixtures/. */
+  seed?: StatefulSeed;
+  /** The password of every demo user (default DEFAULT_MOCK_PASSWORD). */
+  password?: string;
+}
+
+export interface StatefulHandlers {
+  /** The stateful handlers; give them to `setupServer` or `setupWorker` before the example handlers. */
+  handlers: HttpHandler[];
+  /** Back to the seed: every write undone, every key issued forgotten. */
+  reset(): void;
+}
+
+type Seed = typeof seedData;
+export type StatefulSeed = Pick<Seed, 'users' | 'entities' | 'monitors' | 'research' | 'sms'>;
+type Entity = components['schemas']['CandidateEntity'];
+type TeamRole = 'owner' | 'admin' | 'operator' | 'viewer';
+type Json = Record<string, unknown>;
+
+interface User {
+  id: number;
+  username: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  phone: string | null;
+  is_admin: boolean;
+  date_joined: string;
+  last_login: string | null;
+}
+interface Member {
+  id: number;
+  user_id: number;
+  role: TeamRole;
+  added_at: string;
+}
+interface StoredEntity {
+  id: number;
+  tp: 'candidato' | 'concorrente' | 'partido';
+  record: Json;
+  created_at: string;
+  updated_at: string;
+  updated_by: number | null;
+  version: number;
+  members: Member[];
+}
+interface State {
+  users: User[];
+  keys: Map<string, number>;
+  entities: Map<number, StoredEntity>;
+  monitors: Map<number, Json & { id: number; entity_id: number; name: string }>;
+  bookmarks: Map<number, Json & { id: number; user_id: number; url: string }>;
+  newsSources: Map<number, Json & { id: number; url: string; status: string }>;
+  credentials: Map<number, Json & { id: number; account_id: string; sender_id: string; entity_id: number | null }>;
+  nextId: number;
+}
+
+const ENTITIES_PER_PAGE = 30;
+/** Fields the API writes itself: accepted in a body (a front end sends back what it read) and ignored. */
+const READ_ONLY_FIELDS = new Set(['id', 'tp', 'updated_at', 'updated_by']);
+/** Fields the server answers as null when they have no value (the store's nullable columns). */
+const NULLABLE_FIELDS = new Set(['nr_urna', 'municipioBase']);
+
+/** The stateful handlers alone; msw.ts's createStatefulHandlers puts the example handlers behind them. */
+export function statefulHandlers({ baseUrl = 'http://palanque.test', seed = seedData, password = DEFAULT_MOCK_PASSWORD }: StatefulOptions = {}): StatefulHandlers {
+  const base = baseUrl.replace(/\/+$/, '');
+  let state = seeded(seed);
+  const on = (operationId: string, answer: (context: Context) => Response | Promise<Response>): HttpHandler => {
+    const operation = operationById(operationId);
+    if (!operation) throw new TypeError(`The contract has no operation "${operationId}"`);
+    const basePath = new URL(base).pathname.replace(/\/$/, '');
+    const method = operation.method as 'get' | 'post';
+    return http[method](`${base}${operation.path.replace(/\{(.+?)\}/g, ':$1')}`, async ({ request, params }) => {
+      const url = new URL(request.url);
+      // `/api/usuario/{user_id}/` also matches `/api/usuario/get_user_social_logins/`: not ours.
+      if (Object.values(params).some((value) => !/^\d+$/.test(String(value)))) return undefined;
+      const refused = await refuseInvalidRequest(operation, request, url.pathname.slice(basePath.length) || '/');
+      if (refused) return refused;
+      const header = request.headers.get('authorization');
+      const userId = header === null ? undefined : state.keys.get(apiKeyIn(header) ?? '');
+      const user = state.users.find((candidate) => candidate.id === userId);
+      if (requiresKey(operation.node) && !user) return unauthorizedResponse('The API key is invalid, expired or revoked. Log in again.');
+      const body = request.method === 'GET' ? {} : ((await request.clone().json().catch(() => ({}))) as Json);
+      return answer({ request, url, body, user: user!, state, base });
+    });
+  };
+  const handlers = [
+    ...accountHandlers(on, password),
+    ...entityHandlers(on),
+    ...operatorHandlers(on),
+    ...monitorHandlers(on),
+    ...researchHandlers(on),
+    ...newsHandlers(on),
+    ...smsHandlers(on),
+  ];
+  return {
+    handlers,
+    reset() {
+      // The handlers read `state` at each request, so replacing it resets them all.
+      state = seeded(seed);
+    },
+  };
+}
+
+interface Context {
+  request: Request;
+  url: URL;
+  body: Json;
+  /** The caller (for ApiKeyAuth operations; they are refused without a live key before this). */
+  user: User;
+  state: State;
+  base: string;
+}
+type On = (operationId: string, answer: (context: Context) => Response | Promise<Response>) => HttpHandler;
+
+// --- the store --------------------------------------------------------------------------------------
+
+function seeded(seed: StatefulSeed): State {
+  const copy = structuredClone(seed);
+  const users: User[] = copy.users.map((user) => ({ ...user, phone: user.phone ?? null, last_login: null }));
+  const userId = (username: string) => users.find((user) => user.username === username)?.id ?? 0;
+  let nextId = 1000;
+  const entities = new Map<number, StoredEntity>();
+  for (const entity of copy.entities.entities) {
+    const record = entity.record as unknown as Json;
+    // The server gives market-share entries ids; the fixtures leave them out.
+    if (Array.isArray(record.marketshare)) record.marketshare = (record.marketshare as Json[]).map((entry) => ({ id: (nextId += 1), ...entry }));
+    const members = entity.team.map((member) => ({ id: 'id' in member ? Number(member.id) : (nextId += 1), user_id: userId(member.user), role: member.role as TeamRole, added_at: member.added_at }));
+    entities.set(entity.id, { id: entity.id, tp: entity.tp as StoredEntity['tp'], record, created_at: entity.created_at, updated_at: entity.updated_at, updated_by: members[0]?.user_id ?? null, version: 1, members });
+  }
+  const monitors = new Map(copy.monitors.map(({ metrics: _metrics, created_by: _by, ...monitor }) => [monitor.id, { ...monitor, latest_metrics: [], daily_series: [] }]));
+  const bookmarks = new Map(copy.research.bookmarks.map(({ user, ...bookmark }) => [bookmark.id, { ...bookmark, user_id: userId(user) }]));
+  const newsSources = new Map(copy.research.news_sources.map(({ requested_by: _by, ...source }) => [source.id, source]));
+  const credentials = new Map(copy.sms.credentials.map(({ created_by: _by, ...credential }) => [credential.id, { ...credential, provider: 'provider' }]));
+  return { users, keys: new Map(), entities, monitors, bookmarks, newsSources, credentials, nextId };
+}
+
+function newId(state: State, taken: Iterable<number>): number {
+  state.nextId = Math.max(state.nextId, ...taken) + 1;
+  return state.nextId;
+}
+
+const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+const displayName = (user: User) => `${user.first_name} ${user.last_name}`.trim() || user.username;
+const publicUser = (user: User) => ({ ...user, is_active: true });
+
+function envelope(status: number, data: unknown, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ success: true, data, message, request_id: crypto.randomUUID() }), { status, headers: { 'Content-Type': 'application/json', ...headers } });
+}
+
+const notFound = (message: string, details: ErrorDetail[]) => errorResponse(404, 'not_found', message, details);
+const conflict = (message: string, details: ErrorDetail[], code = 'conflict') => errorResponse(409, code, message, details);
+const forbidden = (message: string) => errorResponse(403, 'forbidden', message);
+const invalidBody = (details: ErrorDetail[], message = 'The request body is invalid.') => errorResponse(422, 'validation_failed', message, details);
+
+/** The caller's role in the entity's team (`admin` for a platform admin outside it), or undefined. */
+function roleIn(entity: StoredEntity, user: User): TeamRole | undefined {
+  const role = entity.members.find((member) => member.user_id === user.id)?.role;
+  return role ?? (user.is_admin ? 'admin' : undefined);
+}
+
+/** What each team role may do (src/entities/teams.ts). */
+const MAY = {
+  read: ['owner', 'admin', 'operator', 'viewer'],
+  edit: ['owner', 'admin', 'operator'],
+  manageTeam: ['owner', 'admin'],
+} as const satisfies Record<string, readonly TeamRole[]>;
+type Permission = keyof typeof MAY;
+const PERMISSION_TEXT: Record<Permission, string> = { read: 'read this entity', edit: 'change this entity', manageTeam: 'manage this team' };
+
+/** Whether the role allows the permission; a platform admin keeps admin rights where a membership gives less. */
+function may(user: User, role: TeamRole, permission: Permission): boolean {
+  const allowed: readonly TeamRole[] = MAY[permission];
+  return allowed.includes(role) || (user.is_admin && allowed.includes('admin'));
+}
+
+/**
+ * The entity if the caller is in its team with a role allowing `permission`: otherwise the server's 404
+ * naming the field that carried the id (a stranger learns nothing), or its 403.
+ */
+function entityFor(context: Context, id: number, where: Pick<ErrorDetail, 'location' | 'field'>, permission: Permission = 'read'): StoredEntity | Response {
+  const entity = context.state.entities.get(id);
+  const role = entity && roleIn(entity, context.user);
+  if (!entity || !role) return notFound(`There is no entity ${id} in your teams.`, [{ ...where, rule: 'in_your_teams', message: 'must be an entity of one of your teams', value: id }]);
+  if (!may(context.user, role, permission)) return forbidden(`Your role in this team (${role}) may not ${PERMISSION_TEXT[permission]}.`);
+  return entity;
+}
+
+// --- accounts -----------------------------------------------------------------------------------------
+
+function accountHandlers(on: On, password: string): HttpHandler[] {
+  return [
+    on('login', ({ body, state }) => {
+      const name = String(body.username).trim().toLowerCase();
+      const user = state.users.find((candidate) => candidate.username === name || candidate.email.toLowerCase() === name);
+      if (!user || body.password !== password) return errorResponse(401, 'invalid_credentials', 'Invalid username or password.');
+      const token = [...crypto.getRandomValues(new Uint8Array(24))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+      state.keys.set(token, user.id);
+      user.last_login = now();
+      const expires = new Date(Date.now() + 30 * 86_400_000).toISOString();
+      return envelope(200, { token, token_type: 'Token', expires_at: expires, user: publicUser(user) }, 'Logged in.');
+    }),
+    on('logout', ({ request, state }) => {
+      state.keys.delete(apiKeyIn(request.headers.get('authorization'))!);
+      return envelope(200, { revoked: true }, 'Logged out: the key was revoked.');
+    }),
+    on('getUser', ({ url, user, state }) => {
+      const id = Number(url.pathname.split('/').filter(Boolean).pop());
+      const teammates = new Set([...state.entities.values()].filter((entity) => entity.members.some((member) => member.user_id === user.id)).flatMap((entity) => entity.members.map((member) => member.user_id)));
+      const found = state.users.find((candidate) => candidate.id === id && (user.is_admin || candidate.id === user.id || teammates.has(candidate.id)));
+      if (!found) return notFound(`There is no user ${id} that you can see.`, [{ location: 'path', field: 'user_id', rule: 'visible_user', message: 'must be a user you can see', value: id }]);
+      return envelope(200, publicUser(found), 'User profile.');
+    }),
+  ];
+}
+
+// --- entities -----------------------------------------------------------------------------------------
+
+function entityHandlers(on: On): HttpHandler[] {
+  return [
+    on('listEntities', ({ url, user, state, base }) => {
+      const tp = url.searchParams.get('tp') ?? undefined;
+      const page = Number(url.searchParams.get('page') ?? 1);
+      const visible = [...state.entities.values()].filter((entity) => roleIn(entity, user) && (tp === undefined || entity.tp === tp)).sort((a, b) => a.id - b.id);
+      const listUrl = new URL(`${base}/api/entidade/`);
+      if (tp) listUrl.searchParams.set('tp', tp);
+      const paged = pageOf(visible.map((entity) => summaryOf(entity, roleIn(entity, user)!)), page, ENTITIES_PER_PAGE, listUrl);
+      return paged instanceof Response ? paged : envelope(200, paged, `${visible.length} entities.`);
+    }),
+    on('getEntity', (context) => {
+      const id = context.url.searchParams.get('id');
+      if (id === null) return errorResponse(400, 'bad_request', 'The request is malformed: id is required.', [{ location: 'query', field: 'id', rule: 'required', message: 'is required' }]);
+      const entity = entityFor(context, Number(id), { location: 'query', field: 'id' });
+      return entity instanceof Response ? entity : entityAnswer(context.state, entity, 200, `Entity ${entity.id}.`);
+    }),
+    on('addEntity', (context) => {
+      const { body, state, user, url, request } = context;
+      const ifMatch = request.headers.get('if-match');
+      if (body.id === undefined) {
+        if (ifMatch !== null) {
+          return errorResponse(400, 'bad_request', 'The request is malformed: If-Match applies to updates, and the body has no id.', [
+            { location: 'header', field: 'If-Match', rule: 'update_only', message: 'is only for updates: send it with the id of the entity', value: ifMatch.slice(0, 200) },
+          ]);
+        }
+        const duplicate = cpfTaken(state, user, body.cpf, undefined);
+        if (duplicate) return duplicate;
+        const id = newId(state, state.entities.keys());
+        const record = applyUpdate({}, withIds(state, body));
+        const moment = now();
+        const tp = (url.searchParams.get('tp') ?? 'candidato') as StoredEntity['tp'];
+        state.entities.set(id, { id, tp, record, created_at: moment, updated_at: moment, updated_by: user.id, version: 1, members: [{ id: newId(state, []), user_id: user.id, role: 'owner', added_at: moment }] });
+        return entityAnswer(state, state.entities.get(id)!, 201, `Entity ${id} created.`);
+      }
+      const entity = entityFor(context, Number(body.id), { location: 'body', field: 'id' }, 'edit');
+      if (entity instanceof Response) return entity;
+      // The server's order: the CPF check, then the version (If-Match), then the nested records.
+      const duplicate = cpfTaken(state, user, body.cpf, entity.id);
+      if (duplicate) return duplicate;
+      if (ifMatch !== null && ifMatch.trim() !== '*') {
+        const tags = ifMatch.split(',').map((tag) => tag.trim().replace(/^W\//, ''));
+        const current = `"${entity.version}"`;
+        if (!tags.includes(current)) {
+          return conflict(`Entity ${entity.id} was changed since you read it: your version is ${ifMatch.slice(0, 100)}, the current one is ${current}. Read it again and reapply your change.`, [
+            { location: 'header', field: 'If-Match', rule: 'current_version', message: `must be the current version ${current}`, value: ifMatch.slice(0, 200) },
+          ], 'edit_conflict');
+        }
+      }
+      const unknownEntry = unknownMarketshareEntry(entity.record, body);
+      if (unknownEntry) return unknownEntry;
+      entity.record = applyUpdate(entity.record, withIds(state, body));
+      entity.version += 1;
+      entity.updated_at = now();
+      entity.updated_by = user.id;
+      return entityAnswer(state, entity, 200, `Entity ${entity.id} updated.`);
+    }),
+  ];
+}
+
+/**
+ * Issue 11's partial update: a field the body leaves out keeps its value, `null` clears it, read-only
+ * fields are ignored; `marketshare` is the new list, its entries matched by `id` and updated by the same
+ * rule; `referencia_social` is merged the same way (null removes it).
+ */
+function applyUpdate(stored: Json, sent: Json): Json {
+  const record: Json = { ...stored };
+  for (const [field, value] of Object.entries(sent)) {
+    if (READ_ONLY_FIELDS.has(field) || value === undefined) continue;
+    if (value === null) {
+      if (NULLABLE_FIELDS.has(field)) record[field] = null;
+      else delete record[field];
+    } else if (field === 'marketshare' && Array.isArray(value)) {
+      const before = new Map(((stored.marketshare ?? []) as Json[]).map((entry) => [entry.id, entry]));
+      record.marketshare = (value as Json[]).map((entry) => ({ ...(before.get(entry.id) ?? {}), ...withoutNulls(entry) }));
+    } else if (field === 'referencia_social' && typeof value === 'object' && !Array.isArray(value)) {
+      record.referencia_social = { ...((stored.referencia_social as Json | undefined) ?? {}), ...(value as Json) };
+    } else {
+      record[field] = value;
+    }
+  }
+  return record;
+}
+
+/** A new market-share entry (no `id`) gets one, as the server's store gives it. */
+function withIds(state: State, body: Json): Json {
+  if (!Array.isArray(body.marketshare)) return body;
+  return { ...body, marketshare: (body.marketshare as Json[]).map((entry) => (entry.id === undefined ? { ...entry, id: newId(state, []) } : entry)) };
+}
+
+function withoutNulls(entry: Json): Json {
+  return Object.fromEntries(Object.entries(entry).filter(([key, value]) => value !== null || key === 'notes'));
+}
+
+function unknownMarketshareEntry(stored: Json, body: Json): Response | undefined {
+  if (!Array.isArray(body.marketshare)) return undefined;
+  const known = new Set(((stored.marketshare ?? []) as Json[]).map((entry) => entry.id));
+  const seen = new Set<unknown>();
+  for (const [index, entry] of (body.marketshare as Json[]).entries()) {
+    if (entry.id === undefined) continue;
+    if (!known.has(entry.id) || seen.has(entry.id)) {
+      return invalidBody([{ location: 'body', field: `marketshare.${index}.id`, rule: 'existing_entry', message: "must be the id of one of this entity's marketshare entries (once); send no id for a new entry", value: entry.id as number }], 'The entity is invalid.');
+    }
+    seen.add(entry.id);
+  }
+  return undefined;
+}
+
+function cpfTaken(state: State, user: User, cpf: unknown, except: number | undefined): Response | undefined {
+  if (typeof cpf !== 'string') return undefined;
+  const other = [...state.entities.values()].find((entity) => entity.id !== except && entity.members.some((member) => member.user_id === user.id) && entity.record.cpf === cpf);
+  if (!other) return undefined;
+  return conflict(`This CPF is already registered by entity ${other.id} of your teams.`, [
+    { location: 'body', field: 'cpf', rule: 'unique_in_team', message: 'is already registered by another entity of your teams', value: cpf },
+  ]);
+}
+
+function entityAnswer(state: State, entity: StoredEntity, status: 200 | 201, message: string): Response {
+  const author = state.users.find((user) => user.id === entity.updated_by);
+  const nullable = Object.fromEntries([...NULLABLE_FIELDS].map((field) => [field, null]));
+  const data = {
+    id: entity.id,
+    ...nullable,
+    ...entity.record,
+    marketshare: entity.record.marketshare ?? [],
+    tp: entity.tp,
+    updated_at: entity.updated_at,
+    updated_by: author ? { id: author.id, display_name: displayName(author) } : null,
+  };
+  return envelope(status, data, message, { ETag: `"${entity.version}"` });
+}
+
+function summaryOf(entity: StoredEntity, role: TeamRole) {
+  const field = (name: string) => (entity.record[name] as unknown) ?? null;
+  return {
+    id: entity.id,
+    tp: entity.tp,
+    nome: entity.record.nome as string,
+    nm_urna: field('nm_urna'),
+    nr_urna: field('nr_urna'),
+    partido: field('partido'),
+    uf: field('uf'),
+    cidade: field('cidade'),
+    image_url: field('image_url'),
+    role,
+    created_at: entity.created_at,
+    updated_at: entity.updated_at,
+  };
+}
+
+/** The server's page (src/http/pagination.ts): links that keep the filters, 404 past the last page. */
+function pageOf<Item>(items: Item[], page: number, pageSize: number, listUrl: URL) {
+  const totalPages = Math.max(1, Math.ceil(items.length / pageSize));
+  if (page > totalPages) {
+    return errorResponse(404, 'not_found', `Page ${page} does not exist; the last page is ${totalPages}.`, [{ location: 'query', field: 'page', rule: 'max_page', message: `must be <= ${totalPages}`, value: page }]);
+  }
+  const link = (target: number) => {
+    const url = new URL(listUrl);
+    url.searchParams.set('page', String(target));
+    return url.href;
+  };
+  return {
+    links: { next: page < totalPages ? link(page + 1) : null, previous: page > 1 ? link(page - 1) : null },
+    count: items.length,
+    total_pages: totalPages,
+    results: items.slice((page - 1) * pageSize, page * pageSize),
+  };
+}
+
+// --- operators ----------------------------------------------------------------------------------------
+
+function operatorHandlers(on: On): HttpHandler[] {
+  const operatorOf = (state: State, entity: StoredEntity, member: Member) => {
+    const user = state.users.find((candidate) => candidate.id === member.user_id)!;
+    return { id: member.id, entity_id: entity.id, user_id: user.id, username: user.username, display_name: displayName(user), email: user.email, role: member.role, added_at: member.added_at };
+  };
+  return [
+    on('listOperators', (context) => {
+      const id = context.url.searchParams.get('id');
+      if (id === null) return errorResponse(400, 'bad_request', 'The request is malformed: id is required.', [{ location: 'query', field: 'id', rule: 'required', message: 'is required' }]);
+      const entity = entityFor(context, Number(id), { location: 'query', field: 'id' });
+      if (entity instanceof Response) return entity;
+      const tp = context.url.searchParams.get('tp');
+      const operators = entity.members.filter((member) => tp === null || member.role === tp).map((member) => operatorOf(context.state, entity, member));
+      operators.sort((a, b) => Number(b.role === 'owner') - Number(a.role === 'owner') || a.display_name.localeCompare(b.display_name, 'pt-BR'));
+      return envelope(200, operators, `${operators.length} members.`);
+    }),
+    on('addOperator', (context) => {
+      const { body, state, user } = context;
+      const entity = entityFor(context, Number(body.entity_id), { location: 'body', field: 'entity_id' }, 'manageTeam');
+      if (entity instanceof Response) return entity;
+      if (body.role === 'admin' && roleIn(entity, user) !== 'owner' && !user.is_admin) return forbidden('Only the owner may add another admin to the team.');
+      const added = state.users.find((candidate) => candidate.email.toLowerCase() === String(body.email).trim().toLowerCase());
+      if (!added) return notFound('No active user has this e-mail.', [{ location: 'body', field: 'email', rule: 'existing_user', message: 'must be the e-mail of an active user' }]);
+      const current = entity.members.find((member) => member.user_id === added.id);
+      if (current && current.role !== body.role) {
+        return conflict(`${displayName(added)} is already ${current.role} of this entity; remove them first to change the role.`, [
+          { location: 'body', field: 'email', rule: 'not_in_team', message: `is already ${current.role} of this team` },
+        ]);
+      }
+      if (current) return envelope(200, operatorOf(state, entity, current), 'Already in the team with this role.');
+      const member: Member = { id: newId(state, entity.members.map((candidate) => candidate.id)), user_id: added.id, role: body.role as TeamRole, added_at: now() };
+      entity.members.push(member);
+      return envelope(201, operatorOf(state, entity, member), `${displayName(added)} is now ${member.role} of ${String(entity.record.nome)}.`);
+    }),
+    on('removeOperator', (context) => {
+      const { body, user } = context;
+      const leaving = body.user_id === user.id;
+      const entity = entityFor(context, Number(body.entity_id), { location: 'body', field: 'entity_id' }, leaving ? 'read' : 'manageTeam');
+      if (entity instanceof Response) return entity;
+      const member = entity.members.find((candidate) => candidate.user_id === body.user_id);
+      if (!member) return notFound(`User ${String(body.user_id)} is not in this team.`, [{ location: 'body', field: 'user_id', rule: 'in_team', message: 'must be a member of the team', value: body.user_id as number }]);
+      if (member.role === 'owner') return conflict('The owner of an entity cannot be removed from its team.', [{ location: 'body', field: 'user_id', rule: 'not_owner', message: 'is the owner of the entity', value: body.user_id as number }]);
+      if (!leaving && member.role === 'admin' && roleIn(entity, user) !== 'owner' && !user.is_admin) return forbidden('Only the owner may remove an admin from the team.');
+      entity.members = entity.members.filter((candidate) => candidate !== member);
+      return envelope(200, { removed: true }, 'The member was removed from the team.');
+    }),
+  ];
+}
+
+// --- monitors -----------------------------------------------------------------------------------------
+
+function monitorHandlers(on: On): HttpHandler[] {
+  return [
+    on('getSocialMonitorData', ({ url, user, state }) => {
+      const asked = url.searchParams.get('id_monitor');
+      const visible = [...state.monitors.values()].filter((monitor) => {
+        const entity = state.entities.get(monitor.entity_id);
+        return entity !== undefined && roleIn(entity, user) !== undefined;
+      });
+      if (asked === null) return envelope(200, visible, `${visible.length} monitor${visible.length === 1 ? '' : 's'}.`);
+      const monitor = visible.find((candidate) => candidate.id === Number(asked));
+      if (!monitor) return notFound(`There is no monitor ${asked} in your teams.`, [{ location: 'query', field: 'id_monitor', rule: 'in_your_teams', message: 'must be a monitor of one of your teams', value: Number(asked) }]);
+      return envelope(200, [monitor], '1 monitor.');
+    }),
+    on('createSocialMonitor', (context) => {
+      const { body, state, user } = context;
+      const entity = entityFor(context, Number(body.entity_id), { location: 'body', field: 'entity_id' }, 'edit');
+      if (entity instanceof Response) return entity;
+      const name = String(body.name).trim();
+      const keywords = (body.keywords ?? []) as string[];
+      const profiles = (body.profiles ?? []) as Json[];
+      const problems: ErrorDetail[] = [];
+      if (name === '') problems.push({ location: 'body', field: 'name', rule: 'not_blank', message: 'must not be blank' });
+      if (keywords.length === 0 && profiles.length === 0) problems.push({ location: 'body', field: 'profiles', rule: 'profiles_or_keywords', message: 'a monitor watches at least one profile or keyword' });
+      if (problems.length > 0) return invalidBody(problems);
+      if ([...state.monitors.values()].some((monitor) => monitor.entity_id === entity.id && monitor.name === name)) {
+        return conflict(`${String(entity.record.nome)} already has a monitor named "${name}".`, [{ location: 'body', field: 'name', rule: 'unique_per_entity', message: 'is the name of another monitor of this entity', value: name }]);
+      }
+      const id = newId(state, state.monitors.keys());
+      const monitor = { id, entity_id: entity.id, name, keywords, profiles, created_at: now(), latest_metrics: [], daily_series: [] };
+      state.monitors.set(id, monitor);
+      return envelope(201, monitor, `Monitor ${id} created.`);
+    }),
+  ];
+}
+
+// --- research bookmarks and news sources -----------------------------------------------------------
+
+/** The comparison key of a web address (src/web-address.ts, simplified: scheme, `www.`, trailing slash). */
+const addressKey = (url: string) => url.trim().replace(/^https?:\/\//i, '').replace(/^www\./i, '').replace(/\/+$/, '').toLowerCase();
+
+function webAddressProblem(url: unknown): ErrorDetail | undefined {
+  try {
+    const parsed = new URL(String(url).trim());
+    if (parsed.protocol === 'http:' || parsed.protocol === 'https:') return undefined;
+  } catch {
+    // fall through
+  }
+  return { location: 'body', field: 'url', rule: 'absolute_http_url', message: 'must be an absolute http or https address', value: String(url) };
+}
+
+function researchHandlers(on: On): HttpHandler[] {
+  const view = ({ user_id: _user, ...bookmark }: Json) => bookmark;
+  return [
+    on('listResearchBookmarks', ({ user, state }) => {
+      const mine = [...state.bookmarks.values()].filter((bookmark) => bookmark.user_id === user.id).map(view);
+      return envelope(200, mine, `${mine.length} bookmark${mine.length === 1 ? '' : 's'}.`);
+    }),
+    on('addResearchBookmark', ({ body, user, state }) => {
+      const title = String(body.title ?? '').trim();
+      const problems: ErrorDetail[] = [];
+      if (title === '') problems.push({ location: 'body', field: 'title', rule: 'not_blank', message: 'must not be blank' });
+      const urlProblem = webAddressProblem(body.url);
+      if (urlProblem) problems.push(urlProblem);
+      if (problems.length > 0) return invalidBody(problems);
+      const fields = { title, url: String(body.url).trim(), source: optionalText(body.source), notes: optionalText(body.notes) };
+      const existing = [...state.bookmarks.values()].find((bookmark) => bookmark.user_id === user.id && addressKey(bookmark.url) === addressKey(fields.url));
+      if (existing) {
+        if (existing.title === fields.title && existing.source === fields.source && existing.notes === fields.notes) {
+          return envelope(200, view(existing), `You already saved this as bookmark ${existing.id}; nothing changed.`);
+        }
+        return conflict(`You already saved this address as bookmark ${existing.id}, with other fields. Remove it first.`, [
+          { location: 'body', field: 'url', rule: 'unique_per_user', message: `already saved as bookmark ${existing.id}`, value: existing.id },
+        ]);
+      }
+      const id = newId(state, state.bookmarks.keys());
+      const bookmark = { id, ...fields, created_at: now(), user_id: user.id };
+      state.bookmarks.set(id, bookmark);
+      return envelope(201, view(bookmark), `Bookmark ${id} saved.`);
+    }),
+    on('removeResearchBookmark', ({ body, user, state }) => {
+      const id = Number(body.id);
+      const bookmark = state.bookmarks.get(id);
+      if (!bookmark || bookmark.user_id !== user.id) return notFound(`You have no bookmark ${id}.`, [{ location: 'body', field: 'id', rule: 'own_bookmark', message: 'must be one of your bookmarks', value: id }]);
+      state.bookmarks.delete(id);
+      return envelope(200, { id, removed: true }, `Bookmark ${id} removed.`);
+    }),
+  ];
+}
+
+function optionalText(value: unknown): string | null {
+  const trimmed = typeof value === 'string' ? value.trim() : '';
+  return trimmed === '' ? null : trimmed;
+}
+
+function newsHandlers(on: On): HttpHandler[] {
+  return [
+    on('listRequestedNewsSources', ({ state }) => {
+      const sources = [...state.newsSources.values()].sort((a, b) => a.id - b.id);
+      return envelope(200, sources, `${sources.length} news source${sources.length === 1 ? '' : 's'}; page 1 of 1.`);
+    }),
+    on('requestNewsSource', ({ body, state }) => {
+      const name = String(body.name ?? '').trim();
+      const problems: ErrorDetail[] = [];
+      if (name === '') problems.push({ location: 'body', field: 'name', rule: 'not_blank', message: 'must not be blank' });
+      const urlProblem = webAddressProblem(body.url);
+      if (urlProblem) problems.push(urlProblem);
+      if (problems.length > 0) return invalidBody(problems);
+      const url = String(body.url).trim();
+      const existing = [...state.newsSources.values()].find((source) => addressKey(source.url) === addressKey(url));
+      if (existing) {
+        return conflict(`This news source was already requested (source ${existing.id}, status ${existing.status}).`, [
+          { location: 'body', field: 'url', rule: 'unique_source', message: `already requested as source ${existing.id} (${existing.status})`, value: existing.url },
+        ]);
+      }
+      const id = newId(state, state.newsSources.keys());
+      const moment = now();
+      const source = { id, name, url, status: 'requested', requested_at: moment, updated_at: moment };
+      state.newsSources.set(id, source);
+      return envelope(201, source, `News source ${id} requested.`);
+    }),
+  ];
+}
+
+// --- SMS credentials ------------------------------------------------------------------------------------
+
+function smsHandlers(on: On): HttpHandler[] {
+  return [
+    on('listSmsCredentials', ({ user, state }) => {
+      const usable = [...state.credentials.values()].filter((credential) => {
+        if (user.is_admin) return true;
+        const entity = credential.entity_id === null ? undefined : state.entities.get(credential.entity_id);
+        return entity !== undefined && entity.members.some((member) => member.user_id === user.id);
+      });
+      return envelope(200, usable, `${usable.length} credential${usable.length === 1 ? '' : 's'}.`);
+    }),
+    on('createSmsCredential', ({ body, user, state }) => {
+      if (!user.is_admin) return forbidden('Only platform administrators may do this.');
+      const name = String(body.name ?? '').trim();
+      const senderId = String(body.sender_id ?? '').replace(/[\s().-]/g, '');
+      const problems: ErrorDetail[] = [];
+      if (name === '') problems.push({ location: 'body', field: 'name', rule: 'not_blank', message: 'must not be blank' });
+      if (!/^\+?\d{10,15}$/.test(senderId)) problems.push({ location: 'body', field: 'sender_id', rule: 'phone_number', message: 'must be a valid phone number', value: String(body.sender_id) });
+      if (problems.length > 0) return invalidBody(problems);
+      const sender = senderId.startsWith('+') ? senderId : `+55${senderId}`;
+      const entityId = body.entity_id === undefined ? null : Number(body.entity_id);
+      if (entityId !== null && !state.entities.has(entityId)) return notFound(`There is no entity ${entityId}.`, [{ location: 'body', field: 'entity_id', rule: 'existing_entity', message: 'must be the id of an entity', value: entityId }]);
+      if ([...state.credentials.values()].some((credential) => credential.account_id === body.account_id && credential.sender_id === sender)) {
+        return conflict('A credential with this account and sender already exists.', [{ location: 'body', field: 'sender_id', rule: 'unique_per_account', message: 'already has a credential on this account', value: sender }]);
+      }
+      const id = newId(state, state.credentials.keys());
+      const credential = { id, name, provider: 'provider', account_id: String(body.account_id), sender_id: sender, entity_id: entityId, created_at: now() };
+      state.credentials.set(id, credential);
+      return envelope(201, credential, `Credential ${id} added.`);
+    }),
+  ];
+}

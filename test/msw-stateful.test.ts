@@ -1,0 +1,202 @@
+/**
+ * sdk/msw-stateful.ts through the SDK on msw/node: what a test writes is there when it reads, with the
+ * server's statuses, messages and error model; reset() goes back to the seed; operations it does not
+ * keep fall through to the example handlers. Also checks that sdk/msw-fixtures.json is fixtures/.
+ */
+import { readFile } from 'node:fs/promises';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { setupServer } from 'msw/node';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createApiClient, login, logout, PalanqueApiError, unwrap, type PalanqueClient } from '../sdk/index.js';
+import { createStatefulHandlers, DEFAULT_BASE_URL, DEFAULT_MOCK_PASSWORD } from '../sdk/msw.js';
+import contract from '../sdk/openapi.json' with { type: 'json' };
+import { mswFixturesPath, mswFixturesText } from '../sdk/scripts/bundle-fixtures.js';
+
+const mock = createStatefulHandlers();
+const server = setupServer(...mock.handlers);
+let api: PalanqueClient;
+
+/** Every answer of the stateful handlers in this file, checked against the contract at the end. */
+const answers: Array<Promise<{ method: string; path: string; status: number; body: unknown }>> = [];
+server.events.on('response:mocked', ({ request, response }) => {
+  const clone = response.clone();
+  answers.push(clone.text().then((text) => ({ method: request.method.toLowerCase(), path: new URL(request.url).pathname, status: response.status, body: text ? JSON.parse(text) : undefined })));
+});
+
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+beforeEach(async () => {
+  api = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+  await login(api, 'carlos.pereira', DEFAULT_MOCK_PASSWORD);
+});
+afterEach(() => mock.reset());
+afterAll(() => server.close());
+
+/** The error a call throws (the SDK throws PalanqueApiError for an answer that is not 2xx). */
+async function failure(call: Promise<unknown>): Promise<PalanqueApiError> {
+  const error = await call.then(() => undefined, (caught: unknown) => caught);
+  if (!(error instanceof PalanqueApiError)) throw new Error(`expected a PalanqueApiError, got ${String(error)}`);
+  return error;
+}
+
+describe('accounts', () => {
+  it('logs a fixture user in with the demo password, and refuses another password with 401 invalid_credentials', async () => {
+    const anonymous = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    const session = await login(anonymous, 'ana.souza', DEFAULT_MOCK_PASSWORD);
+    expect(session).toMatchObject({ token_type: 'Token', user: { id: 1, username: 'ana.souza', is_admin: true } });
+    const error = await failure(login(anonymous, 'ana.souza', 'wrong-password-123'));
+    expect(error).toMatchObject({ status: 401, code: 'invalid_credentials', message: 'Invalid username or password.' });
+  });
+
+  it('answers 401 without a key, and with a key revoked by logout', async () => {
+    const anonymous = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    expect(await failure(anonymous.GET('/api/entidade/'))).toMatchObject({ status: 401, code: 'unauthorized' });
+    const key = api.token!;
+    await logout(api);
+    const revoked = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false, token: key });
+    expect(await failure(revoked.GET('/api/entidade/'))).toMatchObject({ status: 401, code: 'unauthorized', message: 'The API key is invalid, expired or revoked. Log in again.' });
+  });
+});
+
+describe('entities', () => {
+  it('shows a created entity in the list and the get, answering 201 with its version', async () => {
+    const created = await api.POST('/api/entidade/add/', { body: { nome: 'Ana Paula Ribeiro', nm_urna: 'Ana Paula' } });
+    expect(created.response.status).toBe(201);
+    expect(created.response.headers.get('ETag')).toBe('"1"');
+    const entity = unwrap(created);
+    expect(created.data).toMatchObject({ success: true, message: `Entity ${entity.id} created.`, request_id: expect.any(String) });
+    expect(entity).toMatchObject({ nome: 'Ana Paula Ribeiro', tp: 'candidato', updated_by: { id: 2, display_name: 'Carlos Pereira' } });
+
+    const list = unwrap(await api.GET('/api/entidade/'));
+    expect(list.results.map((row) => row.id)).toEqual([12, 13, 14, entity.id]);
+    expect(list.results.at(-1)).toMatchObject({ nome: 'Ana Paula Ribeiro', nm_urna: 'Ana Paula', role: 'owner' });
+    expect(unwrap(await api.GET('/api/entidade/data/', { params: { query: { id: String(entity.id) } } }))).toMatchObject({ id: entity.id, nome: 'Ana Paula Ribeiro' });
+  });
+
+  it('updates only what the body names: a field left out keeps its value, null clears one, marketshare by id', async () => {
+    const before = unwrap(await api.GET('/api/entidade/data/', { params: { query: { id: '12' } } }));
+    const share = before.marketshare![0]!;
+    const updated = await api.POST('/api/entidade/add/', { body: { id: 12, nome: 'Maria Santos da Silva', email: null, marketshare: [{ id: share.id, marketshare: '25.0' }] } });
+    expect(updated.response.status).toBe(200);
+    expect(updated.response.headers.get('ETag')).toBe('"2"');
+    const after = unwrap(await api.GET('/api/entidade/data/', { params: { query: { id: '12' } } }));
+    expect(after).toMatchObject({ nome: 'Maria Santos da Silva', nm_urna: before.nm_urna, cpf: before.cpf });
+    expect(after).not.toHaveProperty('email');
+    expect(after.marketshare).toEqual([{ ...share, marketshare: '25.0' }]);
+  });
+
+  it('answers 409 edit_conflict to a stale If-Match, and 422 naming an unknown marketshare id', async () => {
+    await api.POST('/api/entidade/add/', { body: { id: 12, nome: 'Maria' }, params: { header: { 'If-Match': '"1"' } } });
+    const stale = await failure(api.POST('/api/entidade/add/', { body: { id: 12, nome: 'Maria' }, params: { header: { 'If-Match': '"1"' } } }));
+    expect(stale).toMatchObject({ status: 409, code: 'edit_conflict' });
+    expect(stale.details[0]).toMatchObject({ location: 'header', field: 'If-Match', rule: 'current_version', value: '"1"' });
+    const unknown = await failure(api.POST('/api/entidade/add/', { body: { id: 12, nome: 'Maria', marketshare: [{ id: 999_999, marketshare: '1' }] } }));
+    expect(unknown).toMatchObject({ status: 422, code: 'validation_failed', details: [{ field: 'marketshare.0.id', rule: 'existing_entry' }] });
+  });
+
+  it('answers 404 for an entity outside the caller\'s teams, naming the parameter', async () => {
+    const error = await failure(api.GET('/api/entidade/data/', { params: { query: { id: '999' } } }));
+    expect(error).toMatchObject({ status: 404, code: 'not_found', message: 'There is no entity 999 in your teams.' });
+    expect(error.details).toEqual([{ location: 'query', field: 'id', rule: 'in_your_teams', message: 'must be an entity of one of your teams', value: 999 }]);
+  });
+
+  it('answers 422 naming a field of a body that breaks the contract', async () => {
+    // @ts-expect-error nome is required
+    const error = await failure(api.POST('/api/entidade/add/', { body: { nm_urna: 'Sem nome' } }));
+    expect(error).toMatchObject({ status: 422, code: 'validation_failed' });
+    expect(error.details).toContainEqual(expect.objectContaining({ location: 'body', field: 'nome', rule: 'required' }));
+  });
+
+  it('forgets every write on reset()', async () => {
+    unwrap(await api.POST('/api/entidade/add/', { body: { nome: 'Temporária' } }));
+    mock.reset();
+    await login(api, 'carlos.pereira', DEFAULT_MOCK_PASSWORD); // keys are forgotten too
+    expect(unwrap(await api.GET('/api/entidade/')).results.map((row) => row.id)).toEqual([12, 13, 14]);
+  });
+});
+
+describe('operators', () => {
+  it('adds an operator (201), lists them, refuses another role (409), removes them', async () => {
+    const added = await api.POST('/api/operators/add_operator/', { body: { entity_id: 12, email: 'joana.lima@exemplo.com.br', role: 'operator' } });
+    expect(added.response.status).toBe(201);
+    expect(added.data).toMatchObject({ message: 'Joana Lima is now operator of Maria da Silva Santos.', data: { user_id: 7, role: 'operator' } });
+    const members = unwrap(await api.GET('/api/operators/get_operators/', { params: { query: { id: '12' } } }));
+    expect(members.map((member) => member.username)).toEqual(['carlos.pereira', 'joana.lima', 'marcos.oliveira']);
+    const again = await api.POST('/api/operators/add_operator/', { body: { entity_id: 12, email: 'joana.lima@exemplo.com.br', role: 'operator' } });
+    expect(again.response.status).toBe(200);
+    expect(await failure(api.POST('/api/operators/add_operator/', { body: { entity_id: 12, email: 'joana.lima@exemplo.com.br', role: 'viewer' } }))).toMatchObject({ status: 409, code: 'conflict' });
+
+    expect(unwrap(await api.POST('/api/operators/remove_operator/', { body: { entity_id: 12, user_id: 7 } }))).toEqual({ removed: true });
+    const removedAgain = await failure(api.POST('/api/operators/remove_operator/', { body: { entity_id: 12, user_id: 7 } }));
+    expect(removedAgain).toMatchObject({ status: 404, message: 'User 7 is not in this team.' });
+  });
+});
+
+describe('bookmarks, news sources, monitors and SMS credentials', () => {
+  it('saves a bookmark (201), lists it, removes it, and 404s the removed one', async () => {
+    const saved = await api.POST('/api/research/add_research_bookmark/', { body: { title: 'Pesquisa', url: 'https://www.exemplo.com.br/p' } });
+    expect(saved.response.status).toBe(201);
+    const { id } = unwrap(saved);
+    expect(unwrap(await api.GET('/api/research/get_user_research_bookmarks/')).map((bookmark) => bookmark.id)).toEqual([20, 21, id]);
+    expect(unwrap(await api.POST('/api/research/remove_research_bookmark/', { body: { id } }))).toEqual({ id, removed: true });
+    expect(await failure(api.POST('/api/research/remove_research_bookmark/', { body: { id } }))).toMatchObject({ status: 404, message: `You have no bookmark ${id}.` });
+  });
+
+  it('requests a news source (201), shows it in the public list, and 409s the same address', async () => {
+    const requested = await api.POST('/api/news/request_font/', { body: { name: 'Diário do Litoral', url: 'https://diariodolitoral.com.br/' } });
+    expect(requested.response.status).toBe(201);
+    expect(unwrap(await api.GET('/api/news/get_requested_fonts/')).map((source) => source.name)).toContain('Diário do Litoral');
+    const again = await failure(api.POST('/api/news/request_font/', { body: { name: 'Diário', url: 'http://www.diariodolitoral.com.br' } }));
+    expect(again).toMatchObject({ status: 409, code: 'conflict', details: [{ field: 'url', rule: 'unique_source' }] });
+  });
+
+  it('creates a monitor for an entity (201) and reads it back', async () => {
+    const created = await api.POST('/api/monitor_social/add_monitor/', { body: { entity_id: 13, name: 'João — imprensa', keywords: ['João Ferreira'] } });
+    expect(created.response.status).toBe(201);
+    const { id } = unwrap(created);
+    expect(unwrap(await api.GET('/api/monitor_social/data/', { params: { query: { id_monitor: String(id) } } }))).toMatchObject([{ id, entity_id: 13, keywords: ['João Ferreira'] }]);
+  });
+
+  it('adds an SMS credential as an admin (201), lists it, and refuses a non-admin (403)', async () => {
+    expect(await failure(api.POST('/api/sms/add_credential/', { body: { name: 'X', account_id: 'AC0f3b9c2d1e4a5b6c7d8e9f0a1b2c3d4e', sender_id: '+5511999990000', secret: 's'.repeat(32), entity_id: 12 } }))).toMatchObject({ status: 403 });
+    const admin = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(admin, 'ana.souza', DEFAULT_MOCK_PASSWORD);
+    const added = await admin.POST('/api/sms/add_credential/', { body: { name: 'Campanha Maria — 2', account_id: 'AC0f3b9c2d1e4a5b6c7d8e9f0a1b2c3d4e', sender_id: '+5511940028923', secret: 's'.repeat(32), entity_id: 12 } });
+    expect(added.response.status).toBe(201);
+    expect(unwrap(await api.GET('/api/sms/list_credentials/')).map((credential) => credential.id)).toEqual([3, unwrap(added).id]);
+  });
+
+  it('lets the operations it does not keep fall through to the example handlers', async () => {
+    const { data, response } = await api.GET('/api/municipios/');
+    expect(response.status).toBe(200);
+    expect(data?.count).toBe(5570);
+  });
+});
+
+describe('the answers', () => {
+  it("every answer of this file's calls has a status the operation declares and a body of that status's schema", async () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    (addFormats as unknown as (instance: Ajv2020) => void)(ajv);
+    ajv.addSchema(contract as object, 'contract');
+    const paths = (contract as { paths: Record<string, Record<string, { responses: Record<string, { $ref?: string; content?: Record<string, { schema: object }> }> }>> }).paths;
+    const checked = await Promise.all(answers);
+    expect(checked.length).toBeGreaterThan(40);
+    for (const { method, path, status, body } of checked) {
+      const template = Object.keys(paths).find((candidate) => new RegExp(`^${candidate.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path) && paths[candidate]![method]);
+      expect(template, `${method} ${path}`).toBeDefined();
+      let response = paths[template!]![method]!.responses[String(status)];
+      expect(response, `${method} ${path} answered ${status}, which it does not declare`).toBeDefined();
+      if (response!.$ref) response = ajv.getSchema(`contract${response!.$ref}`)?.schema as typeof response;
+      const schema = response!.content?.['application/json']?.schema;
+      if (!schema) continue;
+      const validate = ajv.compile(JSON.parse(JSON.stringify(schema).replace(/"\$ref":"#\//g, '"$ref":"contract#/')));
+      expect(validate(body), `${method} ${path} ${status}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+    }
+  });
+});
+
+describe('sdk/msw-fixtures.json', () => {
+  it('is fixtures/ (run `npm run generate` after changing them)', async () => {
+    expect(await readFile(mswFixturesPath, 'utf8')).toBe(mswFixturesText());
+  });
+});
