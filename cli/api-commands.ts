@@ -25,7 +25,7 @@ import { SPEC_OPERATIONS } from './spec-operations.js';
 import type { SpecOperation, SpecParameter, SpecValue } from './spec-types.js';
 
 /** Flags every command has already (global options and the body options). */
-const RESERVED_FLAGS = new Set(['help', 'version', 'json', 'profile', 'base-url', 'mock', 'retry', 'no-retry', 'request-id', 'idempotency-key', 'file', 'data', 'all']);
+const RESERVED_FLAGS = new Set(['help', 'version', 'json', 'envelope', 'profile', 'base-url', 'mock', 'retry', 'no-retry', 'request-id', 'idempotency-key', 'file', 'data', 'all']);
 
 /** The command of each operation, by operationId (filled as commands are built; tests read it). */
 export const commandOfOperation = new Map<string, Command>();

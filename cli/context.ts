@@ -7,7 +7,7 @@
  * only to the profile's own server: pointing a command elsewhere with --base-url does not leak it.
  */
 import type { Command } from 'commander';
-import { createApiClient, type PalanqueClient } from '../sdk/index.js';
+import { createApiClient, type PalanqueClient, type RetryEvent, type RetryOptions } from '../sdk/index.js';
 import { configPath, DEFAULT_BASE_URL, normaliseBaseUrl, profileName, readConfig, type ConfigFile, type Profile } from './config.js';
 import { UsageError } from './errors.js';
 import type { Output } from './output.js';
@@ -21,6 +21,7 @@ export interface GlobalOptions {
   baseUrl?: string;
   mock?: boolean;
   json?: boolean;
+  envelope?: boolean;
   retry?: boolean;
   requestId?: string;
   idempotencyKey?: string;
@@ -45,7 +46,26 @@ export function globalsOf(command: Command): GlobalOptions {
 }
 
 export function outputOf(options: GlobalOptions): Output {
-  return { json: Boolean(options.json), stdout: process.stdout, stderr: process.stderr };
+  return { json: Boolean(options.json || options.envelope), envelope: Boolean(options.envelope), stdout: process.stdout, stderr: process.stderr };
+}
+
+/** Tries after the first, for 429, 503 (with a short Retry-After) and failed connections. */
+export const CLI_RETRIES = 3;
+
+/**
+ * The SDK's retry settings for a command: off with `--no-retry`; otherwise each wait is said on stderr
+ * (`503 from server, retrying in 2 s (1/3)`), so a command never waits in silence. A longer Retry-After
+ * than the SDK's limit is not waited for: the command ends at once with the server's message.
+ */
+export function retryOf(options: GlobalOptions, stderr: NodeJS.WritableStream = process.stderr): RetryOptions | false {
+  if (options.retry === false) return false;
+  return { retries: CLI_RETRIES, onRetry: (event) => stderr.write(`${retryNotice(event, CLI_RETRIES)}\n`) };
+}
+
+export function retryNotice({ attempt, waitMs, status, reason }: Pick<RetryEvent, 'attempt' | 'waitMs' | 'status' | 'reason'>, retries: number): string {
+  const what = status === undefined ? `connection failed (${reason})` : `${status} from server`;
+  const seconds = waitMs >= 10_000 || waitMs % 1000 === 0 ? String(Math.round(waitMs / 1000)) : (waitMs / 1000).toFixed(1);
+  return `${what}, retrying in ${seconds} s (${attempt}/${retries})`;
 }
 
 export async function contextOf(command: Command): Promise<Context> {
@@ -60,7 +80,7 @@ export async function contextOf(command: Command): Promise<Context> {
   }
   const baseUrl = baseUrlOf(options, profile);
   const token = options.mock ? MOCK_TOKEN : (process.env.PALANQUE_TOKEN || (profile && profile.baseUrl === baseUrl ? profile.token : undefined));
-  const client = createApiClient({ baseUrl, token, retry: options.retry === false ? false : {} });
+  const client = createApiClient({ baseUrl, token, retry: retryOf(options) });
   const headers: Record<string, string> = {};
   if (options.requestId) headers['X-Request-Id'] = options.requestId;
   if (options.idempotencyKey) headers['Idempotency-Key'] = options.idempotencyKey;

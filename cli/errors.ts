@@ -3,7 +3,8 @@
  *
  *   0  success
  *   1  anything else (a bad configuration file, a failed import, a bug)
- *   2  usage: unknown command or option, missing or invalid argument (commander's errors and ours)
+ *   2  usage: unknown command or option, missing or invalid argument (commander's errors and ours, and the
+ *      server's 400 for a parameter that is missing: some the contract leaves optional are required)
  *   3  the API answered with an error (PalanqueApiError): its status, code, message, details and request id go to stderr
  *   4  the API could not be reached (PalanqueNetworkError): refused, reset, timed out, after the retries
  */
@@ -15,7 +16,7 @@ export const EXIT = { ok: 0, failure: 1, usage: 2, api: 3, network: 4 } as const
 export const EXIT_CODES_HELP = `Exit codes:
   0  success
   1  any other failure (configuration, database task, unexpected error)
-  2  usage error: unknown command or option, missing or invalid argument
+  2  usage error: unknown command or option, missing or invalid argument (also when the server says one is missing)
   3  API error: the server answered with an error (status, code, message and request id on stderr)
   4  network error: the server could not be reached`;
 
@@ -49,6 +50,11 @@ export function reportError(error: unknown, stderr: NodeJS.WritableStream): numb
       lines.push(`  - ${where ? `${where}: ` : ''}${detail.message}${detail.rule ? ` [${detail.rule}]` : ''}${value}`);
     }
     if (error.requestId) lines.push(`request id: ${error.requestId}`);
+    if (isMissingArgument(error)) {
+      lines.push('(add --help for usage and examples)');
+      stderr.write(lines.join('\n') + '\n');
+      return EXIT.usage;
+    }
     stderr.write(lines.join('\n') + '\n');
     return EXIT.api;
   }
@@ -71,6 +77,15 @@ export function reportError(error: unknown, stderr: NodeJS.WritableStream): numb
   }
   stderr.write(`error: ${error instanceof Error ? (process.env.PALANQUE_DEBUG ? error.stack : error.message) : String(error)}\n`);
   return EXIT.failure;
+}
+
+/** The server's 400 for a parameter the command line left out: the user's mistake, like commander's own. */
+function isMissingArgument(error: PalanqueApiError): boolean {
+  return (
+    error.status === 400 &&
+    error.details.length > 0 &&
+    error.details.every((detail) => detail.rule === 'required' && ['query', 'path', 'header'].includes(detail.location ?? ''))
+  );
 }
 
 /** The reason under fetch's "fetch failed": `connect ECONNREFUSED 127.0.0.1:9`. */

@@ -65,10 +65,17 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   confirmSocialLogin: { path: ['social', 'confirm'], examples: ['social confirm --pending-link-id 7c9e6679-7425-40de-944b-e07fc1f90ae7'] },
   // Entities and teams
   listEntities: { path: ['entities', 'list'], examples: ['entities list --tp candidato', 'entities list --all --json'] },
-  getEntity: { path: ['entities', 'get'], examples: ['entities get --id 12 --json > candidate.json'] },
+  getEntity: {
+    path: ['entities', 'get'],
+    examples: ['entities get --id 12', 'entities get --id 12 --json > candidate.json   # its data, which entities add --file takes back'],
+  },
   addEntity: {
     path: ['entities', 'add'],
-    examples: ['entities add --tp candidato --file candidate.json', 'entities add --tp partido --data \'{"nome":"Partido Exemplo","partido":"99"}\''],
+    examples: [
+      'entities add --tp candidato --file candidate.json',
+      'entities add --file candidate.json   # a file from entities get --json: its id makes it an update',
+      'entities add --tp partido --data \'{"nome":"Partido Exemplo","partido":"99"}\'',
+    ],
   },
   manageGuardianship: {
     path: ['competitors', 'guardianship'],
@@ -107,7 +114,7 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
     path: ['sms', 'send'],
     flags: { titulo: 'title', credencial: 'credential' },
     examples: [
-      'sms send --credential 1 --title "Convite" --message "Reunião hoje às 19h" --to "+5511999990001,+5511999990002"',
+      'sms send --credential 1 --title "Convite" --message "Reunião hoje às 19h" --to "(11) 99999-0001, 11 99999-0002, +55 11 99999-0003"',
       'sms send --credential 1 --title "Convite" --message "Reunião hoje às 19h" --to-file numeros.txt --batch-size 500',
       'sms send --file campaign.json',
     ],

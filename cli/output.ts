@@ -1,12 +1,17 @@
 /**
  * What commands print. By default tables for people (cli-table3): a list becomes one row per item, an
- * object one row per field, a page gets a footer with its position. With `--json` the answer is printed
- * as the API sent it (the envelope included), one JSON document, for scripts and `jq`.
+ * object one row per field, a page gets a footer with its position. With `--json` the answer's `data` is
+ * printed, one JSON document, for scripts and `jq`: what a command prints is what the matching command
+ * takes back (`entities get --json > c.json`, then `entities add --file c.json`). `--envelope` prints the
+ * whole envelope instead (`success`, `data`, `message`, `request_id`).
  */
 import Table from 'cli-table3';
 
 export interface Output {
+  /** Print JSON instead of tables (`--json`, or `--envelope`). */
   json: boolean;
+  /** With JSON, print an API answer whole, envelope included, instead of its `data` (`--envelope`). */
+  envelope: boolean;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
 }
@@ -22,11 +27,11 @@ export function printJson(output: Output, value: unknown): void {
   output.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 
-/** An API answer: raw with `--json`, otherwise the envelope's payload as a table (or its message). */
+/** An API answer: its `data` with `--json` (whole with `--envelope`), otherwise the payload as a table (or its message). */
 export function printAnswer(output: Output, body: unknown): void {
   if (output.json) {
     if (typeof body === 'string') output.stdout.write(body.endsWith('\n') ? body : body + '\n');
-    else printJson(output, body ?? null);
+    else printJson(output, jsonOf(output, body));
     return;
   }
   if (typeof body === 'string') {
@@ -43,6 +48,12 @@ export function printAnswer(output: Output, body: unknown): void {
     return;
   }
   printValue(output, body);
+}
+
+/** What `--json` prints of an API answer: its `data`, or the whole envelope with `--envelope` (an answer that is no envelope, as is). */
+export function jsonOf(output: Pick<Output, 'envelope'>, body: unknown): unknown {
+  if (!output.envelope && isEnvelope(body)) return body.data ?? null;
+  return body ?? null;
 }
 
 /** A payload as a table: a page, a list, an object or a single value. */

@@ -20,6 +20,7 @@ Examples:
   $ palanque municipios list --uf 35
   $ palanque municipios list --all --json > municipios.json
   $ palanque entities add --tp candidato --file candidate.json
+  $ palanque entities get --id 12 --json > c.json && palanque entities add --file c.json   # --json prints data
   $ palanque sms send --credential 1 --title Convite --message "Reunião às 19h" --to-file numeros.txt
   $ palanque status
   $ palanque municipios list --uf 33 --mock          # against the Prism mock (npm run mock)
@@ -31,6 +32,11 @@ Configuration:
   else ~/.config/palanque/config.json (mode 0600). $PALANQUE_PROFILE chooses the profile, $PALANQUE_BASE_URL
   the server and $PALANQUE_TOKEN the key, for scripts. A profile's key is only sent to its own server.
   --mock uses $PALANQUE_MOCK_URL, else ${DEFAULT_MOCK_URL}.
+
+Output:
+  Tables by default. --json prints the answer's data (a list with --all), so what one command prints
+  another takes back with --file; --envelope prints the API's whole answer. A 429 or 503 is retried only
+  when its Retry-After is at most 5 s, each wait said on stderr; a longer one ends the command at once.
 
 ${EXIT_CODES_HELP}`;
 
@@ -54,7 +60,8 @@ export function buildProgram(): Command {
     .addOption(new Option('-p, --profile <name>', 'the profile of the configuration file to use').env('PALANQUE_PROFILE'))
     .option('--base-url <url>', "the server's base URL (default: the profile's, else http://127.0.0.1:8000)")
     .option('--mock', `talk to the Prism mock of the spec (npm run mock) at $PALANQUE_MOCK_URL or ${DEFAULT_MOCK_URL}`)
-    .option('--json', 'print the JSON the API answered (or the result as JSON), for scripts')
+    .option('--json', "print the answer's data as JSON (what --file takes back), or the result as JSON, for scripts")
+    .option('--envelope', 'print the whole JSON envelope the API answered (success, data, message, request_id)')
     .option('--no-retry', 'do not retry a failed connection, a 429 or a 503')
     .option('--request-id <id>', 'the X-Request-Id to send (one is generated otherwise)')
     .option('--idempotency-key <key>', 'the Idempotency-Key of a POST (one is generated otherwise)')

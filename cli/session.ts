@@ -5,11 +5,11 @@
 import type { Command } from 'commander';
 import { createApiClient, login, logout, PalanqueApiError, unwrap } from '../sdk/index.js';
 import { configPath, normaliseBaseUrl, profileName, readConfig, writeConfig, type Profile } from './config.js';
-import { baseUrlOf, contextOf, globalsOf, outputOf } from './context.js';
+import { baseUrlOf, contextOf, globalsOf, outputOf, retryOf } from './context.js';
 import { ReportedFailure, UsageError } from './errors.js';
 import { withExamples, withGroupExamples } from './examples.js';
 import { passwordFromStdin, promptLine, promptPassword } from './input.js';
-import { printJson, printRows, printValue } from './output.js';
+import { printAnswer, printJson, printRows, printValue } from './output.js';
 
 export function addSessionCommands(program: Command): void {
   const loginCommand = program
@@ -40,7 +40,7 @@ The server is --base-url, --mock, $PALANQUE_BASE_URL, or the profile's; it is ke
       if (!username) throw new UsageError('a username is needed: --username <name>');
       const password = options.passwordStdin ? await passwordFromStdin() : await promptPassword(`Password for ${username} at ${baseUrl}:`);
 
-      const client = createApiClient({ baseUrl, retry: globals.retry === false ? false : {} });
+      const client = createApiClient({ baseUrl, retry: retryOf(globals) });
       const session = await login(client, username, password);
       const profile: Profile = { baseUrl, token: session.token, username: session.user.username, userId: session.user.id, expiresAt: session.expires_at };
       // Read again: another command may have changed the file while the password was typed.
@@ -88,18 +88,20 @@ The server is --base-url, --mock, $PALANQUE_BASE_URL, or the profile's; it is ke
     });
 
   const whoami = program.command('whoami').description('Show the user the current key belongs to (operation getUser)');
-  withExamples(whoami, ['whoami', 'whoami --profile prod --json']);
+  withExamples(whoami, ['whoami', 'whoami --profile prod --json   # the user, as getUser answers it', 'whoami --envelope']);
   whoami.action(async (_options: unknown, command: Command) => {
       const context = await contextOf(command);
       const userId = context.options.mock ? 1 : context.profile?.userId;
       if (!context.token || userId === undefined) {
         throw new ReportedFailure(`Not logged in to ${context.baseUrl} (profile "${context.profileName}"): run palanque login`);
       }
-      const user = unwrap(await context.client.GET('/api/usuario/{user_id}/', { params: { path: { user_id: userId } }, headers: context.headers }));
+      const answer = await context.client.GET('/api/usuario/{user_id}/', { params: { path: { user_id: userId } }, headers: context.headers });
+      // Like every API command: the user (getUser's data) with --json, getUser's whole answer with --envelope.
       if (context.output.json) {
-        printJson(context.output, { profile: context.profileName, base_url: context.baseUrl, expires_at: context.profile?.expiresAt ?? null, user });
+        printAnswer(context.output, answer.data);
         return;
       }
+      const user = unwrap(answer);
       const profile = context.options.mock ? '(the mock)' : context.profileName;
       printValue(context.output, { profile, server: context.baseUrl, ...user, key_expires_at: context.options.mock ? null : (context.profile?.expiresAt ?? null) });
     });

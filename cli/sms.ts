@@ -1,13 +1,17 @@
 /**
  * `sms send` beyond the plain operation: the message and the recipients as options, recipients read from
- * a file, and a bulk send split into campaigns of `--batch-size` numbers (one call each, with a progress
+ * a file, and a bulk send split into campaigns of `--batch-size` entries (one call each, with a progress
  * bar), so that a long list needs no hand-made JSON and stays within the operation's limits.
+ *
+ * The recipients are sent as written: the server finds the numbers in the text however people write them
+ * (`(21) 98765-4321`, `21 98765-4321`, `+55 21 98765-4321`). Only a list longer than a batch is cut, and
+ * only where a person separates entries (new lines, commas, semicolons), never inside a number.
  */
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Context } from './context.js';
 import { UsageError } from './errors.js';
-import { printAnswer, printJson, printRows } from './output.js';
+import { jsonOf, printAnswer, printJson, printRows } from './output.js';
 import { progressBar } from './progress.js';
 
 export const DEFAULT_BATCH_SIZE = 1000;
@@ -15,9 +19,9 @@ export const DEFAULT_BATCH_SIZE = 1000;
 export function addBulkSendOptions(command: Command, used: Set<string>): void {
   command
     .option('--message <text>', 'the text of the message (body field mensagem.mensagem)')
-    .option('--to <numbers>', 'recipient numbers separated by commas, semicolons or spaces (body field mensagem.recipient_list_str)')
-    .option('--to-file <path>', 'a file of recipient numbers, one per line (or separated by commas, semicolons or spaces); - reads standard input')
-    .option('--batch-size <n>', `recipients per campaign: a longer list is sent as several campaigns (default ${DEFAULT_BATCH_SIZE})`, (value) => {
+    .option('--to <numbers>', 'recipient numbers as people write them, separated by commas, semicolons or new lines: "(21) 98765-4321, 11 91234-5678" (body field mensagem.recipient_list_str)')
+    .option('--to-file <path>', 'a file of recipient numbers, one per line (or separated by commas or semicolons); - reads standard input')
+    .option('--batch-size <n>', `entries (lines, or items between commas or semicolons) per campaign: a longer list is sent as several campaigns (default ${DEFAULT_BATCH_SIZE})`, (value) => {
       if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('Not a positive integer.');
       return Number(value);
     });
@@ -39,18 +43,21 @@ export async function sendInBatches(
   const text = (options.message as string | undefined) ?? (mensagem.mensagem as string | undefined);
   const lists = [typeof mensagem.recipient_list_str === 'string' ? mensagem.recipient_list_str : '', (options.to as string | undefined) ?? ''];
   if (options.toFile !== undefined) lists.push(await readRecipients(options.toFile as string));
-  const recipients = lists.join('\n').split(/[\s,;]+/).filter(Boolean);
+  const written = lists.filter((list) => list.trim() !== '').join('\n');
+  const entries = recipientEntries(written);
   if (!text) throw new UsageError('sms send needs the message: --message <text> (or mensagem.mensagem in --file/--data)');
-  if (recipients.length === 0) throw new UsageError('sms send needs recipients: --to <numbers>, --to-file <path> (or mensagem.recipient_list_str in --file/--data)');
+  if (entries.length === 0) throw new UsageError('sms send needs recipients: --to <numbers>, --to-file <path> (or mensagem.recipient_list_str in --file/--data)');
   if (body.titulo === undefined || body.credencial === undefined) throw new UsageError('sms send needs --title and --credential (or titulo and credencial in --file/--data)');
 
   const size = (options.batchSize as number | undefined) ?? DEFAULT_BATCH_SIZE;
-  const batches: string[][] = [];
-  for (let start = 0; start < recipients.length; start += size) batches.push(recipients.slice(start, start + size));
-  const campaignOf = (batch: string[], index: number) => ({
+  // One campaign gets the text exactly as written; a longer list is cut between entries.
+  const batches: string[] = [];
+  if (entries.length <= size) batches.push(written);
+  else for (let start = 0; start < entries.length; start += size) batches.push(entries.slice(start, start + size).join('\n'));
+  const campaignOf = (recipients: string, index: number) => ({
     ...body,
     titulo: batches.length > 1 ? `${String(body.titulo)} (${index + 1}/${batches.length})` : body.titulo,
-    mensagem: { ...mensagem, mensagem: text, recipient_list_str: batch.join(',') },
+    mensagem: { ...mensagem, mensagem: text, recipient_list_str: recipients },
   });
   if (batches.length === 1) {
     printAnswer(context.output, await send(campaignOf(batches[0]!, 0)));
@@ -58,18 +65,18 @@ export async function sendInBatches(
   }
 
   const progress = progressBar('sending', 'recipients', { json: context.output.json });
-  progress.setTotal(recipients.length);
+  progress.setTotal(entries.length);
   const answers: unknown[] = [];
   try {
     for (const [index, batch] of batches.entries()) {
       answers.push(await send(campaignOf(batch, index)));
-      progress.increment(batch.length);
+      progress.increment(Math.min(size, entries.length - index * size));
     }
   } finally {
     progress.stop();
   }
   if (context.output.json) {
-    printJson(context.output, answers);
+    printJson(context.output, answers.map((answer) => jsonOf(context.output, answer)));
     return;
   }
   const campaigns = answers.map((answer) => (answer as { data?: Record<string, unknown> }).data ?? {});
@@ -81,6 +88,14 @@ export async function sendInBatches(
   context.output.stdout.write(
     `${campaigns.length} campaigns: ${total('accepted')} accepted, ${total('rejected')} rejected, ${total('opted_out_skipped')} opted out\n`,
   );
+}
+
+/** The entries of a list as a person separates them: lines, and items between commas or semicolons (a number may hold spaces). */
+export function recipientEntries(text: string): string[] {
+  return text
+    .split(/[\r\n,;]+/)
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
 }
 
 async function readRecipients(path: string): Promise<string> {

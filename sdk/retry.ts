@@ -1,8 +1,12 @@
 /**
- * Retries with backoff, as a fetch wrapper under openapi-fetch: it sees the finished Request (with its
- * Idempotency-Key already set, so every try of a POST carries the same key and the server applies it
- * once). It retries what may pass later: 429 and 503 (waiting what `Retry-After` asks, within a cap),
- * and a connection that failed. Anything else is answered at once.
+ * Retries, as a fetch wrapper under openapi-fetch: it sees the finished Request (with its Idempotency-Key
+ * already set, so every try of a POST carries the same key and the server applies it once).
+ *
+ * Only what may pass within moments is retried: a 429 or 503 whose `Retry-After` is short (at most
+ * `maxRetryAfterMs`, 5 s by default; without the header, a short backoff), and a connection that failed.
+ * A 429 or 503 asking for a longer wait (a locked login, a feature missing its configuration) is returned
+ * at once, so the caller sees the server's message instead of waiting in silence. Every wait is announced
+ * to `onRetry` before it starts, so a command line or a UI can say what it is waiting for.
  */
 import { PalanqueNetworkError } from './errors.js';
 
@@ -11,14 +15,39 @@ export interface RetryOptions {
   retries?: number;
   /** The first wait when the server names none; doubled each time, with jitter. Default 500 ms. */
   baseDelayMs?: number;
-  /** The longest single wait, `Retry-After` included. Default 30 s. */
-  maxDelayMs?: number;
+  /**
+   * The longest wait the client accepts. A 429 or 503 whose `Retry-After` asks for more is not retried:
+   * it is answered at once (PalanqueApiError with the server's message). Backoff waits stay under it too.
+   * Default 5000 ms.
+   */
+  maxRetryAfterMs?: number;
+  /** Called before each wait; a thrown error is not caught (it ends the call). */
+  onRetry?: (event: RetryEvent) => void;
 }
 
-const RETRIED_STATUSES = new Set([429, 503]);
+export interface RetryEvent {
+  /** Which retry this wait precedes: 1 for the first. */
+  attempt: number;
+  /** How long the client waits before it: the server's `Retry-After`, or the backoff. */
+  waitMs: number;
+  /** The status that is retried (429 or 503), or undefined when the connection failed. */
+  status: number | undefined;
+  /** Why, for people: `rate limited`, `unavailable`, or the connection error's message. */
+  reason: string;
+  /** The request that will be sent again (the same request id and Idempotency-Key). */
+  request: Request;
+}
+
+const RETRIED_STATUSES: ReadonlyMap<number, string> = new Map([
+  [429, 'rate limited'],
+  [503, 'unavailable'],
+]);
+
+export const DEFAULT_MAX_RETRY_AFTER_MS = 5000;
 
 export function retryingFetch(fetchImpl: typeof globalThis.fetch, options: RetryOptions = {}): (request: Request) => Promise<Response> {
-  const { retries = 3, baseDelayMs = 500, maxDelayMs = 30_000 } = options;
+  const { retries = 3, baseDelayMs = 500, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, onRetry } = options;
+  const backoff = (attempt: number) => Math.min(maxRetryAfterMs, baseDelayMs * 2 ** attempt * (0.5 + Math.random() / 2));
   return async (request) => {
     for (let attempt = 0; ; attempt += 1) {
       const last = attempt >= retries;
@@ -29,14 +58,21 @@ export function retryingFetch(fetchImpl: typeof globalThis.fetch, options: Retry
         if (last || request.signal.aborted) {
           throw new PalanqueNetworkError(`${request.method} ${request.url} failed: ${(error as Error).message}`, request.headers.get('X-Request-Id') ?? '', error);
         }
-        await sleep(backoff(attempt, baseDelayMs, maxDelayMs), request.signal);
+        const waitMs = backoff(attempt);
+        onRetry?.({ attempt: attempt + 1, waitMs, status: undefined, reason: connectionFailure(error), request });
+        await sleep(waitMs, request.signal);
         continue;
       }
-      if (last || !RETRIED_STATUSES.has(response.status)) return response;
-      const wait = retryAfterMs(response.headers.get('Retry-After')) ?? backoff(attempt, baseDelayMs, maxDelayMs);
+      const reason = RETRIED_STATUSES.get(response.status);
+      if (last || reason === undefined) return response;
+      const asked = retryAfterMs(response.headers.get('Retry-After'));
+      // A long wait is the server's answer, not a hiccup: hand it over now.
+      if (asked !== undefined && asked > maxRetryAfterMs) return response;
+      const waitMs = asked ?? backoff(attempt);
       // Not awaited: the body is dropped either way, and some fetch stand-ins (msw in Node) never settle it.
       void response.body?.cancel().catch(() => undefined);
-      await sleep(Math.min(wait, maxDelayMs), request.signal);
+      onRetry?.({ attempt: attempt + 1, waitMs, status: response.status, reason, request });
+      await sleep(waitMs, request.signal);
     }
   };
 }
@@ -49,8 +85,15 @@ export function retryAfterMs(header: string | null): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-function backoff(attempt: number, baseDelayMs: number, maxDelayMs: number): number {
-  return Math.min(maxDelayMs, baseDelayMs * 2 ** attempt * (0.5 + Math.random() / 2));
+/** The innermost reason of a failed fetch (`connect ECONNREFUSED 127.0.0.1:9`), not undici's bare "fetch failed". */
+function connectionFailure(error: unknown): string {
+  let reason = error instanceof Error ? error.message : String(error);
+  let cause = (error as { cause?: unknown } | undefined)?.cause;
+  for (let depth = 0; cause instanceof Error && depth < 5; depth += 1) {
+    reason = cause.message || reason;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return reason;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

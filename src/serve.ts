@@ -154,6 +154,16 @@ export async function startServer(config: Config, logger: Logger, options: Start
 }
 
 /**
+ * What `npm start` says to a person at a terminal, in one plain line: where the API and its documentation
+ * page are. Off a terminal (a container, a pipe, a log collector) nothing: every line there stays a JSON
+ * log line, and the `listening on` line carries the address.
+ */
+export function startLine(url: string, onTerminal: boolean): string | undefined {
+  if (!onTerminal) return undefined;
+  return `Palanque API on ${url}/ (documentation: ${url}/docs). Ctrl-C stops it.`;
+}
+
+/**
  * Redis for the shared rate limits. Commands fail fast while it is down (no offline queue) and the
  * limiter falls back to memory, so an outage degrades the limits instead of the API.
  */

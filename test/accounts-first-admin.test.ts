@@ -69,6 +69,9 @@ describe('ensureFirstAdmin', () => {
     expect(banner).toMatch(/^\s+username: admin$/m);
     const password = /^\s+password: (\S+)$/m.exec(banner)?.[1];
     expect(password).toMatch(/^[A-Za-z2-9]{20}$/);
+    // How to change it: the CLI's database task, or a reset link.
+    expect(banner).toMatch(/^ {4}palanque user set-password admin$/m);
+    expect(banner).toContain('palanque auth reset-password --email admin@palanque.app');
     // Logged, but never with the password.
     expect(logText()).toContain('first admin created');
     expect(logText()).not.toContain(password!);

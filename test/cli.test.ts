@@ -8,14 +8,19 @@
  * is running.
  *
  * Covered: login (password on stdin, the 0600 file, the stored key), whoami, logout; the municipality
- * list, one page and every page; an entity from a file; the exit codes of API, network and usage errors
- * with the error model's message and request id; --help with examples; bash completion; --mock and a
+ * list, one page and every page; an entity from a file, and one read with --json posted back (--json prints
+ * data, --envelope the whole answer); the exit codes of API, network and usage errors (a parameter the server
+ * says is missing included) with the error model's message and request id; against a scripted server, a long
+ * Retry-After answered at once and each short wait said on stderr, and SMS recipients sent as written;
+ * --help with examples; bash completion; --mock and a
  * bulk SMS send against the Prism mock; the database tasks (db migrate, municipios import, db seed,
  * user create --admin, user set-password) on a database of their own, then logging in with that user; and
  * that every operation of the spec is a command, generated from the spec, that reaches the server.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,8 +154,12 @@ describe('a session against a live server', () => {
     expect(table.code, shown(table)).toBe(0);
     expect(table.stdout).toContain(admin.user.username);
     expect(table.stdout).toMatch(/is_admin\s*│\s*true/);
+    // --json prints the answer's data (the user), as every API command does; --envelope the whole answer.
     const json = await cli(['whoami', '--json']);
-    expect(JSON.parse(json.stdout)).toMatchObject({ profile: 'default', base_url: app.baseUrl, user: { id: admin.user.id, username: admin.user.username, is_admin: true } });
+    expect(json.code, shown(json)).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ id: admin.user.id, username: admin.user.username, is_admin: true });
+    const envelope = await cli(['whoami', '--envelope']);
+    expect(JSON.parse(envelope.stdout)).toMatchObject({ success: true, data: { id: admin.user.id, username: admin.user.username }, request_id: expect.any(String) });
   });
 
   it('lists the municipalities of a state, one page and every page', async () => {
@@ -196,12 +205,39 @@ describe('a session against a live server', () => {
     await writeFile(file, JSON.stringify(candidate));
     const added = await cli(['entities', 'add', '--tp', 'candidato', '--file', file, '--json']);
     expect(added.code, shown(added)).toBe(0);
-    const { data } = JSON.parse(added.stdout);
+    // --json prints the answer's data: the entity itself.
+    const data = JSON.parse(added.stdout);
     expect(data).toMatchObject({ nome: candidate.nome, cpf: candidate.cpf });
     const listed = await cli(['entities', 'list', '--tp', 'candidato']);
     expect(listed.stdout).toContain(String(candidate.nome));
     const shownEntity = await cli(['entities', 'get', '--id', String(data.id)]);
     expect(shownEntity.stdout).toMatch(new RegExp(`nome\\s*│ ${String(candidate.nome)}`));
+  });
+
+  it('round-trips an entity: entities get --json prints the data that entities add --file takes back', async () => {
+    const candidate = tryResolvePointer(loadSpec(), '#/components/examples/NewCandidateEntity/value') as Record<string, unknown>;
+    const created = await cli(['entities', 'add', '--tp', 'candidato', '--data', JSON.stringify({ ...candidate, cpf: undefined, titulo_eleitor: undefined, nome: 'Ida e Volta' }), '--json']);
+    expect(created.code, shown(created)).toBe(0);
+    const { id } = JSON.parse(created.stdout) as { id: number };
+    expect(id).toEqual(expect.any(Number));
+
+    const file = join(work, 'c.json');
+    const read = await cli(['entities', 'get', '--id', String(id), '--json']);
+    expect(read.code, shown(read)).toBe(0);
+    await writeFile(file, read.stdout);
+    const stored = JSON.parse(read.stdout) as Record<string, unknown>;
+    expect(stored).toMatchObject({ id, nome: 'Ida e Volta' });
+    expect(stored).not.toHaveProperty('success');
+
+    const postedBack = await cli(['entities', 'add', '--file', file, '--json']);
+    expect(postedBack.code, shown(postedBack)).toBe(0);
+    expect(JSON.parse(postedBack.stdout)).toMatchObject({ id, nome: 'Ida e Volta' });
+    const again = await cli(['entities', 'get', '--id', String(id), '--json']);
+    const { updated_at: _before, ...unchanged } = stored;
+    expect(JSON.parse(again.stdout)).toMatchObject(unchanged);
+
+    const envelope = await cli(['entities', 'get', '--id', String(id), '--envelope']);
+    expect(JSON.parse(envelope.stdout)).toMatchObject({ success: true, data: { id }, request_id: expect.any(String) });
   });
 
   it('reports an API error with the error model and the request id (exit 3)', async () => {
@@ -228,15 +264,30 @@ describe('a session against a live server', () => {
   });
 
   it('exits 2 on usage errors, with a hint', async () => {
-    const mistakes = [['municipios', 'lst'], ['municipios', 'list', '--uf', 'SP'], ['entities', 'list', '--tp', 'prefeito'], ['accounts', 'get'], ['entities', 'add', '--tp', 'candidato'], ['entities', 'add', '--data', '{not json'], ['--no-such-option'], ['municipios']];
+    const mistakes = [
+      ['municipios', 'lst'],
+      ['municipios', 'list', '--uf', 'SP'],
+      ['entities', 'list', '--tp', 'prefeito'],
+      ['accounts', 'get'],
+      ['entities', 'add', '--tp', 'candidato'],
+      ['entities', 'add', '--data', '{not json'],
+      ['--no-such-option'],
+      ['municipios'],
+      // The contract leaves --id optional; the server says it is missing (400): still the user's mistake.
+      ['entities', 'get'],
+      ['user', 'create', '--admin'],
+    ];
     const results = await Promise.all(mistakes.map((args) => cli(args)));
     results.forEach((result, index) => {
       expect(result.code, `${mistakes[index]!.join(' ')}\n${shown(result)}`).toBe(2);
-      expect(result.stderr).toMatch(/error: |Usage: palanque municipios/);
+      expect(result.stderr).toMatch(/error: |Usage: palanque municipios|^Error 400 bad_request: /m);
     });
     expect(results[0]!.stderr).toContain('(Did you mean list?)');
     expect(results[1]!.stderr).toContain("option '--uf <integer>' argument 'SP' is invalid");
     expect(results[4]!.stderr).toContain('this command needs a request body: --file <path>, --data <json>');
+    expect(results[8]!.stderr).toMatch(/^Error 400 bad_request: .+\n {2}- query id: is required \[required\]$/m);
+    expect(results[8]!.stderr).toContain('(add --help for usage and examples)');
+    expect(results[9]!.stderr).toContain("error: required option '--username <name>' not specified");
   });
 
   it('has --help with examples everywhere', async () => {
@@ -279,6 +330,73 @@ describe('a session against a live server', () => {
     const whoami = await cli(['whoami']);
     expect(whoami.code).toBe(1);
     expect(whoami.stderr).toContain('Not logged in');
+  });
+});
+
+describe('against a scripted server (retries, bodies as sent)', () => {
+  let server: Server;
+  let scriptedUrl = '';
+  let script: Array<{ status: number; headers?: Record<string, string>; body: string }> = [];
+  let bodies: unknown[] = [];
+  const envelope = (data: unknown) => JSON.stringify({ success: true, data, message: 'ok', request_id: 'scripted' });
+  const unavailable = JSON.stringify({
+    success: false,
+    error: { code: 'service_unavailable', message: 'SMS credentials need SECRETS_KEY, which this server lacks.', details: [] },
+    request_id: 'scripted-503',
+  });
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let text = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      req.on('end', () => {
+        if (text) bodies.push(JSON.parse(text));
+        const next = script.length > 1 ? script.shift()! : script[0]!;
+        res.writeHead(next.status, { 'Content-Type': 'application/json', ...next.headers }).end(next.body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    scriptedUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const answering = (...answers: typeof script) => {
+    script = answers;
+    bodies = [];
+  };
+
+  it('fails at once with the server\'s message on a 503 whose Retry-After is an hour', async () => {
+    answering({ status: 503, headers: { 'Retry-After': '3600' }, body: unavailable });
+    const began = Date.now();
+    const result = await cli(['--base-url', scriptedUrl, 'status']);
+    expect(Date.now() - began).toBeLessThan(5000);
+    expect(result.code, shown(result)).toBe(3);
+    expect(result.stderr).toContain('Error 503 service_unavailable: SMS credentials need SECRETS_KEY, which this server lacks.');
+    expect(result.stderr).not.toContain('retrying');
+  });
+
+  it('says each wait on stderr while it retries a short Retry-After', async () => {
+    answering({ status: 503, headers: { 'Retry-After': '1' }, body: unavailable }, { status: 429, headers: { 'Retry-After': '0' }, body: unavailable }, { status: 200, body: envelope({ status: 'ok' }) });
+    const result = await cli(['--base-url', scriptedUrl, 'status', '--json']);
+    expect(result.code, shown(result)).toBe(0);
+    expect(result.stderr).toBe('503 from server, retrying in 1 s (1/3)\n429 from server, retrying in 0 s (2/3)\n');
+    expect(JSON.parse(result.stdout)).toEqual({ status: 'ok' });
+  });
+
+  it('sends SMS recipients as written, for the server to find the numbers in', async () => {
+    answering({ status: 201, body: envelope({ id: 1, accepted: 3 }) });
+    const written = '(21) 98765-4321, 21 98765-4322\n+55 21 98765-4323';
+    const result = await cli(['--base-url', scriptedUrl, 'sms', 'send', '--credential', '3', '--title', 'Convite', '--message', 'Olá', '--to', written, '--json']);
+    expect(result.code, shown(result)).toBe(0);
+    expect(bodies).toEqual([{ titulo: 'Convite', credencial: 3, mensagem: { mensagem: 'Olá', recipient_list_str: written } }]);
+
+    // A list longer than a batch is cut between entries, never inside a number.
+    answering({ status: 201, body: envelope({ id: 2, accepted: 2 }) });
+    const batched = await cli(['--base-url', scriptedUrl, 'sms', 'send', '--credential', '3', '--title', 'Convite', '--message', 'Olá', '--to', written, '--batch-size', '2', '--json']);
+    expect(batched.code, shown(batched)).toBe(0);
+    expect(bodies.map((body) => (body as { mensagem: { recipient_list_str: string } }).mensagem.recipient_list_str)).toEqual(['(21) 98765-4321\n21 98765-4322', '+55 21 98765-4323']);
   });
 });
 
@@ -422,9 +540,12 @@ describe('against the Prism mock (--mock)', () => {
     const args = ['sms', 'send', '--mock', '--credential', '3', '--title', 'Convite', '--message', 'Reunião hoje às 19h', '--to-file', numbers, '--batch-size', '2'];
     const json = await cli([...args, '--json'], { env: { PALANQUE_MOCK_URL: mock.baseUrl } });
     expect(json.code, shown(json)).toBe(0);
-    const answers = JSON.parse(json.stdout) as Array<{ success: boolean }>;
-    expect(answers).toHaveLength(3);
-    expect(answers.every((answer) => answer.success)).toBe(true);
+    // --json prints each campaign's data; --envelope each whole answer.
+    const campaigns = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
+    expect(campaigns).toHaveLength(3);
+    for (const campaign of campaigns) expect(campaign).toMatchObject({ id: expect.any(Number), accepted: expect.any(Number), state: expect.any(String) });
+    const envelopes = await cli([...args, '--envelope'], { env: { PALANQUE_MOCK_URL: mock.baseUrl } });
+    expect((JSON.parse(envelopes.stdout) as Array<{ success: boolean; data: unknown }>).every((answer) => answer.success && typeof answer.data === 'object')).toBe(true);
     const table = await cli(args, { env: { PALANQUE_MOCK_URL: mock.baseUrl } });
     expect(table.code, shown(table)).toBe(0);
     expect(table.stdout).toMatch(/^3 campaigns: /m);
@@ -461,6 +582,12 @@ describe('database tasks', () => {
     const badSource = await cli(['municipios', 'import', '--source', join(work, 'nowhere.csv')], { env: env() });
     expect(badSource.code, shown(badSource)).toBe(1);
     expect(badSource.stderr).toContain('Cannot open');
+    expect(badSource.stderr).not.toContain('--source <file');
+    // No --source, and the download fails (offline): the message says to pass one.
+    const offline = await cli(['municipios', 'import'], { env: { ...env(), MUNICIPIOS_SOURCE: `http://127.0.0.1:${await freePort()}/municipios.csv` } });
+    expect(offline.code, shown(offline)).toBe(1);
+    expect(offline.stderr).toContain('Cannot download');
+    expect(offline.stderr).toContain('pass it: palanque municipios import --source <file or URL>');
 
     const seeded = await cli(['db', 'seed', '--password-stdin'], { env: env(), input: 'senha-de-demonstracao\n' });
     expect(seeded.code, shown(seeded)).toBe(0);
@@ -497,7 +624,7 @@ describe('database tasks', () => {
     const loggedIn = await cli(login, { input: 'segunda-senha-longa\n' });
     expect(loggedIn.code, shown(loggedIn)).toBe(0);
     const whoami = await cli(['whoami', '--json'], { env: { PALANQUE_PROFILE: 'admin-db' } });
-    expect(JSON.parse(whoami.stdout)).toMatchObject({ profile: 'admin-db', base_url: second.baseUrl, user: { username: 'cli.admin', first_name: 'Cli', is_admin: true } });
+    expect(JSON.parse(whoami.stdout)).toMatchObject({ username: 'cli.admin', first_name: 'Cli', is_admin: true });
     const status = await cli(['status', '-p', 'admin-db', '--json']);
     expect(status.code, shown(status)).toBe(0);
     const profiles = JSON.parse((await cli(['profile', 'list', '--json'])).stdout);

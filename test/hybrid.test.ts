@@ -2,7 +2,8 @@
  * The hybrid mode (`npm run dev:hybrid`, src/hybrid/): a copy of the contract gains an operation with no
  * handler; started on that copy, the one address answers it from the Prism mock (its example, marked
  * `X-Served-By: mock`, after the server checked the key) while every implemented operation stays real
- * (`X-Served-By: palanque`), and the start lists the operation the mock serves.
+ * (`X-Served-By: palanque`), and the start lists the operation the mock serves. The inner mock runs on
+ * HYBRID_MOCK_PORT, and a browser front end on a local dev server may read `X-Served-By`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { mockPortOf } from '../src/hybrid/prism-mock.js';
 import { SHARED_MUNICIPIOS } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
 import { freePort, waitFor } from './helpers/process.js';
@@ -60,6 +62,7 @@ let work: string;
 let child: ChildProcess;
 let output = '';
 let baseUrl: string;
+let mockPort: number;
 let carlos: Record<string, string>;
 
 beforeAll(async () => {
@@ -69,10 +72,11 @@ beforeAll(async () => {
   const copy = join(work, 'openapi.yaml');
   writeFileSync(copy, stringify(spec));
   const port = await freePort();
+  mockPort = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
   child = spawn('npm', ['run', '--silent', 'dev:hybrid', '--', '--spec', copy, '--sandbox'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS, SANDBOX_PASSWORD: 'senha-do-hibrido-1', REDIS_URL: '' },
+    env: { ...process.env, PORT: String(port), HYBRID_MOCK_PORT: String(mockPort), MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS, SANDBOX_PASSWORD: 'senha-do-hibrido-1', REDIS_URL: '', CORS_ORIGINS: undefined },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -89,6 +93,22 @@ afterAll(async () => {
     await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve)));
   }
   rmSync(work, { recursive: true, force: true });
+});
+
+it('runs its inner mock on HYBRID_MOCK_PORT, and refuses one that is not a port', async () => {
+  expect(output).toContain(`the Prism mock (http://127.0.0.1:${mockPort})`);
+  const direct = await request(`http://127.0.0.1:${mockPort}`, 'GET', '/api/trends/hashtags/', { Authorization: 'Token plq_any' });
+  expect(direct.body.data).toEqual(['#eleicoes2026', '#debate']);
+  expect(mockPortOf(undefined)).toBeUndefined();
+  expect(mockPortOf('4011')).toBe(4011);
+  for (const wrong of ['abc', '0', '70000', '40.5']) expect(() => mockPortOf(wrong), wrong).toThrow(/^HYBRID_MOCK_PORT must be a port number/);
+});
+
+it('lets browser code on a local dev server read who answered (X-Served-By)', async () => {
+  const response = await fetch(`${baseUrl}/api/trends/hashtags/`, { headers: { Origin: 'http://localhost:5173', ...carlos } });
+  expect(response.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+  expect(response.headers.get('access-control-expose-headers')).toContain('X-Served-By');
+  expect(response.headers.get('x-served-by')).toBe('mock');
 });
 
 it('lists at start exactly the operations served by the mock', () => {

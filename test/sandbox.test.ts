@@ -2,7 +2,9 @@
  * The sandbox (`npm run sandbox`, src/sandbox/): the real server on a temporary SQLite database seeded
  * with fixtures/, its writes real, its reset back to the seeded state (timed by `npm run bench:sandbox`),
  * and the provider simulators beside it so that SMS campaigns are delivered and answered, the elections-panel sync
- * completes and an OAuth link is confirmed, with no account anywhere. The command itself runs as a process at the end, reset by the CLI.
+ * completes and an OAuth link is confirmed, with no account anywhere; what a browser front end needs (the
+ * local dev servers' origins allowed, the headers it reads exposed, demo keys that survive a restart with
+ * SANDBOX_DEMO_KEYS=fixed). The command itself runs as a process at the end, reset by the CLI.
  *
  * The sandbox is SQLite by design (a temporary file), so this file runs the same on both CI passes.
  */
@@ -13,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { QueryTypes } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_ELECTIONS_TOKEN, startSandbox, type DemoUser, type Sandbox } from '../src/sandbox/sandbox.js';
+import { demoKeysOf, fixedDemoKey, SANDBOX_ELECTIONS_TOKEN, SandboxSettingError, startSandbox, type DemoUser, type Sandbox } from '../src/sandbox/sandbox.js';
 import { SHARED_MUNICIPIOS, startTestApp } from './helpers/app.js';
 import { createAdmin } from './helpers/accounts.js';
 import { expectError, request } from './helpers/http.js';
@@ -31,7 +33,7 @@ const demo = (username: string) => sandbox.users.find((user) => user.username ==
 beforeAll(async () => {
   sandbox = await startSandbox({
     logger: pino({ level: 'silent' }),
-    environment: { ...process.env, PORT: String(await freePort()), MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS, REDIS_URL: '' },
+    environment: { ...process.env, PORT: String(await freePort()), MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS, REDIS_URL: '', CORS_ORIGINS: undefined, SANDBOX_DEMO_KEYS: undefined },
   });
 });
 
@@ -55,6 +57,68 @@ describe('the seeded sandbox', () => {
     const entity = await request(sandbox.url, 'GET', '/api/entidade/data/?id=12', as(demo('carlos.pereira')));
     expect(entity.status, entity.text).toBe(200);
     expect(entity.body.data.nome).toBe('Maria da Silva Santos');
+  });
+});
+
+describe('for a browser front end', () => {
+  const EXPOSED = ['X-Served-By', 'Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'ETag', 'X-Request-Id'];
+  const exposedTo = async (url: string, origin: string) => {
+    const response = await fetch(`${url}/api/research/get_user_research_bookmarks/`, { headers: { Origin: origin, ...as(demo('carlos.pereira')) } });
+    return { allowed: response.headers.get('access-control-allow-origin'), exposed: (response.headers.get('access-control-expose-headers') ?? '').split(/\s*,\s*/) };
+  };
+
+  it('allows the usual local dev servers by default, and lets their code read the headers a front end uses', async () => {
+    for (const origin of ['http://localhost:5173', 'http://localhost:3000', 'http://127.0.0.1:5173', 'http://127.0.0.1:3000']) {
+      const { allowed, exposed } = await exposedTo(sandbox.url, origin);
+      expect(allowed, origin).toBe(origin);
+      expect(exposed).toEqual(expect.arrayContaining(EXPOSED));
+      const preflight = await fetch(`${sandbox.url}/api/research/add_research_bookmark/`, {
+        method: 'OPTIONS',
+        headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type, idempotency-key' },
+      });
+      expect(preflight.headers.get('access-control-allow-origin'), origin).toBe(origin);
+    }
+    expect((await exposedTo(sandbox.url, 'http://localhost:8080')).allowed).toBeNull();
+  });
+
+  it('keeps the demo keys across restarts with SANDBOX_DEMO_KEYS=fixed, and takes CORS_ORIGINS over its default origins', { timeout: 120_000 }, async () => {
+    const environment = async () => ({
+      ...process.env,
+      PORT: String(await freePort()),
+      MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS,
+      REDIS_URL: '',
+      SANDBOX_PASSWORD: 'senha-das-chaves-fixas',
+      SANDBOX_DEMO_KEYS: 'fixed',
+      CORS_ORIGINS: 'https://app.exemplo.com.br',
+    });
+    const keysOf = (started: Sandbox) => Object.fromEntries(started.users.map((user) => [user.username, user.key]));
+    const first = await startSandbox({ logger: pino({ level: 'silent' }), simulators: false, environment: await environment() });
+    const firstKeys = keysOf(first);
+    await first.stop();
+    const second = await startSandbox({ logger: pino({ level: 'silent' }), simulators: false, environment: await environment() });
+    try {
+      expect(second.demoKeys).toBe('fixed');
+      expect(keysOf(second)).toEqual(firstKeys);
+      for (const user of second.users) {
+        expect(user.key).toMatch(/^plq_[A-Za-z0-9_-]{43}$/);
+        expect(user.key).toBe(fixedDemoKey(user.username, 'senha-das-chaves-fixas'));
+        expect((await request(second.url, 'GET', '/', as(user))).body.data.user.username).toBe(user.username);
+      }
+      // Fresh keys (the default) differ from the fixed ones and from one start to the next.
+      expect(demo('carlos.pereira').key).not.toBe(firstKeys['carlos.pereira']);
+
+      expect((await exposedTo(second.url, 'https://app.exemplo.com.br')).allowed).toBe('https://app.exemplo.com.br');
+      expect((await exposedTo(second.url, 'http://localhost:5173')).allowed).toBeNull();
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('refuses a SANDBOX_DEMO_KEYS it does not know, naming it', async () => {
+    expect(() => demoKeysOf('fixa')).toThrow(SandboxSettingError);
+    expect(() => demoKeysOf('fixa')).toThrow('SANDBOX_DEMO_KEYS must be "fixed"');
+    expect(demoKeysOf(undefined)).toBe('fresh');
+    expect(demoKeysOf('fixed')).toBe('fixed');
   });
 });
 
@@ -187,7 +251,7 @@ describe('npm run sandbox', () => {
     const before = sandboxFolders();
     const child = spawn('npm', ['run', '--silent', 'sandbox', '--', '--no-simulators'], {
       cwd: root,
-      env: { ...process.env, PORT: String(port), MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS, SANDBOX_PASSWORD: 'senha-do-sandbox-123', REDIS_URL: '' },
+      env: { ...process.env, PORT: String(port), MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS, SANDBOX_PASSWORD: 'senha-do-sandbox-123', REDIS_URL: '', CORS_ORIGINS: undefined, SANDBOX_DEMO_KEYS: undefined },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -197,6 +261,8 @@ describe('npm run sandbox', () => {
     try {
       await waitFor(() => (output.includes('Ctrl-C stops the sandbox') ? true : undefined), { timeoutMs: 90_000, what: 'the sandbox banner', output: () => output });
       expect(output).toContain(`Palanque sandbox on http://127.0.0.1:${port}`);
+      expect(output).toContain('Browser front ends on http://localhost:5173, http://localhost:3000, http://127.0.0.1:5173, http://127.0.0.1:3000 may call it');
+      expect(output).toContain('SANDBOX_DEMO_KEYS=fixed keeps them the same across restarts');
       const line = output.split('\n').find((text) => text.trim().startsWith('ana.souza'))!;
       const [, password, key] = line.trim().split(/\s+/);
       expect(password).toBe('senha-do-sandbox-123');
@@ -217,7 +283,7 @@ describe('npm run sandbox', () => {
         run.once('close', (code) => resolve({ code, stdout, stderr }));
       });
       expect(cli.code, cli.stderr).toBe(0);
-      expect(JSON.parse(cli.stdout)).toMatchObject({ success: true, data: { rows: expect.any(Number) } });
+      expect(JSON.parse(cli.stdout)).toMatchObject({ rows: expect.any(Number) });
       // The login's key was issued after the start: the reset forgot it.
       expectError(await request(baseUrl, 'GET', '/api/controle/system_is_online/', { Authorization: `Token ${login.body.data.token}` }), 401, 'unauthorized');
       expect((await request(baseUrl, 'GET', '/api/controle/system_is_online/', { Authorization: `Token ${key}` })).status).toBe(200);

@@ -2,8 +2,8 @@
  * The SDK's client and helpers, as a front end or a Node script uses them: against the real app (login
  * keeps the key, logout drops it, errors arrive as PalanqueApiError with the error model and the request
  * id, the municipality pages are followed to the last one) and against a scripted server on loopback
- * (which answers are retried, how long it waits, and that every try of a call carries the same request id
- * and Idempotency-Key).
+ * (which answers are retried, how long it waits, that a long Retry-After is answered at once, that each
+ * wait is announced to onRetry, and that every try of a call carries the same request id and Idempotency-Key).
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +19,7 @@ import {
   retryAfterMs,
   unwrap,
   type Municipality,
+  type RetryEvent,
 } from '../sdk/index.js';
 import { createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -149,6 +150,50 @@ describe('retries, against a scripted server', () => {
     expect(seen[0]!.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('answers at once, with the server\'s message, a 503 or 429 whose Retry-After is longer than the client waits', async () => {
+    const retries: RetryEvent[] = [];
+    const api = createApiClient({ baseUrl, retry: { baseDelayMs: 5, onRetry: (event) => retries.push(event) } });
+
+    start({ status: 503, headers: { 'Retry-After': '3600' }, body: errorModel('service_unavailable') });
+    const began = Date.now();
+    await expect(api.GET('/api/municipios/')).rejects.toMatchObject({ name: 'PalanqueApiError', status: 503, code: 'service_unavailable', message: 'a service_unavailable' });
+    expect(Date.now() - began).toBeLessThan(1000);
+    expect(seen).toHaveLength(1);
+
+    // A locked login names how long it stays locked: retrying within that time only fails again.
+    start({ status: 429, headers: { 'Retry-After': '900' }, body: errorModel('login_locked') });
+    await expect(api.POST('/api/auth/login', { body: { username: 'ana.souza', password: 'wrong-password' } })).rejects.toMatchObject({ status: 429, code: 'login_locked' });
+    expect(seen).toHaveLength(1);
+    expect(retries).toEqual([]);
+  });
+
+  it('waits for a Retry-After up to maxRetryAfterMs, and not beyond it', async () => {
+    start({ status: 503, headers: { 'Retry-After': '1' }, body: errorModel('service_unavailable') }, { status: 200, body: ok });
+    const patient = createApiClient({ baseUrl, retry: { maxRetryAfterMs: 1000 } });
+    expect((await patient.GET('/api/municipios/')).response.status).toBe(200);
+    expect(seen).toHaveLength(2);
+
+    start({ status: 503, headers: { 'Retry-After': '1' }, body: errorModel('service_unavailable') }, { status: 200, body: ok });
+    const hasty = createApiClient({ baseUrl, retry: { maxRetryAfterMs: 999 } });
+    await expect(hasty.GET('/api/municipios/')).rejects.toMatchObject({ status: 503 });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('announces each wait to onRetry before it starts: which retry, how long, the status and the request', async () => {
+    start({ status: 429, body: errorModel('rate_limited') }, { status: 503, headers: { 'Retry-After': '0' }, body: errorModel('service_unavailable') }, { status: 200, body: ok });
+    const retries: Array<RetryEvent & { seenBefore: number }> = [];
+    const api = createApiClient({ baseUrl, retry: { baseDelayMs: 5, onRetry: (event) => retries.push({ ...event, seenBefore: seen.length }) } });
+    expect((await api.GET('/api/municipios/')).response.status).toBe(200);
+    expect(retries.map(({ attempt, status, reason, seenBefore }) => ({ attempt, status, reason, seenBefore }))).toEqual([
+      { attempt: 1, status: 429, reason: 'rate limited', seenBefore: 1 },
+      { attempt: 2, status: 503, reason: 'unavailable', seenBefore: 2 },
+    ]);
+    expect(retries[0]!.waitMs).toBeGreaterThan(0);
+    expect(retries[0]!.waitMs).toBeLessThanOrEqual(10);
+    expect(retries[1]!.waitMs).toBe(0);
+    expect(retries[0]!.request.headers.get('X-Request-Id')).toBe(seen[0]!.headers['x-request-id']);
+  });
+
   it('gives up on a 429 after its retries, throwing the last answer', async () => {
     start({ status: 429, body: errorModel('rate_limited') });
     const api = createApiClient({ baseUrl, retry: { retries: 2, baseDelayMs: 5 } });
@@ -184,10 +229,12 @@ describe('retries, against a scripted server', () => {
 
   it('throws PalanqueNetworkError when the API cannot be reached, after retrying', async () => {
     const closed = `http://127.0.0.1:${await freePort()}`;
-    const failure = await createApiClient({ baseUrl: closed, retry: { retries: 1, baseDelayMs: 5 } })
+    const retries: RetryEvent[] = [];
+    const failure = await createApiClient({ baseUrl: closed, retry: { retries: 1, baseDelayMs: 5, onRetry: (event) => retries.push(event) } })
       .GET('/api/municipios/')
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(PalanqueNetworkError);
+    expect(retries).toEqual([expect.objectContaining({ attempt: 1, status: undefined, reason: expect.stringContaining('ECONNREFUSED') })]);
     expect((failure as PalanqueNetworkError).requestId).toMatch(/^[0-9a-f-]{36}$/);
   });
 

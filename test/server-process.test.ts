@@ -4,7 +4,8 @@
  * TEST_DATABASE_URL is set). The in-process app tests cannot prove what only the entry point does:
  * migrating and importing on first start (and not again), creating the first admin and printing its
  * generated password once, starting without reachable reference data and
- * picking it up later without a restart, JSON logs tagged with the request id, a clean exit on SIGTERM
+ * picking it up later without a restart, JSON logs tagged with the request id (and, on a terminal only, one
+ * plain line with the addresses of the API and its documentation), a clean exit on SIGTERM
  * and SIGINT, and refusing to start on a bad configuration.
  *
  * The last part tests createShutdown (src/lifecycle.ts) in process on a plain node:http server, where the
@@ -23,6 +24,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
 import { createShutdown } from '../src/lifecycle.js';
+import { startLine } from '../src/serve.js';
 import type { Logger } from '../src/logger.js';
 import { importMunicipalities } from '../src/municipalities/import.js';
 import { SHARED_MUNICIPIOS, SHARED_MUNICIPIOS_SHA256 } from './helpers/app.js';
@@ -136,8 +138,9 @@ function isFirstAdminBanner(line: LogLine): boolean {
   if (typeof line.raw !== 'string') return false;
   return (
     line.raw === '' ||
-    /^ {2}(The first admin account was created\.|Log in and change it\.)/.test(line.raw) ||
-    /^ {4}(username|password): \S+$/.test(line.raw)
+    /^ {2}(The first admin account was created\.|Change it with the admin command line, |or have a reset link mailed: |\(Set ADMIN_USERNAME)/.test(line.raw) ||
+    /^ {4}(username|password): \S+$/.test(line.raw) ||
+    /^ {4}palanque user set-password \S+$/.test(line.raw)
   );
 }
 
@@ -313,8 +316,9 @@ describe('npm start (src/server.ts as a process)', () => {
         expect(line.request_id).not.toBe('');
       }
       // Every stdout line is a JSON log line of the service, except the first admin's password banner
-      // (plain text for a person, printed once on an empty database).
+      // (plain text for a person, printed once on an empty database): off a terminal, no start line.
       expect(server.lines.filter((line) => !isFirstAdminBanner(line) && ('raw' in line || line.service !== 'palanque'))).toEqual([]);
+      expect(server.lines.find((line) => messageOf(line).startsWith('listening on'))).toMatchObject({ port: server.port });
     },
     PROCESS_TEST_TIMEOUT,
   );
@@ -395,6 +399,40 @@ describe('npm start (src/server.ts as a process)', () => {
     },
     PROCESS_TEST_TIMEOUT,
   );
+
+  it.skipIf(!existsSync('/usr/bin/script'))(
+    'prints one plain line with the addresses of the API and of /docs on a terminal',
+    async () => {
+      const database = await newDatabase();
+      const port = await freePort();
+      // script(1) gives the server a terminal; its output is what the terminal shows.
+      const child = spawn('/usr/bin/script', ['-qec', `'${process.execPath}' --import tsx src/server.ts`, '/dev/null'], {
+        cwd: projectRoot,
+        env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: database.url, MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS, MUNICIPIOS_SHA256: SHARED_MUNICIPIOS_SHA256, ADMIN_PASSWORD: 'senha-do-primeiro-admin' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const exited = new Promise((resolve) => child.once('close', resolve));
+      try {
+        await waitFor(() => (output.includes('Ctrl-C stops it.') ? true : undefined), { timeoutMs: START_TIMEOUT_MS, what: 'the start line', output: () => output });
+        const base = `http://127.0.0.1:${port}`;
+        expect(output.split(/\r?\n/)).toContain(`Palanque API on ${base}/ (documentation: ${base}/docs). Ctrl-C stops it.`);
+        expect((await fetch(`${base}/docs`)).status).toBe(200);
+      } finally {
+        process.kill(-child.pid!, 'SIGTERM');
+        await exited;
+      }
+    },
+    PROCESS_TEST_TIMEOUT,
+  );
+
+  it('decides the start line from whether stdout is a terminal', () => {
+    expect(startLine('http://127.0.0.1:8000', true)).toBe('Palanque API on http://127.0.0.1:8000/ (documentation: http://127.0.0.1:8000/docs). Ctrl-C stops it.');
+    expect(startLine('https://api.palanque.app/v1', true)).toContain('documentation: https://api.palanque.app/v1/docs');
+    expect(startLine('http://127.0.0.1:8000', false)).toBeUndefined();
+  });
 
   it(
     'refuses to start on an invalid configuration, naming the variable',

@@ -2,7 +2,7 @@
  * SMS operations against the real app (requests and responses checked against the contract) and the
  * SMS provider simulator on loopback: adding credentials (admins only, secret sealed and never
  * returned, 503 without SECRETS_KEY), who may list and use them, campaign validation and counts
- * (invalid, repeated and opted-out numbers, GSM-7 and UCS-2 segments), the send job against provider
+ * (numbers found as people write them, invalid, repeated and opted-out ones, GSM-7 and UCS-2 segments), the send job against provider
  * failures (called directly on an app without jobs, so no retry delay is waited for), signed delivery
  * receipts (signature, account, idempotency, monotonic statuses) and signed replies (opt-outs).
  * The happy path end to end is in sms-flow.test.ts. Runs on SQLite, or PostgreSQL with TEST_DATABASE_URL.
@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobAttempt } from '../src/jobs/index.js';
+import { readRecipients } from '../src/messaging/recipients.js';
 import { SecretBox } from '../src/security/secret-box.js';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
@@ -368,7 +369,7 @@ describe('sendSmsCampaign', () => {
     expect(await app.sms.models.Campaign.count()).toBe(before);
   });
 
-  it('answers 422 for a list with no number once split, and when every number opted out', async () => {
+  it('answers 422 for a list with no number in it, and when every number opted out', async () => {
     const before = await app.sms.models.Campaign.count();
     const empty = await campaign(operator, { titulo: 'Vazia', credencial: teamCredential, mensagem: { recipient_list_str: ' , ;\n ;,', mensagem: 'Olá' } });
     expectError(empty, 422, 'validation_failed');
@@ -390,7 +391,7 @@ describe('sendSmsCampaign', () => {
   it('answers 422 naming the count for a list over SMS_MAX_RECIPIENTS (10,000), before reading any number', async () => {
     const before = await app.sms.models.Campaign.count();
     const attempts = provider.attempts;
-    // Numbers that are not even valid: the cap answers first, so none of them is read.
+    // Numbers that are not even valid, one per line: the cap answers first, so none of them is read.
     const entries = Array.from({ length: 10_001 }, (_, i) => `n${i}`).join('\n');
     const refused = await campaign(operator, { titulo: 'Grande demais', credencial: teamCredential, mensagem: { recipient_list_str: entries, mensagem: 'Olá' } });
     expectError(refused, 422, 'validation_failed');
@@ -454,6 +455,54 @@ describe('sendSmsCampaign', () => {
     for (const message of handed) expect(message).toMatchObject({ from: SENDER, body: text, accountSid: ACCOUNT });
     expect(provider.messages.filter((message) => message.to === gone.e164)).toEqual([]);
     expect(messages.map((message) => message.provider_sid).sort()).toEqual(handed.map((message) => message.sid).sort());
+  });
+
+  it('finds the numbers as people write them, several to a line, and reports a mistyped one whole', async () => {
+    const [first, second, third, fourth] = [freshNumber(), freshNumber(), freshNumber(), freshNumber()];
+    const written = (number: { national: string }) => `${number.national.slice(2, 7)}-${number.national.slice(7)}`;
+    const text = `Como se escreve ${randomBytes(4).toString('hex')}`;
+    const recipients =
+      `(21) ${written(first)}\n` + // as on a business card
+      `21 ${written(second)}, +55 21 ${written(third)} ${fourth.national};` + // two on a line, the second after a space
+      `${first.national},${second.e164}`; // repeats, after a comma without a space
+    const created = await campaign(operator, { titulo: 'Como se escreve', credencial: teamCredential, mensagem: { recipient_list_str: recipients, mensagem: text } });
+    expect(created.status, created.text).toBe(201);
+    expect((created.body as Json).data).toMatchObject({ accepted: 4, rejected: 2, opted_out_skipped: 0 });
+    const messages = await handedOver((created.body as Json).data.id);
+    expect(messages.map((message) => message.recipient)).toEqual([first.e164, second.e164, third.e164, fourth.e164]);
+
+    // A digit short: the entry is reported as typed, and nothing is sent.
+    const attempts = provider.attempts;
+    const mistyped = await campaign(operator, {
+      titulo: 'Faltou um dígito',
+      credencial: teamCredential,
+      mensagem: { recipient_list_str: `(21) ${written(first)}\n(21) ${written(second).slice(0, -1)}`, mensagem: text },
+    });
+    expectError(mistyped, 422, 'validation_failed');
+    expect((mistyped.body as Json).error.details).toEqual([
+      { location: 'body', field: 'mensagem.recipient_list_str', rule: 'phone_number', message: 'entry 2 is not a valid phone number', value: `(21) ${written(second).slice(0, -1)}` },
+    ]);
+    expect(provider.attempts).toBe(attempts);
+  });
+
+  it('counts numbers that share a line toward SMS_MAX_RECIPIENTS once they are found', async () => {
+    const before = await app.sms.models.Campaign.count();
+    const oneLine = Array.from({ length: 10_001 }, (_, i) => `219${String(80_000_000 + i)}`).join(' ');
+    const refused = await campaign(operator, { titulo: 'Uma linha só', credencial: teamCredential, mensagem: { recipient_list_str: oneLine, mensagem: 'Olá' } });
+    expectError(refused, 422, 'validation_failed');
+    expect((refused.body as Json).error.details).toEqual([expect.objectContaining({ rule: 'max_recipients', value: 10_001, message: expect.stringMatching(/^lists 10001 numbers; /) })]);
+    expect(await app.sms.models.Campaign.count()).toBe(before);
+  });
+
+  it('reports a long line without a number as one entry, unread (searching it would cost seconds)', async () => {
+    const junk = Array.from({ length: 60_000 }, () => '1').join(' ');
+    const first = freshNumber();
+    const read = readRecipients(`${first.e164}\n${junk}`);
+    expect(read.numbers).toEqual([first.e164]);
+    expect(read.invalid).toEqual([{ position: 1, entry: expect.stringMatching(/^1 1 1 .*… \(119999 characters, no phone number\)$/) }]);
+    const refused = await campaign(operator, { titulo: 'Lixo', credencial: teamCredential, mensagem: { recipient_list_str: `${first.e164}\n${junk}`, mensagem: 'Olá' } });
+    expectError(refused, 422, 'validation_failed');
+    expect((refused.body as Json).error.details).toEqual([expect.objectContaining({ rule: 'phone_number', message: 'entry 2 is not a valid phone number' })]);
   });
 
   it('answers a campaign retried after its first answer was lost with its instance with that campaign, sending nothing twice', async () => {

@@ -110,7 +110,7 @@ export async function importTask(options: DatabaseOptions & { source?: string; s
     try {
       report = await runImport(task.sequelize, source, sha256, output);
     } catch (error) {
-      if (error instanceof ImportError) throw new ReportedFailure(error.message);
+      if (error instanceof ImportError) throw new ReportedFailure(error.message + (options.source === undefined ? offlineHint(source) : ''));
       throw error;
     }
     if (output.json) {
@@ -122,6 +122,18 @@ export async function importTask(options: DatabaseOptions & { source?: string; s
         (report.inserted + report.updated > 0 ? 'A running server picks the list up by itself while its list is empty; otherwise restart it.\n' : ''),
     );
   });
+}
+
+/**
+ * Without --source the list is downloaded (MUNICIPIOS_SOURCE, else the pinned upstream file), which fails
+ * offline: say how to import a copy one has.
+ */
+function offlineHint(source: string): string {
+  if (!/^https?:/i.test(source)) return '';
+  return (
+    `\nNo --source was given, so the list was downloaded from ${source} (MUNICIPIOS_SOURCE, else the pinned upstream file).` +
+    '\nOffline, or to use a copy of your own, pass it: palanque municipios import --source <file or URL> (--sha256 \'\' skips the digest check for your own data).'
+  );
 }
 
 async function runImport(sequelize: Sequelize, source: string, sha256: string | undefined, output: Output) {

@@ -1,7 +1,8 @@
 /**
  * The first admin. A server started on an empty database creates one, so that someone can log in and
  * create the others: from ADMIN_USERNAME / ADMIN_EMAIL / ADMIN_PASSWORD, or with a generated password
- * printed once to the console (it is stored only as a hash, so it cannot be shown again).
+ * printed once to the console (it is stored only as a hash, so it cannot be shown again), with the
+ * commands that change it (the API has no change-password operation: the CLI's database task does it).
  */
 import { writeSync } from 'node:fs';
 import type { Logger } from '../logger.js';
@@ -38,7 +39,10 @@ export async function ensureFirstAdmin(
         '  The first admin account was created. Its password is shown only this once:\n\n' +
         `    username: ${settings.username}\n` +
         `    password: ${password}\n\n` +
-        '  Log in and change it. (Set ADMIN_USERNAME and ADMIN_PASSWORD to choose them instead.)\n\n',
+        '  Change it with the admin command line, on this server\'s database (its DATABASE_URL):\n' +
+        `    palanque user set-password ${settings.username}\n` +
+        `  or have a reset link mailed: palanque auth reset-password --email ${settings.email}\n` +
+        '  (Set ADMIN_USERNAME and ADMIN_PASSWORD to choose them instead.)\n\n',
     );
   }
   return true;

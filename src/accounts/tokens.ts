@@ -30,7 +30,11 @@ export class TokenStore {
   ) {}
 
   async issue(userId: number, now = new Date()): Promise<IssuedKey> {
-    const key = newSecret(KEY_PREFIX);
+    return this.issueGiven(userId, newSecret(KEY_PREFIX), now);
+  }
+
+  /** Stores a key the caller made (the sandbox's fixed demo keys, SANDBOX_DEMO_KEYS=fixed); everything else uses `issue`. */
+  async issueGiven(userId: number, key: string, now = new Date()): Promise<IssuedKey> {
     const expiresAt = new Date(now.getTime() + this.lifetimeMs);
     await this.models.ApiToken.create({ user_id: userId, key_hash: secretHash(key), created_at: now, expires_at: expiresAt });
     return { key, expiresAt };

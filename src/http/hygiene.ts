@@ -2,14 +2,15 @@
  * Security headers and CORS for a JSON API consumed by browser front ends.
  * - helmet's defaults, with a Content-Security-Policy that allows nothing: the API serves no pages.
  * - CORS only for the configured front-end origins (CORS_ORIGINS), allowing the headers the contract
- *   uses and exposing the ones a front end needs to read (request id, rate limits, replays, ETag).
+ *   uses and exposing the ones a front end needs to read (request id, rate limits, replays, ETag, who answered).
  */
 import cors from 'cors';
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
 
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id', 'Idempotency-Key', 'If-None-Match', 'If-Match'];
-export const CORS_EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed', 'ETag', 'Allow'];
+/** `X-Served-By` is set by the hybrid mode only (`palanque` or `mock`); exposed so a front end can show who answered. */
+export const CORS_EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed', 'ETag', 'Allow', 'X-Served-By'];
 
 /**
  * helmet's headers do not depend on the request, so they are computed once from helmet itself and set

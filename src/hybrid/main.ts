@@ -6,7 +6,8 @@
  * start lists the operations the mock serves.
  *
  * The server is configured as for `npm start` (DATABASE_URL and the rest), or with `--sandbox` it is the
- * sandbox (a temporary database with the demo data). `--spec` serves another contract, such as a copy of
+ * sandbox (a temporary database with the demo data). The mock listens on HYBRID_MOCK_PORT, else a free
+ * port, on 127.0.0.1. `--spec` serves another contract, such as a copy of
  * spec/openapi.yaml being edited; the server then validates against that contract too.
  */
 import 'dotenv/config';
@@ -23,14 +24,16 @@ import { bannerOf } from '../sandbox/banner.js';
 import { startSandbox } from '../sandbox/sandbox.js';
 import { startServer } from '../serve.js';
 import { forwardToMock, SERVED_BY_HEADER } from './mock-forwarder.js';
-import { startPrismMock } from './prism-mock.js';
+import { mockPortOf, startPrismMock } from './prism-mock.js';
 import { describeOperations, operationsOf } from './operations.js';
 
 const USAGE = `Usage: npm run dev:hybrid [-- --spec <file>] [--sandbox]
 
 The real server for every operation it implements, the Prism mock for the rest, on one address.
   --spec <file>   the contract to serve (default spec/openapi.yaml)
-  --sandbox       run the sandbox (temporary database, demo data) instead of the configured database`;
+  --sandbox       run the sandbox (temporary database, demo data) instead of the configured database
+Environment: as npm start (PORT, DATABASE_URL...), and HYBRID_MOCK_PORT, the inner Prism mock's port on
+127.0.0.1 (default: a free one).`;
 
 const print = (text: string) => void writeSync(1, `${text}\n`);
 
@@ -41,9 +44,16 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadConfigOrExit();
+  let mockPort: number | undefined;
+  try {
+    mockPort = mockPortOf(process.env.HYBRID_MOCK_PORT);
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
   const contractFile = resolve(values.spec ?? specFile);
   const operations = operationsOf(loadContract(contractFile));
-  const mock = await startPrismMock(contractFile);
+  const mock = await startPrismMock(contractFile, { port: mockPort });
   // The sandbox keeps request logs out of its banner's way, as `npm run sandbox` does.
   const logger = createLogger(values.sandbox ? process.env.LOG_LEVEL || 'warn' : config.logLevel);
   const hybrid = { contractFile, unimplemented: forwardToMock(mock.url, config.basePath), responseHeaders: { [SERVED_BY_HEADER]: 'palanque' } };

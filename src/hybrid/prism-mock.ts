@@ -1,7 +1,8 @@
 /**
- * The Prism mock of a contract, run as a child process on a free loopback port: the hybrid mode forwards
- * to it the operations the server has no handler for, and the mock tests start it on spec/openapi.yaml. Prism is a devDependency, as the hybrid mode is a
- * development tool.
+ * The Prism mock of a contract, run as a child process on a loopback port (a free one, unless given: the
+ * hybrid mode's HYBRID_MOCK_PORT): the hybrid mode forwards to it the operations the server has no
+ * handler for, and the mock tests start it on spec/openapi.yaml. Prism is a devDependency, as the hybrid
+ * mode is a development tool.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -15,8 +16,18 @@ export interface RunningMock {
 
 const START_TIMEOUT_MS = 60_000;
 
-export async function startPrismMock(contractFile: string): Promise<RunningMock> {
-  const port = await freePort();
+/** HYBRID_MOCK_PORT as a port number; unset or empty means a free port. */
+export function mockPortOf(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const port = Number(value);
+  if (!/^\d+$/.test(value.trim()) || port < 1 || port > 65_535) {
+    throw new Error(`HYBRID_MOCK_PORT must be a port number from 1 to 65535 (or unset, for a free port); got "${value}".`);
+  }
+  return port;
+}
+
+export async function startPrismMock(contractFile: string, options: { port?: number } = {}): Promise<RunningMock> {
+  const port = options.port ?? (await freePort());
   const child = spawn(join(projectRoot, 'node_modules', '.bin', 'prism'), ['mock', '--host', '127.0.0.1', '--port', String(port), contractFile], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },

@@ -17,7 +17,7 @@ import type { SignatureCheck } from '../http/provider-signatures.js';
 import { apiBaseUrl, requestedUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Entities } from '../entities/index.js';
 import { providerSignatureMatches } from './provider-signature.js';
-import { entriesOf, normalisedPhone, readRecipients } from './recipients.js';
+import { countPieces, normalisedPhone, readRecipients } from './recipients.js';
 import type { Sms } from './sms.js';
 
 type SmsOperations = 'listSmsCredentials' | 'createSmsCredential' | 'sendSmsCampaign' | 'listSmsOptOuts' | 'receiveSmsDeliveryReceipt' | 'receiveSmsWebhook';
@@ -74,10 +74,10 @@ export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pi
       const problems: ErrorDetail[] = [];
       const title = requiredText('titulo', titulo, problems);
       const text = requiredText('mensagem.mensagem', mensagem.mensagem, problems);
-      // Counted before any number is read: reading is the work the cap bounds.
-      const listed = entriesOf(mensagem.recipient_list_str).length;
-      if (listed > sms.maxRecipients) {
-        throw invalidBody([
+      // The usual list (one number per line or between commas) is counted before any number is read,
+      // reading being the work the cap bounds; numbers sharing a line are counted once found.
+      const overCap = (listed: number) =>
+        invalidBody([
           {
             location: 'body',
             field: 'mensagem.recipient_list_str',
@@ -86,8 +86,10 @@ export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pi
             value: listed,
           },
         ]);
-      }
+      const pieces = countPieces(mensagem.recipient_list_str);
+      if (pieces > sms.maxRecipients) throw overCap(pieces);
       const recipients = readRecipients(mensagem.recipient_list_str);
+      if (recipients.entries > sms.maxRecipients) throw overCap(recipients.entries);
       for (const { position, entry } of recipients.invalid) {
         problems.push({ location: 'body', field: 'mensagem.recipient_list_str', rule: 'phone_number', message: `entry ${position + 1} is not a valid phone number`, value: entry.slice(0, 40) });
       }

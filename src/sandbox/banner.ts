@@ -9,6 +9,13 @@ export function bannerOf(sandbox: Sandbox): string {
     '',
     'Demo users (password, then an API key: Authorization: Token <key>):',
     ...sandbox.users.map((user) => `  ${user.username.padEnd(width)}  ${user.password}  ${user.key}${user.isAdmin ? '  (admin)' : ''}`),
+    sandbox.demoKeys === 'fixed'
+      ? 'These keys are the same at every start (SANDBOX_DEMO_KEYS=fixed, derived from SANDBOX_PASSWORD): for this machine only.'
+      : 'These keys are new at every start; SANDBOX_DEMO_KEYS=fixed keeps them the same across restarts.',
+    '',
+    sandbox.corsOrigins.length > 0
+      ? `Browser front ends on ${sandbox.corsOrigins.join(', ')} may call it (CORS_ORIGINS changes the list).`
+      : 'No browser origin may call it (CORS_ORIGINS is empty).',
     '',
     `Reset to the demo data: POST ${sandbox.url}/api/testes/reset_sandbox/ as an admin, or \`palanque sandbox reset\`.`,
     'The demo users, their passwords and these keys survive every reset; everything else written is undone.',

@@ -10,13 +10,16 @@ import { createLogger, endLogging } from '../logger.js';
 import { stopOnSignals } from '../lifecycle.js';
 import { SeedError } from '../db/seed.js';
 import { bannerOf } from './banner.js';
-import { startSandbox, type Sandbox } from './sandbox.js';
+import { SandboxSettingError, startSandbox, type Sandbox } from './sandbox.js';
 
 const USAGE = `Usage: npm run sandbox [-- --no-simulators]
 
 The real server on a temporary SQLite database seeded with fixtures/, on PORT (default 8000).
   --no-simulators   do not start the simulated SMS provider, elections panel and OAuth providers
-Environment: PORT, HOST, SANDBOX_PASSWORD (the demo users' password), MUNICIPIOS_SOURCE, LOG_LEVEL.`;
+Environment: PORT, HOST, SANDBOX_PASSWORD (the demo users' password), SANDBOX_DEMO_KEYS=fixed (the same
+demo keys at every start, derived from the usernames and SANDBOX_PASSWORD: for local use only),
+CORS_ORIGINS (default: http://localhost:5173, http://localhost:3000 and their 127.0.0.1 forms),
+MUNICIPIOS_SOURCE, LOG_LEVEL.`;
 
 // Synchronous writes: the banner must be complete before any log line, whatever stdout is.
 const print = (text: string) => void writeSync(1, `${text}\n`);
@@ -33,7 +36,7 @@ async function main(): Promise<void> {
   try {
     sandbox = await startSandbox({ logger, simulators: !values['no-simulators'] });
   } catch (error) {
-    if (!(error instanceof SeedError)) throw error;
+    if (!(error instanceof SeedError || error instanceof SandboxSettingError)) throw error;
     console.error(error.message);
     await endLogging(logger);
     process.exit(1);

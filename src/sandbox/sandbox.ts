@@ -6,13 +6,19 @@
  * answered, the elections-panel sync and the OAuth account links complete, with no account anywhere.
  *
  * The demo users share one password (SANDBOX_PASSWORD, default `palanque-sandbox`) and each gets an API
- * key at start; both are part of the seeded state, so they survive every reset.
+ * key at start; both are part of the seeded state, so they survive every reset. The keys are new at each
+ * start, or with SANDBOX_DEMO_KEYS=fixed the same at every start (derived, see `fixedDemoKey`), so the
+ * key in a front end's `.env` survives a restart.
+ *
+ * Browser front ends on the usual local dev servers (Vite's 5173, 3000) may call it: those origins are
+ * allowed by CORS unless CORS_ORIGINS says otherwise.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RequestHandler } from 'express';
+import { KEY_PREFIX } from '../accounts/tokens.js';
 import { loadConfig } from '../config.js';
 import { seedDemoData, SeedError } from '../db/seed.js';
 import type { Logger } from '../logger.js';
@@ -28,6 +34,32 @@ export const DEFAULT_SANDBOX_PASSWORD = 'palanque-sandbox';
 export const SANDBOX_ELECTIONS_TOKEN = 'sandbox-elections-token';
 export const SANDBOX_SOCIALNET_VERIFY_TOKEN = 'sandbox-verify-token';
 export const SANDBOX_SOCIALNET_APP_SECRET = 'sandbox-app-secret';
+/** The origins of the usual local front-end dev servers (Vite, Create React App, Next.js), allowed by default. */
+export const SANDBOX_CORS_ORIGINS = ['http://localhost:5173', 'http://localhost:3000', 'http://127.0.0.1:5173', 'http://127.0.0.1:3000'];
+
+/** `fresh`: new demo keys at every start (the default); `fixed`: the same keys at every start (SANDBOX_DEMO_KEYS=fixed). */
+export type DemoKeys = 'fresh' | 'fixed';
+
+/** A sandbox setting that cannot be used; `npm run sandbox` prints it and exits. */
+export class SandboxSettingError extends Error {
+  override name = 'SandboxSettingError';
+}
+
+export function demoKeysOf(value: string | undefined): DemoKeys {
+  if (value === undefined || value === '' || value === 'fresh') return 'fresh';
+  if (value === 'fixed') return 'fixed';
+  throw new SandboxSettingError(`SANDBOX_DEMO_KEYS must be "fixed" (the same demo keys at every start) or "fresh" (the default); got "${value}".`);
+}
+
+/**
+ * A demo user's key under SANDBOX_DEMO_KEYS=fixed: derived, not stored, from the username and the
+ * sandbox password (HMAC-SHA256, in the shape of every key: `plq_` and 43 base64url characters), so the
+ * same settings give the same keys on any machine and a new SANDBOX_PASSWORD gives new ones. Anyone who
+ * knows the password can compute them: they are for a sandbox on one's own machine, never a shared server.
+ */
+export function fixedDemoKey(username: string, password: string): string {
+  return KEY_PREFIX + createHmac('sha256', `palanque-sandbox-demo-key:${password}`).update(username).digest('base64url');
+}
 
 export interface SandboxOptions {
   /** The environment the configuration is read from (process.env by default); the sandbox overrides its database and providers. */
@@ -59,6 +91,10 @@ export interface SandboxSimulators {
 export interface Sandbox {
   url: string;
   users: DemoUser[];
+  /** Whether the demo keys change at every start or stay the same (SANDBOX_DEMO_KEYS). */
+  demoKeys: DemoKeys;
+  /** The browser origins CORS allows (CORS_ORIGINS, else SANDBOX_CORS_ORIGINS). */
+  corsOrigins: string[];
   simulators: SandboxSimulators | undefined;
   server: RunningServer;
   reset(): Promise<SandboxResetReport>;
@@ -67,6 +103,7 @@ export interface Sandbox {
 
 export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const base = options.environment ?? process.env;
+  const demoKeys = demoKeysOf(base.SANDBOX_DEMO_KEYS);
   const workdir = mkdtempSync(join(tmpdir(), 'palanque-sandbox-'));
   const port = Number(base.PORT ?? 8000);
   const host = base.HOST ?? '127.0.0.1';
@@ -85,6 +122,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       SECRETS_KEY: randomBytes(32).toString('base64'),
       SOCIALNET_VERIFY_TOKEN: SANDBOX_SOCIALNET_VERIFY_TOKEN,
       SOCIALNET_APP_SECRET: SANDBOX_SOCIALNET_APP_SECRET,
+      // Set, even empty, it is the deployment's choice; unset, the local dev servers may call.
+      CORS_ORIGINS: base.CORS_ORIGINS ?? SANDBOX_CORS_ORIGINS.join(','),
       ...(simulators ? simulatorSettings(simulators, url, base) : {}),
     });
     let seeded: { users: DemoUser[]; snapshot: DatabaseSnapshot } | undefined;
@@ -94,13 +133,15 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       unimplemented: options.unimplemented,
       responseHeaders: options.responseHeaders,
       prepare: async (parts) => {
-        seeded = await seedAndSnapshot(parts, { password, secretsKey: config.secretsKey!, passwordHashCost: config.accounts.passwordHashCost });
+        seeded = await seedAndSnapshot(parts, { password, secretsKey: config.secretsKey!, passwordHashCost: config.accounts.passwordHashCost }, demoKeys);
       },
       sandbox: (parts) => (control = resettable(parts, seeded!.snapshot)),
     });
     return {
       url: server.url,
       users: seeded!.users,
+      demoKeys,
+      corsOrigins: config.corsOrigins,
       simulators,
       server,
       reset: () => control!.reset(),
@@ -121,6 +162,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
 async function seedAndSnapshot(
   parts: ServerParts,
   settings: { password: string; secretsKey: string; passwordHashCost: number },
+  demoKeys: DemoKeys,
 ): Promise<{ users: DemoUser[]; snapshot: DatabaseSnapshot }> {
   if (parts.municipalities.size === 0) {
     throw new SeedError('The sandbox needs the municipality list (the demo entities name municipalities): set MUNICIPIOS_SOURCE to a copy of it, a file or an http(s) URL.');
@@ -130,7 +172,8 @@ async function seedAndSnapshot(
   for (const { username, password } of report.passwords) {
     const user = await parts.accounts.users.byLoginName(username);
     if (!user) throw new Error(`the seed reported ${username}, who is not in the database`);
-    users.push({ username, password, key: (await parts.accounts.tokens.issue(user.id)).key, isAdmin: Boolean(user.is_admin) });
+    const { key } = demoKeys === 'fixed' ? await parts.accounts.tokens.issueGiven(user.id, fixedDemoKey(username, password)) : await parts.accounts.tokens.issue(user.id);
+    users.push({ username, password, key, isAdmin: Boolean(user.is_admin) });
   }
   return { users, snapshot: await DatabaseSnapshot.take(parts.sequelize) };
 }
