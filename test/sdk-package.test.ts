@@ -1,0 +1,151 @@
+/**
+ * @palanque/sdk as a front-end repository gets it: `npm pack` in sdk/ (which builds it through
+ * `prepack`), then the tarball installed from the registry alone into a new project outside this
+ * repository (test/frontend/sdk-consumer, copied to a temporary folder). There the project's code
+ * type-checks with a Vite app's compiler settings, runs against a real server, and the msw entry
+ * imports once its optional peers are installed. The installed tree carries no server dependency.
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUser } from './helpers/accounts.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** The installed tree of the SDK and its one runtime dependency stays well under this. */
+const INSTALLED_BUDGET_BYTES = 3 * 1024 * 1024;
+/** Packages of the server that must never reach a front end's node_modules. */
+const SERVER_PACKAGES = ['express', 'sequelize', 'sqlite3', 'pg', 'pg-boss', 'ioredis', 'nodemailer', 'pino', 'commander'];
+
+/** What the msw entry needs besides the SDK: its optional peer dependencies (sdk/package.json). */
+const MSW_PEERS = Object.keys((JSON.parse(readFileSync(join(root, 'sdk', 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies);
+
+let work = '';
+let tarball = '';
+let consumer = '';
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'palanque-sdk-package-'));
+  tarball = await packSdk(work);
+  consumer = join(work, 'consumer');
+  cpSync(join(root, 'test', 'frontend', 'sdk-consumer'), consumer, { recursive: true });
+  // TypeScript is the consumer's own compiler, at the version this repository uses.
+  await npm(consumer, ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, `typescript@${versionOf('typescript')}`]);
+}, 300_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('npm pack in sdk/', () => {
+  it('gives a tarball of ES modules with a declaration beside each, and nothing of the server', async () => {
+    const { stdout } = await run('tar', ['-tzf', tarball]);
+    const files = stdout.split('\n').filter(Boolean);
+    for (const module of ['index', 'client', 'errors', 'helpers', 'retry', 'msw']) {
+      expect(files, module).toContain(`package/dist/${module}.js`);
+      expect(files, module).toContain(`package/dist/${module}.d.ts`);
+    }
+    expect(files).toContain('package/dist/schema.d.ts');
+    expect(files).toContain('package/dist/openapi.json');
+    expect(files.filter((file) => !file.startsWith('package/dist/') && !['package/package.json', 'package/README.md'].includes(file))).toEqual([]);
+  });
+});
+
+describe('installed into a project outside the repository', () => {
+  it('brings openapi-fetch alone along, and no server package', () => {
+    const modules = join(consumer, 'node_modules');
+    expect(existsSync(join(modules, '@palanque', 'sdk', 'dist', 'index.js'))).toBe(true);
+    for (const name of SERVER_PACKAGES) expect(existsSync(join(modules, name)), name).toBe(false);
+    // The msw entry's needs are optional peers: only a project that uses it installs them.
+    for (const name of MSW_PEERS) expect(existsSync(join(modules, name)), name).toBe(false);
+    const installed = ['@palanque/sdk', 'openapi-fetch', 'openapi-typescript-helpers'].map((name) => sizeOf(join(modules, name)));
+    expect(installed.reduce((sum, size) => sum + size, 0)).toBeLessThan(INSTALLED_BUDGET_BYTES);
+  });
+
+  it("type-checks the project's code with a Vite app's settings (a call the contract refuses is a compile error)", async () => {
+    await expect(tsc(consumer, ['--noEmit'])).resolves.toBe('');
+  });
+
+  it('runs against a real server: logs in, creates an entity, lists and reads it, and gets the error model for an unknown id', async () => {
+    const app = await startTestApp();
+    try {
+      const owner = await createUser(app);
+      await tsc(consumer, []);
+      const { stdout } = await run(process.execPath, [join(consumer, 'out', 'client.js'), app.baseUrl, owner.user.username, owner.password], { cwd: consumer });
+      const result = JSON.parse(stdout.trim()) as { user: string; created: number; listed: unknown; read: string; missing: string };
+      expect(result.user).toBe(owner.user.username);
+      expect(result.read).toBe('Maria Santos');
+      expect(JSON.stringify(result.listed)).toContain('Maria da Silva Santos');
+      expect(result.missing).toBe('not_found');
+      await expectStored(app, result.created);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('imports @palanque/sdk/msw once its optional peers are installed, and answers the SDK with the contract', async () => {
+    await npm(consumer, ['install', '--no-audit', '--no-fund', '--prefer-offline', ...MSW_PEERS.map((name) => `${name}@${versionOf(name)}`)]);
+    const script = [
+      "import { setupServer } from 'msw/node';",
+      "import { createApiClient } from '@palanque/sdk';",
+      "import { DEFAULT_BASE_URL, handlers } from '@palanque/sdk/msw';",
+      'const server = setupServer(...handlers);',
+      "server.listen({ onUnhandledRequest: 'error' });",
+      'const api = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });',
+      "const page = (await api.GET('/api/municipios/')).data;",
+      'server.close();',
+      'console.log(JSON.stringify({ handlers: handlers.length, first: page.results[0].nome }));',
+    ].join('\n');
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer });
+    const result = JSON.parse(stdout.trim()) as { handlers: number; first: string };
+    expect(result.handlers).toBeGreaterThan(50);
+    expect(result.first).toEqual(expect.any(String));
+  });
+});
+
+async function packSdk(destination: string): Promise<string> {
+  const { stdout } = await npm(join(root, 'sdk'), ['pack', '--json', '--pack-destination', destination]);
+  const [packed] = JSON.parse(stdout) as Array<{ filename: string }>;
+  if (!packed) throw new Error(`npm pack printed no file: ${stdout}`);
+  return join(destination, packed.filename);
+}
+
+/**
+ * npm in a folder, without what `npm test` put in this process's environment (npm_config_*,
+ * npm_package_*), so that the consumer's install sees the registry and its own folder only.
+ */
+function npm(cwd: string, args: string[]) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
+  return run('npm', args, { cwd, env, maxBuffer: 64 * 1024 * 1024 });
+}
+
+async function tsc(project: string, args: string[]): Promise<string> {
+  const compiler = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
+  try {
+    const { stdout } = await run(process.execPath, [compiler, '-p', project, ...args], { cwd: project });
+    return stdout;
+  } catch (error) {
+    throw new Error(`tsc failed:\n${(error as { stdout?: string }).stdout ?? String(error)}`);
+  }
+}
+
+function versionOf(name: string): string {
+  return (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+function sizeOf(path: string): number {
+  const stats = statSync(path);
+  if (!stats.isDirectory()) return stats.size;
+  return readdirSync(path).reduce((sum, name) => sum + sizeOf(join(path, name)), 0);
+}
+
+async function expectStored(app: TestApp, id: number): Promise<void> {
+  const [rows] = await app.sequelize.query('SELECT nome FROM entities WHERE id = :id', { replacements: { id } });
+  expect(rows).toEqual([{ nome: 'Maria da Silva Santos' }]);
+}
