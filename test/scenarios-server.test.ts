@@ -1,0 +1,25 @@
+/**
+ * The front end's scenarios (test/scenarios/front-end.ts) against the real server, on the database of
+ * this run: SQLite by default, PostgreSQL when TEST_DATABASE_URL is set (CI runs both).
+ */
+import { createApiClient } from '../sdk/index.js';
+import { createAdmin, createUser } from './helpers/accounts.js';
+import { startTestApp } from './helpers/app.js';
+import { frontEndScenarios } from './scenarios/front-end.js';
+
+frontEndScenarios({
+  name: `the real server (${process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'SQLite'})`,
+  async start() {
+    const app = await startTestApp();
+    const admin = await createAdmin(app);
+    // An entity of the admin's own, so that the list is not empty before the scenarios create theirs.
+    await createApiClient({ baseUrl: app.baseUrl, token: admin.key }).POST('/api/entidade/add/', { body: { nome: 'Maria da Silva Santos' } });
+    const newcomer = await createUser(app);
+    return {
+      baseUrl: app.baseUrl,
+      admin: { username: admin.user.username, password: admin.password },
+      newcomerEmail: newcomer.user.email,
+      close: () => app.close(),
+    };
+  },
+});
