@@ -204,7 +204,7 @@ function detailOf(error: ErrorObject, body: unknown): ErrorDetail {
 
 // --- the document ---------------------------------------------------------------------------------------
 
-/** Follows local `$ref`s (`#/components/...`) to the node they name. */
+/** Follows local `$ref`s (`#/components/...`) to the node they name; anything else is an empty node. */
 export function resolve(value: unknown): Node {
   let node = value;
   for (let hops = 0; hops < 20 && isNode(node) && typeof node.$ref === 'string'; hops += 1) {
@@ -219,7 +219,7 @@ export function resolve(value: unknown): Node {
   return isNode(node) ? node : {};
 }
 
-function isNode(value: unknown): value is Node {
+export function isNode(value: unknown): value is Node {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

@@ -41,7 +41,7 @@
 import { fromOpenApi } from '@mswjs/source/open-api';
 import { http, type DefaultBodyType, type HttpHandler, type StrictRequest } from 'msw';
 import contract from './openapi.json' with { type: 'json' };
-import { refuseInvalidRequest } from './msw-validation.js';
+import { isNode, refuseInvalidRequest, resolve } from './msw-validation.js';
 import type { operations, paths } from './schema.js';
 
 import { statefulHandlers, type StatefulHandlers, type StatefulOptions } from './msw-stateful.js';
@@ -361,25 +361,6 @@ function exampleOf(node: Node): unknown {
   const schema = resolve(node.schema);
   if ('example' in schema) return schema.example;
   return Array.isArray(schema.examples) ? schema.examples[0] : undefined;
-}
-
-/** Follows local `$ref`s (`#/components/...`) to the node they name; anything else is an empty node. */
-function resolve(value: unknown): Node {
-  let node = value;
-  for (let hops = 0; hops < 20 && isNode(node) && typeof node.$ref === 'string'; hops += 1) {
-    const pointer = node.$ref;
-    if (!pointer.startsWith('#/')) return {};
-    node = pointer
-      .slice(2)
-      .split('/')
-      .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
-      .reduce<unknown>((parent, token) => (isNode(parent) ? parent[token] : undefined), DOCUMENT);
-  }
-  return isNode(node) ? node : {};
-}
-
-function isNode(value: unknown): value is Node {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 // --- URLs -------------------------------------------------------------------------------------------
