@@ -41,7 +41,7 @@
 import { fromOpenApi } from '@mswjs/source/open-api';
 import { http, type DefaultBodyType, type HttpHandler, type StrictRequest } from 'msw';
 import contract from './openapi.json' with { type: 'json' };
-import { isNode, refuseInvalidRequest, resolve } from './msw-validation.js';
+import { refuseInvalidRequest, resolve } from './msw-validation.js';
 import type { operations, paths } from './schema.js';
 
 import { statefulHandlers, type StatefulHandlers, type StatefulOptions } from './msw-stateful.js';

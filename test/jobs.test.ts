@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrator.js';
 import { createJobQueue, type JobQueue, type JobRecord } from '../src/jobs/index.js';
+import { retriedOnDeadlock } from '../src/jobs/pgboss-queue.js';
 import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 import { waitFor } from './helpers/process.js';
 
@@ -207,4 +208,27 @@ describe('stopping', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(lines.filter((line) => line.includes('job polling failed'))).toEqual([]);
   }, 60_000);
+});
+
+describe('creating queues on PostgreSQL', () => {
+  const deadlock = () => Object.assign(new Error('deadlock detected'), { code: '40P01' });
+
+  it('runs the creation again when PostgreSQL aborted it to break a deadlock', async () => {
+    let calls = 0;
+    const created = await retriedOnDeadlock(async () => {
+      calls += 1;
+      if (calls === 1) throw deadlock();
+      return 'created';
+    });
+    expect([created, calls]).toEqual(['created', 2]);
+  });
+
+  it('gives up after three deadlocks, and never retries another error', async () => {
+    let calls = 0;
+    await expect(retriedOnDeadlock(async () => { calls += 1; throw deadlock(); })).rejects.toMatchObject({ code: '40P01' });
+    expect(calls).toBe(3);
+    calls = 0;
+    await expect(retriedOnDeadlock(async () => { calls += 1; throw Object.assign(new Error('no'), { code: '42P01' }); })).rejects.toThrow('no');
+    expect(calls).toBe(1);
+  });
 });

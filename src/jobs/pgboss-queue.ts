@@ -61,10 +61,12 @@ export class PgBossJobQueue implements JobQueue {
     const { retryLimit, retryDelaySeconds, backoff } = { ...DEFAULT_RETRY_POLICY, ...policy };
     const queue = { name, retryLimit, retryDelay: retryDelaySeconds, retryBackoff: backoff, expireInSeconds: this.options.jobTimeoutSeconds ?? DEFAULT_JOB_TIMEOUT_SECONDS };
     // createQueue leaves a queue that exists as it was: the update applies a changed timeout or policy.
-    await this.oneInstanceAtATime(async () => {
-      await this.boss.createQueue(name, queue);
-      await this.boss.updateQueue(name, queue);
-    });
+    await retriedOnDeadlock(() =>
+      this.oneInstanceAtATime(async () => {
+        await this.boss.createQueue(name, queue);
+        await this.boss.updateQueue(name, queue);
+      }),
+    );
     // pg-boss waits its polling interval between two fetches even when jobs are waiting, so one job per
     // fetch ran a campaign of 10,000 messages at one message per 2 s. A fetch takes a batch instead, whose
     // jobs run together and are completed or failed one by one here (pg-boss would settle a batch as a
@@ -149,5 +151,24 @@ export class PgBossJobQueue implements JobQueue {
 
   async stop(): Promise<void> {
     await this.boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+  }
+}
+
+/** PostgreSQL's code for a transaction it aborted to break a deadlock: the other one went on, and a retry succeeds. */
+const DEADLOCK_DETECTED = '40P01';
+
+/**
+ * Runs `work` again when PostgreSQL aborted it to break a deadlock. Queue creation is serialised between
+ * our instances (oneInstanceAtATime), yet CI saw one deadlock inside pg-boss's create_queue when three
+ * instances started at once on a new database; PostgreSQL's remedy is to retry the aborted transaction.
+ */
+export async function retriedOnDeadlock<T>(work: () => Promise<T>, tries = 3): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (error) {
+      if ((error as { code?: string }).code !== DEADLOCK_DETECTED || attempt >= tries) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt + Math.random() * 100));
+    }
   }
 }
