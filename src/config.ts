@@ -153,6 +153,8 @@ const environmentSchema = z.object({
   RATE_LIMIT_WRITE: budget,
   RATE_LIMIT_CALLBACK: budget,
   TOKEN_LIFETIME_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(24 * 7),
+  // A few seconds: it bounds what a lost revocation notice can cost (src/accounts/key-cache.ts).
+  AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   LOGIN_LOCK_WINDOW_SECONDS: z.coerce.number().int().min(1).max(24 * 3600).default(15 * 60),
   // High enough for an office behind one address: a lock after this many failures across identifiers.
@@ -160,7 +162,8 @@ const environmentSchema = z.object({
   // Seconds, not minutes: the owner of a targeted identifier waits at most this from another address.
   LOGIN_MAX_DELAY_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   PASSWORD_RESET_LIFETIME_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
-  // log2 of scrypt's N. 17 (128 MiB, OWASP's minimum) in production; tests lower it to stay fast.
+  // argon2id's memory in steps of 2x: 17 is OWASP's first choice (19 MiB, t=2, p=1) in production; tests
+  // lower it to stay fast (see argon2ParametersFor in accounts/passwords.ts).
   PASSWORD_HASH_COST: z.coerce.number().int().min(10).max(20).default(17),
   ADMIN_USERNAME: z.string().regex(USERNAME_PATTERN, 'must be 1-150 letters, digits or . _ + - (no @)').optional(),
   ADMIN_EMAIL: z.string().email('must be an e-mail address').optional(),
@@ -368,6 +371,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     accounts: {
       tokenLifetimeMs: env.TOKEN_LIFETIME_HOURS * 3600_000,
+      keyCacheMs: env.AUTH_CACHE_SECONDS * 1000,
       loginLock: {
         maxFailures: env.LOGIN_MAX_FAILURES,
         addressMaxFailures: env.LOGIN_ADDRESS_MAX_FAILURES,

@@ -23,6 +23,7 @@ import { createJobQueue, type JobQueue } from './jobs/index.js';
 import { createShutdown } from './lifecycle.js';
 import type { Logger } from './logger.js';
 import { createAccounts, type Accounts } from './accounts/index.js';
+import { revocationChannel } from './accounts/revocations.js';
 import { ensureFirstAdmin } from './accounts/first-admin.js';
 import { createMailer } from './mail/mailer.js';
 import { statusSourcesOf } from './control/status.js';
@@ -76,7 +77,11 @@ export async function startServer(config: Config, logger: Logger, options: Start
   await municipalities.reload();
   if (municipalities.size === 0) await importOnFirstStart(sequelize, config, logger, municipalities);
 
-  const accounts = createAccounts(sequelize, config.accounts, createMailer(config.mail, logger), logger);
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
+  // Revocations reach every instance's key cache through Redis, else PostgreSQL (src/accounts/revocations.ts).
+  const revocations = revocationChannel({ databaseUrl: config.databaseUrl, sequelize, redis, redisPrefix: config.rateLimitPrefix, logger });
+  const accounts = createAccounts(sequelize, config.accounts, createMailer(config.mail, logger), logger, revocations);
+  await accounts.keyCache.listen();
   const jobs = createJobQueue(config.databaseUrl, sequelize, logger, { jobTimeoutSeconds: config.jobTimeoutSeconds });
   // Started first: the domains register their kinds of job, which pg-boss takes only once started.
   await jobs.start();
@@ -87,7 +92,6 @@ export async function startServer(config: Config, logger: Logger, options: Start
 
   const parts: ServerParts = { sequelize, accounts, domains, jobs, municipalities, logger };
   const metrics = new Metrics({ poolStats: () => poolStatsOf(sequelize), jobStats: () => jobs.stats() });
-  const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
   const idempotencyKeys = new IdempotencyStore(sequelize, {
     ttlMs: config.idempotencyTtlMs,
     abandonAfterMs: Math.max(60_000, 2 * config.requestTimeoutMs),
@@ -146,6 +150,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       clearInterval(refresh);
       clearInterval(campaignSweep);
       await jobs.stop();
+      await revocations?.close();
       await redis?.quit();
       await sequelize.close();
     },
@@ -164,8 +169,9 @@ export function startLine(url: string, onTerminal: boolean): string | undefined 
 }
 
 /**
- * Redis for the shared rate limits. Commands fail fast while it is down (no offline queue) and the
- * limiter falls back to memory, so an outage degrades the limits instead of the API.
+ * Redis for the shared rate limits and key revocations. Commands fail fast while it is down (no offline
+ * queue): the limiter falls back to memory, and a revocation notice is lost (the key cache's lifetime bounds
+ * it), so an outage degrades the limits instead of the API.
  */
 function connectRedis(url: string, logger: Logger): Redis {
   const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });

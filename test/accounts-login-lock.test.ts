@@ -279,8 +279,8 @@ describe('one address across identifiers', () => {
 describe('checks in flight', () => {
   it('lets right passwords in at once from one address, more of them than the limit: they wait for the checks before them', async () => {
     // A costlier hash keeps the checks in flight together (at the tests' cheap cost each ends at once),
-    // and a limit of 2 stays below the checks SQLite lets run at once (scrypt shares libuv's 4 threads).
-    const app = await start({ accounts: { passwordHashCost: 15 } }, { maxFailures: 2 });
+    // and a limit of 2 stays below the checks SQLite lets run at once (argon2 shares libuv's 4 threads).
+    const app = await start({ accounts: { passwordHashCost: 18 } }, { maxFailures: 2 });
     const ana = await createUser(app);
     const address = freshAddress();
     const responses = await Promise.all(Array.from({ length: 8 }, () => login(app, ana.user.username, ana.password, address)));

@@ -3,21 +3,26 @@
  * (case-insensitively) hands out a fresh, random, prefixed key with the configured lifetime; wrong
  * credentials get one answer and cost the same work whether or not the account exists; inactive
  * accounts, expired, revoked and made-up keys are refused; logout and remove_token revoke exactly one
- * key; the database keeps only hashes (of keys and passwords), and weak password hashes are upgraded
- * at the next successful login.
+ * key; the database keeps only hashes (of keys and passwords: argon2id), and weaker password hashes
+ * (scrypt from earlier releases, argon2id below the current cost) are upgraded at the next successful
+ * password check. The hashes themselves are tested in accounts-passwords.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryTypes } from 'sequelize';
 import type { ApiTokenRow } from '../src/accounts/models.js';
+import { loadConfig } from '../src/config.js';
 import { hashPassword, verifyPassword } from '../src/accounts/passwords.js';
 import { appsClosedAfterEach, startTestApp, testAccountSettings, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/accounts.js';
+import { legacyScryptHash } from './helpers/legacy-passwords.js';
 
 /** Not a whole number of hours or days, so a lifetime taken from anywhere else would show. */
 const TOKEN_LIFETIME_MS = 2 * 3600_000 + 17 * 60_000 + 13_000;
 /** Tests here fail many logins from 127.0.0.1; the login lock is tested elsewhere. */
 const NO_LOCK = { maxFailures: 100_000, addressMaxFailures: 100_000, maxDelayMs: 1000, windowMs: 15 * 60_000 };
+/** PASSWORD_HASH_COST as deployed (OWASP's argon2id parameters), where the tests' cheap cost would hide something. */
+const DEFAULT_HASH_COST = loadConfig({}).accounts.passwordHashCost;
 
 let app: TestApp;
 let ana: TestUser;
@@ -139,7 +144,7 @@ describe('POST /api/auth/login', () => {
     const after = Date.now();
     expect(answer.status).toBe(200);
     for (const field of Object.keys(answer.body.data.user)) expect(field).not.toMatch(/pass|hash|key|secret/i);
-    expect(answer.text).not.toContain('$scrypt$');
+    expect(answer.text).not.toContain('$argon2id$');
     expect(answer.text).not.toContain(password);
 
     const stored = (await app.accounts.users.byId(user.id))!;
@@ -197,7 +202,8 @@ describe('POST /api/auth/login', () => {
 
 describe('equal work for unknown users', () => {
   it('takes as long for an unknown username as for a wrong password', async () => {
-    const slow = await startExtraApp({ accounts: { passwordHashCost: 15, loginLock: NO_LOCK } });
+    // The highest cost (152 MiB, several times the rest of a login's work), so that skipping the hash shows.
+    const slow = await startExtraApp({ accounts: { passwordHashCost: 20, loginLock: NO_LOCK } });
     const real = await createUser(slow);
     const time = async (username: string): Promise<number> => {
       const started = performance.now();
@@ -217,7 +223,7 @@ describe('equal work for unknown users', () => {
       known.push(await time(real.user.username));
       unknown.push(await time(`nobody.timing.${i}`));
     }
-    // Without the decoy hash an unknown name would answer ~100x faster than a real scrypt check.
+    // Without the decoy hash an unknown name would skip the argon2id check and answer several times faster.
     expect(median(unknown), `unknown ${unknown.map(Math.round)} vs known ${known.map(Math.round)} ms`).toBeGreaterThanOrEqual(0.5 * median(known));
   }, 60_000);
 });
@@ -329,7 +335,7 @@ describe('POST /api/tokens/remove_token/', () => {
 });
 
 describe('secrets at rest', () => {
-  it('keeps only the sha256 of a key and a salted scrypt hash of a password', async () => {
+  it('keeps only the sha256 of a key and a salted argon2id hash of a password', async () => {
     const user = await createUser(app);
     const answer = await login(user.user.username, user.password);
     expect(answer.status).toBe(200);
@@ -349,33 +355,12 @@ describe('secrets at rest', () => {
       type: QueryTypes.SELECT,
       replacements: { id: user.user.id },
     });
-    expect(stored!.password_hash).toMatch(/^\$scrypt\$ln=\d+,r=\d+,p=\d+\$/);
+    expect(stored!.password_hash).toMatch(/^\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
     expect(stored!.password_hash).not.toContain(user.password);
     // Nothing the app logged holds the password or the key.
     const logged = JSON.stringify(app.logs);
     expect(logged).not.toContain(user.password);
     expect(logged).not.toContain(key);
-  });
-
-  it('upgrades a weaker password hash at the next successful login', async () => {
-    const user = await createUser(app);
-    expect(testAccountSettings.passwordHashCost).toBe(12);
-    await app.accounts.users.setPasswordHash(user.user.id, await hashPassword(user.password, 10));
-    const storedHash = async () => (await app.accounts.users.byId(user.user.id))!.password_hash;
-    expect(await storedHash()).toMatch(/^\$scrypt\$ln=10,/);
-
-    // A failed login changes nothing.
-    expect((await login(user.user.username, 'wrong-password')).status).toBe(401);
-    expect(await storedHash()).toMatch(/^\$scrypt\$ln=10,/);
-
-    expect((await login(user.user.username, user.password)).status).toBe(200);
-    const upgraded = await storedHash();
-    expect(upgraded).toMatch(/^\$scrypt\$ln=12,r=8,p=1\$/);
-    expect(await verifyPassword(user.password, upgraded, 12)).toEqual({ valid: true, needsRehash: false });
-    expect((await verifyPassword('wrong-password', upgraded, 12)).valid).toBe(false);
-    // And it still logs in, without hashing again.
-    expect((await login(user.user.username, user.password)).status).toBe(200);
-    expect(await storedHash()).toBe(upgraded);
   });
 
   it('keeps no fast, unsalted digest of a request that carried a password (checkCredential with Idempotency-Key)', async () => {
@@ -392,6 +377,108 @@ describe('secrets at rest', () => {
       expect(row, `a row of ${table}`).not.toContain(user.password);
       for (const digest of digests) expect(row, `a row of ${table} holds sha256 of the request body`).not.toContain(digest);
     }
+  });
+});
+
+describe('password hashes: stored, upgraded at the next successful check, never a 500', () => {
+  const storedHashOf = async (target: TestApp, userId: number) => {
+    const [row] = await target.sequelize.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = :id', {
+      type: QueryTypes.SELECT,
+      replacements: { id: userId },
+    });
+    return row!.password_hash;
+  };
+  const checkCredential = (user: TestUser, password: string) =>
+    call(app, 'POST', '/check/credential/', { json: { username: user.user.username, password }, headers: user.headers });
+
+  it("stores a new user's password as argon2id with OWASP's parameters (m=19456, t=2, p=1) at the default cost", async () => {
+    const deployed = await startExtraApp({ accounts: { passwordHashCost: DEFAULT_HASH_COST } });
+    const user = await createUser(deployed);
+    expect(await storedHashOf(deployed, user.user.id)).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
+    expect((await login(user.user.username, user.password, deployed)).status).toBe(200);
+  });
+
+  it("replaces an earlier release's scrypt hash with argon2id at the next successful login, and not after a failed one", async () => {
+    const user = await createUser(app);
+    const scryptHash = await legacyScryptHash(user.password);
+    await app.accounts.users.setPasswordHash(user.user.id, scryptHash);
+
+    expectError(await login(user.user.username, 'wrong-password'), 401, 'invalid_credentials');
+    expect(await storedHashOf(app, user.user.id)).toBe(scryptHash);
+
+    const answer = await login(user.user.username, user.password);
+    expect(answer.status, answer.text).toBe(200);
+    const upgraded = await storedHashOf(app, user.user.id);
+    expect(upgraded).toMatch(/^\$argon2id\$v=19\$m=608,t=2,p=1\$/);
+    expect(await verifyPassword(user.password, upgraded, testAccountSettings.passwordHashCost)).toEqual({ valid: true, needsRehash: false });
+    expect((await verifyPassword('wrong-password', upgraded, testAccountSettings.passwordHashCost)).valid).toBe(false);
+    // It still logs in, without hashing again.
+    expect((await login(user.user.username, user.password)).status).toBe(200);
+    expect(await storedHashOf(app, user.user.id)).toBe(upgraded);
+  });
+
+  it('replaces a scrypt hash at a successful checkCredential too, and not after a failed one', async () => {
+    const user = await createUser(app);
+    const scryptHash = await legacyScryptHash(user.password);
+    await app.accounts.users.setPasswordHash(user.user.id, scryptHash);
+    expectError(await checkCredential(user, 'wrong-password'), 401, 'invalid_credentials');
+    expect(await storedHashOf(app, user.user.id)).toBe(scryptHash);
+    const answer = await checkCredential(user, user.password);
+    expect(answer.status, answer.text).toBe(200);
+    expect(await storedHashOf(app, user.user.id)).toMatch(/^\$argon2id\$v=19\$m=608,t=2,p=1\$/);
+  });
+
+  it('replaces an argon2id hash weaker than the current cost, and keeps one at the current cost', async () => {
+    const user = await createUser(app);
+    const current = await storedHashOf(app, user.user.id);
+    expect((await login(user.user.username, user.password)).status).toBe(200);
+    expect(await storedHashOf(app, user.user.id)).toBe(current);
+
+    await app.accounts.users.setPasswordHash(user.user.id, await hashPassword(user.password, testAccountSettings.passwordHashCost - 2));
+    expect(await storedHashOf(app, user.user.id)).toMatch(/^\$argon2id\$v=19\$m=152,/);
+    expect((await login(user.user.username, user.password)).status).toBe(200);
+    expect(await storedHashOf(app, user.user.id)).toMatch(/^\$argon2id\$v=19\$m=608,t=2,p=1\$/);
+  });
+
+  it('lets parallel logins of a scrypt account all in, leaving one working argon2id hash', async () => {
+    const user = await createUser(app);
+    await app.accounts.users.setPasswordHash(user.user.id, await legacyScryptHash(user.password));
+    const answers = await Promise.all(Array.from({ length: 4 }, () => login(user.user.username, user.password)));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+    const upgraded = await storedHashOf(app, user.user.id);
+    expect(upgraded).toMatch(/^\$argon2id\$/);
+    expect((await verifyPassword(user.password, upgraded, testAccountSettings.passwordHashCost)).valid).toBe(true);
+  });
+
+  it('never lets a re-hash of the old password overwrite a password changed meanwhile', async () => {
+    const user = await createUser(app);
+    const verified = await legacyScryptHash(user.password);
+    await app.accounts.users.setPasswordHash(user.user.id, verified);
+    // The password changes between a login's check and its re-hash.
+    const changed = await hashPassword('a-brand-new-password', testAccountSettings.passwordHashCost);
+    await app.accounts.users.setPasswordHash(user.user.id, changed);
+    const reHashed = await hashPassword(user.password, testAccountSettings.passwordHashCost);
+    expect(await app.accounts.users.upgradePasswordHash(user.user.id, verified, reHashed)).toBe(false);
+    expect(await storedHashOf(app, user.user.id)).toBe(changed);
+    expect(await app.accounts.users.upgradePasswordHash(user.user.id, changed, reHashed)).toBe(true);
+    expect(await storedHashOf(app, user.user.id)).toBe(reHashed);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['not a hash', 'garbage'],
+    ['argon2id without its parts', '$argon2id$v=19$m=608,t=2,p=1$xx$yy'],
+    // (Hashes asking for unbounded memory or passes are refused by accounts-passwords' tests, with genuine
+    // hashes just past the bounds: a row asking for terabytes here would take the test machine down if the bound broke.)
+    ['argon2id of another variant', '$argon2d$v=19$m=608,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
+    ['scrypt asking for N=2^99', '$scrypt$ln=99,r=8,p=1$c2FsdA==$AAAA'],
+    ['another scheme', '$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW'],
+  ])('answers 401 invalid_credentials, not 500, for an account whose stored hash is damaged: %s', async (_label, damaged) => {
+    const user = await createUser(app);
+    await app.accounts.users.setPasswordHash(user.user.id, damaged);
+    expectError(await login(user.user.username, user.password), 401, 'invalid_credentials');
+    expectError(await checkCredential(user, user.password), 401, 'invalid_credentials');
+    expect(await storedHashOf(app, user.user.id)).toBe(damaged);
   });
 });
 

@@ -48,6 +48,7 @@ describe('loadConfig defaults', () => {
       idempotencyTtlMs: 86_400_000,
       accounts: {
         tokenLifetimeMs: 7 * 24 * 3600_000,
+        keyCacheMs: 5_000,
         loginLock: { maxFailures: 5, addressMaxFailures: 100, maxDelayMs: 30_000, windowMs: 900_000 },
         passwordResetLifetimeMs: 30 * 60_000,
         passwordHashCost: 17,
@@ -89,6 +90,7 @@ describe('loadConfig defaults', () => {
   it('reads the account, first-admin and mail settings', () => {
     const config = loadConfig({
       TOKEN_LIFETIME_HOURS: '12',
+      AUTH_CACHE_SECONDS: '0',
       LOGIN_MAX_FAILURES: '3',
       LOGIN_LOCK_WINDOW_SECONDS: '60',
       LOGIN_ADDRESS_MAX_FAILURES: '40',
@@ -104,6 +106,7 @@ describe('loadConfig defaults', () => {
     });
     expect(config.accounts).toEqual({
       tokenLifetimeMs: 12 * 3600_000,
+      keyCacheMs: 0,
       loginLock: { maxFailures: 3, addressMaxFailures: 40, maxDelayMs: 20_000, windowMs: 60_000 },
       passwordResetLifetimeMs: 10 * 60_000,
       passwordHashCost: 15,
@@ -410,6 +413,8 @@ describe('loadConfig errors', () => {
     ['MUNICIPIOS_REFRESH_SECONDS', '0'],
     ['SHUTDOWN_TIMEOUT_MS', '-5'],
     ['TOKEN_LIFETIME_HOURS', '0'],
+    ['AUTH_CACHE_SECONDS', '-1'],
+    ['AUTH_CACHE_SECONDS', '61'],
     ['LOGIN_MAX_FAILURES', 'many'],
     ['LOGIN_LOCK_WINDOW_SECONDS', '0'],
     ['LOGIN_ADDRESS_MAX_FAILURES', '0'],

@@ -95,7 +95,7 @@ describe('the report', () => {
 
   it('stores the passwords only as hashes', async () => {
     const rows = (await app.accounts.models.User.findAll({ raw: true })) as unknown as Array<{ password_hash: string }>;
-    for (const row of rows) expect(row.password_hash).toMatch(/^\$scrypt\$/);
+    for (const row of rows) expect(row.password_hash).toMatch(/^\$argon2id\$/);
     const stored = JSON.stringify(rows);
     for (const { password } of report.passwords) expect(stored).not.toContain(password);
   });

@@ -4,6 +4,8 @@
  * balancer would see them. Always on PostgreSQL (TEST_DATABASE_URL's server, or the local one), since
  * several instances need a database they can share. It shows that:
  * - a key issued by one instance works on the others, and a logout on one is honoured by all;
+ * - a key cached by one instance (AUTH_CACHE_SECONDS, long here) and revoked through another (a logout, a
+ *   password reset, the admin CLI's set-password) is refused by the first within one second;
  * - a POST retried on another instance with the same Idempotency-Key is replayed, not run again,
  *   and the same key sent to all three at once runs once;
  * - rate-limit budgets are spent across instances (Redis, under a key prefix of this file's own);
@@ -12,7 +14,8 @@
  * - killing one instance (SIGKILL) in the middle of a stream of creates loses no accepted record.
  * First, in process, the start-up steps that instances starting together run at the same moment.
  */
-import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,6 +61,8 @@ function startInstance(name: string, databaseUrl: string): Promise<Instance> {
       RATE_LIMIT_READ: `${READ_BUDGET}/60`,
       RATE_LIMIT_WRITE: '2000/60',
       MUNICIPIOS_REFRESH_SECONDS: '1',
+      // Far longer than the second a revocation may take: only the revocation notices can explain a refusal.
+      AUTH_CACHE_SECONDS: '30',
       ADMIN_USERNAME: ADMIN.username,
       ADMIN_PASSWORD: ADMIN.password,
       SMS_PROVIDER_URL: provider.url,
@@ -72,6 +77,38 @@ async function login(instance: Instance): Promise<string> {
   const answer = await request(instance.baseUrl, 'POST', '/api/auth/login', {}, ADMIN);
   expect(answer.status, `${answer.text}\n${allOutput()}`).toBe(200);
   return answer.body.data.token as string;
+}
+
+/** The system check with `key`: an ApiKeyAuth operation that reads nothing else. */
+const online = (instance: Instance, key: string) => request(instance.baseUrl, 'GET', '/api/controle/system_is_online/', auth(key));
+
+/** Asks `instance` with `key` every 50 ms until it answers 401; fails if it still accepts the key after one second. */
+async function refusedWithinOneSecond(instance: Instance, key: string): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    const answer = await online(instance, key);
+    if (answer.status === 401) {
+      expect(answer.body.error.code).toBe('unauthorized');
+      return;
+    }
+    expect(answer.status, `${instance.name}: ${answer.text}`).toBe(200);
+    if (Date.now() - started > 1_000) expect.fail(`${instance.name} still accepts a key revoked ${Date.now() - started} ms ago`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The admin CLI (`palanque`, as tsx runs it) on the shared database and Redis; stdin gets `input`. */
+function adminCli(args: string[], input: string): Promise<{ code: number | null; output: string }> {
+  const env = { ...process.env, DATABASE_URL: database.url, REDIS_URL, RATE_LIMIT_PREFIX, PASSWORD_HASH_COST: '12', LOG_LEVEL: 'warn' };
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/palanque.ts', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, output }));
+    child.stdin.end(input);
+  });
 }
 
 async function count(sql: string, values: unknown[] = []): Promise<number> {
@@ -171,14 +208,53 @@ describe('three instances, one database, one Redis', () => {
       const online = await request(instance.baseUrl, 'GET', '/api/controle/system_is_online/', auth(key));
       expect(online.status, `${instance.name}: ${online.text}`).toBe(200);
     }
+    // Each instance now has the key in its cache.
     const logout = await request(b.baseUrl, 'POST', '/api/auth/logout', auth(key));
     expect(logout.status, logout.text).toBe(200);
     expect(logout.body.data.revoked).toBe(true);
-    for (const instance of [a, b, c]) {
-      const refused = await request(instance.baseUrl, 'GET', '/api/controle/system_is_online/', auth(key));
-      expect(refused.status, `${instance.name}: ${refused.text}`).toBe(401);
-      expect(refused.body.error.code).toBe('unauthorized');
-    }
+    // At once where it was revoked; within a second elsewhere (Redis carries the notice).
+    const refused = await online(b, key);
+    expect(refused.status, refused.text).toBe(401);
+    expect(refused.body.error.code).toBe('unauthorized');
+    for (const instance of [a, c]) await refusedWithinOneSecond(instance, key);
+  });
+
+  it('refuses within a second, on the instances that cached them, the keys a password reset on another revoked', async () => {
+    const [a, b, c] = instances as [Instance, Instance, Instance];
+    const username = `reset.${randomBytes(3).toString('hex')}`;
+    const created = await adminCli(['user', 'create', '--username', username, '--email', `${username}@exemplo.com.br`, '--password-stdin'], 'uma-senha-para-o-reset\n');
+    expect(created.code, created.output).toBe(0);
+    const login = await request(c.baseUrl, 'POST', '/api/auth/login', {}, { username, password: 'uma-senha-para-o-reset' });
+    expect(login.status, login.text).toBe(200);
+    const key = login.body.data.token as string;
+    for (const instance of [b, c]) expect((await online(instance, key)).status).toBe(200);
+
+    // A reset token as the e-mail would carry it (the mail itself is tested in accounts-password-reset).
+    const token = randomBytes(24).toString('base64url');
+    await db.query(`INSERT INTO password_reset_tokens (user_id, token_hash, created_at, expires_at) VALUES ($1, $2, now(), now() + interval '10 minutes')`, [
+      login.body.data.user.id,
+      createHash('sha256').update(token).digest('hex'),
+    ]);
+    const reset = await request(a.baseUrl, 'GET', `/api/auth/generate_new_pass?${new URLSearchParams({ email: `${username}@exemplo.com.br`, token })}`);
+    expect(reset.status, reset.text).toBe(200);
+    for (const instance of [b, c]) await refusedWithinOneSecond(instance, key);
+  });
+
+  it("refuses within a second, on every instance, the keys revoked by the admin CLI's set-password", async () => {
+    const [a, b, c] = instances as [Instance, Instance, Instance];
+    const username = `cli.${randomBytes(3).toString('hex')}`;
+    const created = await adminCli(['user', 'create', '--username', username, '--email', `${username}@exemplo.com.br`, '--password-stdin'], 'a-primeira-senha-longa\n');
+    expect(created.code, created.output).toBe(0);
+    const login = await request(a.baseUrl, 'POST', '/api/auth/login', {}, { username, password: 'a-primeira-senha-longa' });
+    expect(login.status, login.text).toBe(200);
+    const key = login.body.data.token as string;
+    for (const instance of [a, b, c]) expect((await online(instance, key)).status).toBe(200);
+
+    // The CLI writes the database directly, then publishes the revocation on the servers' channel.
+    const changed = await adminCli(['user', 'set-password', username, '--password-stdin'], 'a-segunda-senha-longa\n');
+    expect(changed.code, changed.output).toBe(0);
+    expect(changed.output).toContain('1 key(s) revoked');
+    for (const instance of [a, b, c]) await refusedWithinOneSecond(instance, key);
   });
 
   it('replays on another instance a POST retried with the same Idempotency-Key, and creates one record', async () => {

@@ -6,6 +6,7 @@
 import type { Sequelize } from 'sequelize';
 import { defineAccountModels } from '../../src/accounts/models.js';
 import { hashPassword } from '../../src/accounts/passwords.js';
+import { publishRevocation } from '../../src/accounts/revocations.js';
 import { newReadablePassword } from '../../src/accounts/secrets.js';
 import { createAccounts } from '../../src/accounts/index.js';
 import { DuplicateUserError, publicUser, UserDirectory } from '../../src/accounts/users.js';
@@ -236,6 +237,11 @@ export async function setPasswordTask(login: string, options: SetPasswordOptions
         [revoked] = await models.ApiToken.update({ revoked_at: new Date() }, { where: { user_id: row.id, revoked_at: null }, transaction });
       }
     });
+    if (revoked > 0) {
+      // Running servers may hold these keys in their key caches: they drop them on this notice.
+      const { config, sequelize, logger } = task;
+      await publishRevocation({ databaseUrl: config.databaseUrl, sequelize, redisUrl: config.redisUrl, redisPrefix: config.rateLimitPrefix, logger }, { userId: row.id });
+    }
     if (output.json) {
       printJson(output, { user: publicUser(row), keys_revoked: revoked, ...(generated ? { password } : {}) });
       return;

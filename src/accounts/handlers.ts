@@ -5,7 +5,7 @@
 import type { Request } from 'express';
 import { callerOf, requireAdmin, type Caller } from '../http/auth.js';
 import { sendEnvelope } from '../http/envelope.js';
-import { ApiError, badRequest, notFound } from '../http/errors.js';
+import { ApiError, badRequest, notFound, unauthorized } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
 import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
@@ -58,7 +58,10 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
     },
 
     async checkCredential(req, res) {
-      await sessions.confirm(callerOf(res).user, req.body.username, req.body.password, addressOf(req));
+      // The stored row, not the key's cached holder: the password is checked against the current hash.
+      const caller = await users.byId(callerOf(res).user.id);
+      if (!caller) throw unauthorized('The API key is invalid, expired or revoked. Log in again.');
+      await sessions.confirm(caller, req.body.username, req.body.password, addressOf(req));
       sendEnvelope(res, 200, { valid: true as const, checked_at: new Date().toISOString() }, 'Password confirmed.');
     },
 

@@ -2,6 +2,7 @@
 import type { Sequelize } from 'sequelize';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
+import { KeyCache, type RevocationChannel } from './key-cache.js';
 import { LoginLock } from './login-lock.js';
 import { defineAccountModels, type AccountModels, type SocialLoginRow } from './models.js';
 import { PasswordResets } from './password-reset.js';
@@ -17,6 +18,8 @@ export interface Accounts {
   models: AccountModels;
   users: UserDirectory;
   tokens: TokenStore;
+  /** Live keys remembered for a few seconds; `listen()` hears the other instances' revocations. */
+  keyCache: KeyCache;
   lock: LoginLock;
   sessions: Sessions;
   resets: PasswordResets;
@@ -26,16 +29,22 @@ export interface Accounts {
   purgeExpired(): Promise<number>;
 }
 
-export function createAccounts(sequelize: Sequelize, settings: AccountSettings, mailer: Mailer, logger: Logger): Accounts {
+/**
+ * `revocations` tells the other instances about revoked keys, and them this one (the server's: Redis or
+ * PostgreSQL, see revocations.ts); without it, revocations reach only this process's key cache.
+ */
+export function createAccounts(sequelize: Sequelize, settings: AccountSettings, mailer: Mailer, logger: Logger, revocations?: RevocationChannel): Accounts {
   const models = defineAccountModels(sequelize);
-  const users = new UserDirectory(models, settings.passwordHashCost);
-  const tokens = new TokenStore(models, settings.tokenLifetimeMs);
+  const keyCache = new KeyCache({ ttlMs: settings.keyCacheMs ?? 0, channel: revocations, logger });
+  const users = new UserDirectory(models, settings.passwordHashCost, keyCache);
+  const tokens = new TokenStore(models, settings.tokenLifetimeMs, keyCache);
   const lock = new LoginLock(models, settings.loginLock);
-  const resets = new PasswordResets(models, users, mailer, logger, settings.passwordResetLifetimeMs, settings.passwordHashCost);
+  const resets = new PasswordResets(models, users, mailer, logger, settings.passwordResetLifetimeMs, settings.passwordHashCost, keyCache);
   return {
     models,
     users,
     tokens,
+    keyCache,
     lock,
     sessions: new Sessions(users, tokens, lock, settings.passwordHashCost),
     resets,

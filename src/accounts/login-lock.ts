@@ -74,7 +74,7 @@ export const lockSubjects = {
 
 /**
  * How long a check may stay pending before it counts as a failure: a process that died while checking
- * a password never settles its reservation. Far above the time one scrypt verification takes.
+ * a password never settles its reservation. Far above the time one password verification takes.
  */
 const PENDING_EXPIRES_MS = 60_000;
 /** How long a check waits for pending checks before it to settle, and how often it looks. */

@@ -8,6 +8,7 @@
 import { Op } from 'sequelize';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
+import type { KeyCache } from './key-cache.js';
 import type { AccountModels, PasswordResetRow, UserRow } from './models.js';
 import { newReadablePassword, newSecret, secretHash } from './secrets.js';
 import { hashPassword } from './passwords.js';
@@ -26,6 +27,8 @@ export class PasswordResets {
     private readonly logger: Logger,
     private readonly lifetimeMs: number,
     private readonly passwordHashCost: number,
+    /** Told when a reset revoked the user's keys, so that no instance keeps them cached (key-cache.ts). */
+    private readonly keyCache?: KeyCache,
   ) {}
 
   /**
@@ -65,6 +68,7 @@ export class PasswordResets {
       return true;
     });
     if (!completed) return false;
+    await this.keyCache?.revoke({ userId: found.user.id });
     this.sendInBackground({
       to: found.user.email,
       subject: 'Palanque: your new password',

@@ -1,7 +1,9 @@
 /**
  * Checking a password: at login, and when a logged-in user re-confirms theirs before a sensitive action.
- * Both go through the login lock, do the same scrypt work whether or not the account exists, and answer
- * wrong credentials with one message, so that neither the answer nor its timing reveals an account.
+ * Both go through the login lock, do the same hashing work whether or not the account exists (an
+ * unknown user is checked against a decoy argon2id hash at the current cost), and answer wrong
+ * credentials with one message, so that neither the answer nor its timing reveals an account. A
+ * password that matches a weaker hash (scrypt, or argon2id below the current cost) is re-hashed.
  */
 import { ApiError, AUTH_CHALLENGE } from '../http/errors.js';
 import { normaliseIdentifier, type Attempt, type LoginLock } from './login-lock.js';
@@ -79,11 +81,11 @@ export class Sessions {
     return matches;
   }
 
-  /** Always one scrypt verification: against the user's hash, or against the decoy when there is no user. */
+  /** Always one verification: against the user's hash, or against the decoy when there is no user. */
   private async passwordMatches(user: UserRow | undefined, password: string): Promise<boolean> {
     const { valid, needsRehash } = await verifyPassword(password, user?.password_hash ?? (await this.decoy), this.passwordHashCost);
     if (!user || !valid) return false;
-    if (needsRehash) await this.users.setPasswordHash(user.id, await hashPassword(password, this.passwordHashCost));
+    if (needsRehash) await this.users.upgradePasswordHash(user.id, user.password_hash, await hashPassword(password, this.passwordHashCost));
     return true;
   }
 }

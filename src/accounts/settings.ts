@@ -6,8 +6,16 @@ export interface AccountSettings {
   tokenLifetimeMs: number;
   /** The login lock's rules (see login-lock.ts). */
   loginLock: LoginLockSettings;
+  /**
+   * How long a key that worked is remembered without asking the database (AUTH_CACHE_SECONDS); 0 or
+   * unset, every request asks it. Revocations take effect at once anyway (key-cache.ts).
+   */
+  keyCacheMs?: number;
   /** How long a password-reset token can be used. */
   passwordResetLifetimeMs: number;
-  /** log2 of scrypt's N for new hashes; older hashes are upgraded at the next successful login. */
+  /**
+   * The cost of new password hashes (argon2id): 17 is OWASP's 19 MiB, 2 passes, 1 lane, and each step
+   * halves or doubles the memory (see passwords.ts). Weaker hashes are upgraded at the next successful check.
+   */
   passwordHashCost: number;
 }

@@ -2,10 +2,17 @@
  * API keys. A key is 256 random bits shown to the client once, at login; the table keeps only its
  * sha256, with creation, last use, expiry and revocation times. A key works while it is neither expired
  * nor revoked and its user is active.
+ *
+ * A key that worked is remembered for a few seconds (key-cache.ts), so a client's next requests skip the
+ * database; every revocation goes through that cache, which drops the key at once here and tells the
+ * other instances.
  */
 import { Op } from 'sequelize';
-import type { AccountModels, ApiTokenRow, UserRow } from './models.js';
+import { KeyCache, type Authenticated, type KeyHolder } from './key-cache.js';
+import type { AccountModels, ApiTokenRow } from './models.js';
 import { newSecret, secretHash } from './secrets.js';
+
+export type { Authenticated, KeyHolder } from './key-cache.js';
 
 /** Keys start with this, so that secret scanners and people can recognise a leaked Palanque key. */
 export const KEY_PREFIX = 'plq_';
@@ -13,20 +20,20 @@ export const KEY_PREFIX = 'plq_';
 /** Writing last_used_at on every request would turn every read into a write; once a minute is enough. */
 const LAST_USE_RESOLUTION_MS = 60_000;
 
+/** The user columns a key carries (`KeyHolder`): never the password hash or the profile. */
+const HOLDER_ATTRIBUTES: Array<keyof KeyHolder> = ['id', 'username', 'is_admin', 'is_active'];
+
 export interface IssuedKey {
   key: string;
   expiresAt: Date;
-}
-
-export interface Authenticated {
-  user: UserRow;
-  tokenId: number;
 }
 
 export class TokenStore {
   constructor(
     private readonly models: AccountModels,
     private readonly lifetimeMs: number,
+    /** Remembers live keys, and hears and spreads revocations; off unless given one. */
+    private readonly cache: KeyCache = new KeyCache({ ttlMs: 0 }),
   ) {}
 
   async issue(userId: number, now = new Date()): Promise<IssuedKey> {
@@ -42,27 +49,33 @@ export class TokenStore {
 
   /** The user behind a live key, or undefined for an unknown, expired or revoked key or an inactive user. */
   async authenticate(key: string, now = new Date()): Promise<Authenticated | undefined> {
-    const token = await this.liveToken(key, now);
-    if (!token) return undefined;
-    const user = (await this.models.User.findByPk(token.user_id, { raw: true })) as UserRow | null;
-    if (!user?.is_active) return undefined;
-    if (!token.last_used_at || now.getTime() - new Date(token.last_used_at).getTime() > LAST_USE_RESOLUTION_MS) {
-      await this.models.ApiToken.update({ last_used_at: now }, { where: { id: token.id } });
-    }
-    return { user, tokenId: token.id };
+    const digest = secretHash(key);
+    const remembered = this.cache.lookup(digest, now);
+    if (remembered) return remembered;
+    const mark = this.cache.mark();
+    const found = await this.lookUp(digest, now);
+    if (found) this.cache.remember(digest, found, mark, now);
+    return found;
   }
 
   /** Revokes a live key by its value; false when there is none. */
   async revokeKey(key: string, now = new Date()): Promise<boolean> {
-    const [revoked] = await this.models.ApiToken.update(
-      { revoked_at: now },
-      { where: { key_hash: secretHash(key), revoked_at: null, expires_at: { [Op.gt]: now } } },
-    );
-    return revoked > 0;
+    const live = (await this.models.ApiToken.findOne({
+      attributes: ['id'],
+      where: { key_hash: secretHash(key), revoked_at: null, expires_at: { [Op.gt]: now } },
+      raw: true,
+    })) as Pick<ApiTokenRow, 'id'> | null;
+    if (!live) return false;
+    // Conditional, so that of two concurrent revocations one reports it.
+    const [revoked] = await this.models.ApiToken.update({ revoked_at: now }, { where: { id: live.id, revoked_at: null } });
+    if (revoked === 0) return false;
+    await this.cache.revoke({ tokenId: live.id });
+    return true;
   }
 
   async revokeById(id: number, now = new Date()): Promise<void> {
     await this.models.ApiToken.update({ revoked_at: now }, { where: { id, revoked_at: null } });
+    await this.cache.revoke({ tokenId: id });
   }
 
   /**
@@ -74,9 +87,15 @@ export class TokenStore {
     return this.models.ApiToken.destroy({ where: { [Op.or]: [{ expires_at: { [Op.lt]: before } }, { revoked_at: { [Op.lt]: before } }] } });
   }
 
-  private async liveToken(key: string, now: Date): Promise<ApiTokenRow | undefined> {
-    const token = (await this.models.ApiToken.findOne({ where: { key_hash: secretHash(key) }, raw: true })) as ApiTokenRow | null;
+  /** Two lookups (the key, then its user), and the key's last use at most once a minute. */
+  private async lookUp(digest: string, now: Date): Promise<Authenticated | undefined> {
+    const token = (await this.models.ApiToken.findOne({ where: { key_hash: digest }, raw: true })) as ApiTokenRow | null;
     if (!token || token.revoked_at || new Date(token.expires_at) <= now) return undefined;
-    return token;
+    const user = (await this.models.User.findByPk(token.user_id, { attributes: HOLDER_ATTRIBUTES, raw: true })) as KeyHolder | null;
+    if (!user?.is_active) return undefined;
+    if (!token.last_used_at || now.getTime() - new Date(token.last_used_at).getTime() > LAST_USE_RESOLUTION_MS) {
+      await this.models.ApiToken.update({ last_used_at: now }, { where: { id: token.id } });
+    }
+    return { user: { id: user.id, username: user.username, is_admin: Boolean(user.is_admin), is_active: Boolean(user.is_active) }, tokenId: token.id, expiresAt: new Date(token.expires_at) };
   }
 }

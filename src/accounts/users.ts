@@ -5,6 +5,7 @@
 import { Op, UniqueConstraintError } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import { USERNAME_PATTERN } from '../config.js';
+import type { KeyCache } from './key-cache.js';
 import type { AccountModels, UserRow } from './models.js';
 import { hashPassword } from './passwords.js';
 
@@ -41,6 +42,8 @@ export class UserDirectory {
   constructor(
     private readonly models: AccountModels,
     private readonly passwordHashCost: number,
+    /** Told when a user is deactivated, so that their cached keys stop working at once (key-cache.ts). */
+    private readonly keyCache?: KeyCache,
   ) {}
 
   async create(user: NewUser): Promise<UserRow> {
@@ -113,12 +116,23 @@ export class UserDirectory {
     await this.models.User.update({ password_hash: passwordHash }, { where: { id } });
   }
 
+  /**
+   * Stores a stronger hash of the same password, unless the hash changed since it was read: a password
+   * changed or reset meanwhile wins over the re-hash of the old one. One UPDATE, so concurrent re-hashes
+   * of one password are harmless (the last one stays, and either verifies).
+   */
+  async upgradePasswordHash(id: number, verifiedHash: string, strongerHash: string): Promise<boolean> {
+    const [changed] = await this.models.User.update({ password_hash: strongerHash }, { where: { id, password_hash: verifiedHash } });
+    return changed > 0;
+  }
+
   async recordLogin(id: number, at: Date): Promise<void> {
     await this.models.User.update({ last_login: at }, { where: { id } });
   }
 
   async setActive(id: number, active: boolean): Promise<void> {
     await this.models.User.update({ is_active: active }, { where: { id } });
+    if (!active) await this.keyCache?.revoke({ userId: id });
   }
 }
 

@@ -76,7 +76,7 @@ export interface SeedTargets {
 }
 
 export interface SeedOptions {
-  /** log2 of scrypt's N for the demo users' hashes (PASSWORD_HASH_COST). */
+  /** The cost of the demo users' password hashes (PASSWORD_HASH_COST; see accounts/passwords.ts). */
   passwordHashCost: number;
   /** The password of every user this run creates (SEED_PASSWORD); unset, each gets a generated one. */
   password?: string;

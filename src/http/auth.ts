@@ -5,7 +5,10 @@
  * valid key learns nothing about its request). The caller it finds is kept for the handlers.
  *
  * A request's key is looked up once: the rate limiter asks first (an authenticated key is charged its own
- * budget, see rate-limits.ts), and the security handler gets the same answer.
+ * budget, see rate-limits.ts), and the security handler gets the same answer. Across requests, a key that
+ * worked is remembered for AUTH_CACHE_SECONDS, with revocations honoured at once on the revoking instance
+ * and within a second on the others (accounts/key-cache.ts); the caller is then only what the key says of
+ * its user (`KeyHolder`: id, username, admin and active flags), and a handler that needs more reads it.
  */
 import type { Request, Response } from 'express';
 import type { Authenticated } from '../accounts/tokens.js';

@@ -181,7 +181,7 @@ export class IdempotencyStore {
 /**
  * Operations kept out of this table because a stored row would leak a secret: a login's answer holds
  * an API key shown only once, and the fingerprint of a body with a password is a fast hash of that
- * password (guessable offline without scrypt's cost). Retrying them is safe anyway: a second login
+ * password (guessable offline without the password hash's cost). Retrying them is safe anyway: a second login
  * issues a second key, a second password check checks again.
  */
 const NEVER_STORED = new Set(['login', 'checkCredential']);

@@ -178,8 +178,8 @@ async function seedAndSnapshot(
   return { users, snapshot: await DatabaseSnapshot.take(parts.sequelize) };
 }
 
-/** Resets one at a time: jobs are stopped (those running finish), the tables restored, then jobs and the list resume. */
-function resettable(parts: Pick<ServerParts, 'sequelize' | 'jobs' | 'municipalities'>, snapshot: DatabaseSnapshot): SandboxControl {
+/** Resets one at a time: jobs are stopped (those running finish), the tables restored, then jobs and the list resume, and the key cache is emptied. */
+function resettable(parts: Pick<ServerParts, 'sequelize' | 'jobs' | 'municipalities' | 'accounts'>, snapshot: DatabaseSnapshot): SandboxControl {
   let queue: Promise<unknown> = Promise.resolve();
   const resetOnce = async (): Promise<SandboxResetReport> => {
     const started = performance.now();
@@ -190,6 +190,8 @@ function resettable(parts: Pick<ServerParts, 'sequelize' | 'jobs' | 'municipalit
       await parts.jobs.start();
     }
     await parts.municipalities.reload();
+    // The restored tables no longer hold the keys issued since the seed: the key cache must not either.
+    parts.accounts.keyCache.forgetAll();
     return { resetAt: new Date(), durationMs: Math.round(performance.now() - started), rows: snapshot.rowCount };
   };
   return {
