@@ -53,17 +53,8 @@ type Entity = components['schemas']['CandidateEntity'];
 type TeamRole = 'owner' | 'admin' | 'operator' | 'viewer';
 type Json = Record<string, unknown>;
 
-interface User {
-  id: number;
-  username: string;
-  email: string;
-  first_name: string;
-  last_name: string;
-  phone: string | null;
-  is_admin: boolean;
-  date_joined: string;
-  last_login: string | null;
-}
+/** A demo user as fixtures/ has it, with what logging in adds. */
+type User = StatefulSeed['users'][number] & { last_login: string | null };
 interface Member {
   id: number;
   user_id: number;

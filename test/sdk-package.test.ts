@@ -6,25 +6,21 @@
  * imports once its optional peers are installed. The installed tree carries no server dependency.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { MSW_PEERS, npm, packSdk, root, versionOf } from './helpers/sdk-package.js';
 
 const run = promisify(execFile);
-const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** The installed tree of the SDK and its one runtime dependency stays well under this. */
 const INSTALLED_BUDGET_BYTES = 3 * 1024 * 1024;
 /** Packages of the server that must never reach a front end's node_modules. */
 const SERVER_PACKAGES = ['express', 'sequelize', 'sqlite3', 'pg', 'pg-boss', 'ioredis', 'nodemailer', 'pino', 'commander'];
-
-/** What the msw entry needs besides the SDK: its optional peer dependencies (sdk/package.json). */
-const MSW_PEERS = Object.keys((JSON.parse(readFileSync(join(root, 'sdk', 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies);
 
 let work = '';
 let tarball = '';
@@ -109,22 +105,6 @@ describe('installed into a project outside the repository', () => {
   });
 });
 
-async function packSdk(destination: string): Promise<string> {
-  const { stdout } = await npm(join(root, 'sdk'), ['pack', '--json', '--pack-destination', destination]);
-  const [packed] = JSON.parse(stdout) as Array<{ filename: string }>;
-  if (!packed) throw new Error(`npm pack printed no file: ${stdout}`);
-  return join(destination, packed.filename);
-}
-
-/**
- * npm in a folder, without what `npm test` put in this process's environment (npm_config_*,
- * npm_package_*), so that the consumer's install sees the registry and its own folder only.
- */
-function npm(cwd: string, args: string[]) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
-  return run('npm', args, { cwd, env, maxBuffer: 64 * 1024 * 1024 });
-}
-
 async function tsc(project: string, args: string[]): Promise<string> {
   const compiler = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
   try {
@@ -133,10 +113,6 @@ async function tsc(project: string, args: string[]): Promise<string> {
   } catch (error) {
     throw new Error(`tsc failed:\n${(error as { stdout?: string }).stdout ?? String(error)}`);
   }
-}
-
-function versionOf(name: string): string {
-  return (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 function sizeOf(path: string): number {

@@ -5,16 +5,11 @@
  * against the SDK's stateful msw handlers: the list shows the fixtures, and an entity added through
  * the form is listed after it.
  */
-import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-
-const run = promisify(execFile);
-const root = fileURLToPath(new URL('..', import.meta.url));
+import { MSW_PEERS, npm, packSdk, root, versionOf } from './helpers/sdk-package.js';
 
 /** What a Vite + React app with Vitest and Testing Library installs; the shared tools at this repository's versions. */
 const APP_DEPENDENCIES = ['react@^19.2.0', 'react-dom@^19.2.0'];
@@ -23,7 +18,7 @@ const APP_DEV_DEPENDENCIES = [
   `vitest@${versionOf('vitest')}`,
   `typescript@${versionOf('typescript')}`,
   // The msw entry's optional peers (sdk/package.json).
-  ...Object.keys((JSON.parse(readFileSync(join(root, 'sdk', 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies).map((name) => `${name}@${versionOf(name)}`),
+  ...MSW_PEERS.map((name) => `${name}@${versionOf(name)}`),
   '@vitejs/plugin-react@^6.0.0',
   'jsdom@^27.0.0',
   '@testing-library/react@^16.3.0',
@@ -37,8 +32,7 @@ let app = '';
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'palanque-vite-app-'));
-  const { stdout } = await npm(join(root, 'sdk'), ['pack', '--json', '--pack-destination', work]);
-  const tarball = join(work, (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename);
+  const tarball = await packSdk(work);
   app = join(work, 'vite-app');
   cpSync(join(root, 'test', 'frontend', 'vite-app'), app, { recursive: true });
   await npm(app, ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, ...APP_DEPENDENCIES]);
@@ -63,13 +57,3 @@ it('runs its component test with the stateful msw handlers in jsdom', async () =
   expect(report.numPassedTests).toBe(report.numTotalTests);
   expect(report.numTotalTests).toBeGreaterThanOrEqual(2);
 }, 300_000);
-
-/** npm in a folder, without what `npm test` put in this process's environment (npm_config_*, npm_package_*). */
-function npm(cwd: string, args: string[]) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_') && !['VITEST', 'TEST', 'NODE_ENV'].includes(name) && !name.startsWith('VITEST_')));
-  return run('npm', args, { cwd, env: { ...env, CI: 'true' }, maxBuffer: 64 * 1024 * 1024 });
-}
-
-function versionOf(name: string): string {
-  return (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
-}
