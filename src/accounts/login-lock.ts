@@ -27,6 +27,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Op, type Transaction, type WhereOptions } from 'sequelize';
 import { withLocks } from '../db/locks.js';
+import { asBoolean, asDate, readerOf } from '../db/reader.js';
 import type { AccountModels, LoginFailureRow } from './models.js';
 
 export interface LoginLockSettings {
@@ -185,19 +186,26 @@ export class LoginLock {
 
   /** The times (ms, ascending) of a subject's failures within the window: settled ones, and pending ones still in flight. */
   private async failuresOf(subject: string, now: Date, transaction?: Transaction): Promise<{ settled: number[]; inFlight: number[] }> {
-    const rows = (await this.models.LoginFailure.findAll({
-      attributes: ['failed_at', 'pending'],
-      where: { subject, failed_at: { [Op.gt]: new Date(now.getTime() - this.settings.windowMs) } },
-      order: [['failed_at', 'ASC']],
-      raw: true,
-      transaction,
-    })) as unknown as Array<Pick<LoginFailureRow, 'failed_at' | 'pending'>>;
+    const since = new Date(now.getTime() - this.settings.windowMs);
+    // Outside a transaction (the login page's read of its budget) a Reader answers without Sequelize's cost.
+    const rows = transaction
+      ? ((await this.models.LoginFailure.findAll({
+          attributes: ['failed_at', 'pending'],
+          where: { subject, failed_at: { [Op.gt]: since } },
+          order: [['failed_at', 'ASC']],
+          raw: true,
+          transaction,
+        })) as unknown as Array<Pick<LoginFailureRow, 'failed_at' | 'pending'>>)
+      : await readerOf(this.models.LoginFailure.sequelize!).rows<Pick<LoginFailureRow, 'failed_at' | 'pending'>>(
+          'SELECT failed_at, pending FROM login_failures WHERE subject = ? AND failed_at > ? ORDER BY failed_at',
+          [subject, since],
+        );
     const expiredBefore = now.getTime() - PENDING_EXPIRES_MS;
     const settled: number[] = [];
     const inFlight: number[] = [];
     for (const row of rows) {
-      const time = new Date(row.failed_at).getTime();
-      (!row.pending || time <= expiredBefore ? settled : inFlight).push(time);
+      const time = asDate(row.failed_at).getTime();
+      (!asBoolean(row.pending) || time <= expiredBefore ? settled : inFlight).push(time);
     }
     return { settled, inFlight };
   }

@@ -21,7 +21,8 @@ import type { Entities } from './index.js';
 import type { CandidateEntity, CandidateEntityRecord, EntityRow, MemberRow, TeamRole } from './models.js';
 import { maskedRecord, maskedValuesOnCreate, refusePersonalValues, withoutMaskedValues } from './personal-data.js';
 import { checkCandidate } from './rules.js';
-import { UnknownMarketshareEntry, type EntityWrite, type UpdateOutcome } from './store.js';
+import { UnknownMarketshareEntry, type EntitySummaryRow, type EntityWrite, type UpdateOutcome } from './store.js';
+import { asDate } from '../db/reader.js';
 
 const ENTITIES_PER_PAGE = 30;
 
@@ -49,11 +50,10 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
     async listEntities(req, res) {
       const caller = callerOf(res);
       const page = req.query.page ?? 1;
-      const { total, rows } = await store.page(caller.user.is_admin ? undefined : caller.user.id, req.query.tp, page, ENTITIES_PER_PAGE);
-      const roles = await teams.rolesOf(caller, rows.map((row) => row.id));
+      const { total, rows } = await store.page({ id: caller.user.id, isAdmin: caller.user.is_admin }, req.query.tp, page, ENTITIES_PER_PAGE);
       const listUrl = new URL(apiBaseUrl(req, urls) + '/api/entidade/');
       if (req.query.tp) listUrl.searchParams.set('tp', req.query.tp);
-      const body = pageOf(rows.map((row) => summaryOf(row, roles.get(row.id) ?? 'viewer')), total, page, ENTITIES_PER_PAGE, listUrl.toString());
+      const body = pageOf(rows.map(summaryOf), total, page, ENTITIES_PER_PAGE, listUrl.toString());
       sendEnvelope(res, 200, body, `${total} entities.`);
     },
 
@@ -260,7 +260,7 @@ function editConflict(id: number, sent: string, currentVersion: number): ApiErro
   ]);
 }
 
-function summaryOf(row: EntityRow, role: TeamRole) {
+function summaryOf(row: EntitySummaryRow) {
   return {
     id: row.id,
     tp: row.tp,
@@ -271,8 +271,8 @@ function summaryOf(row: EntityRow, role: TeamRole) {
     uf: row.uf ?? null,
     cidade: row.cidade ?? null,
     image_url: row.image_url ?? null,
-    role,
-    created_at: new Date(row.created_at).toISOString(),
-    updated_at: new Date(row.updated_at).toISOString(),
+    role: row.role,
+    created_at: asDate(row.created_at).toISOString(),
+    updated_at: asDate(row.updated_at).toISOString(),
   };
 }

@@ -23,6 +23,14 @@ import type {
   SocialReferenceRow,
 } from './models.js';
 import { FLAG_FIELDS, LIST_FIELDS, SCALAR_FIELDS } from './models.js';
+import type { TeamRole } from './models.js';
+import { asNumber, readerOf } from '../db/reader.js';
+
+/** What a list shows of an entity (the contract's EntitySummary), with the caller's role in its team. */
+export type EntitySummaryRow = Pick<EntityRow, 'id' | 'tp' | 'nome' | 'nm_urna' | 'nr_urna' | 'partido' | 'uf' | 'cidade' | 'image_url' | 'created_at' | 'updated_at'> & {
+  role: TeamRole;
+};
+const SUMMARY_COLUMNS = 'e.id, e.tp, e.nome, e.nm_urna, e.nr_urna, e.partido, e.uf, e.cidade, e.image_url, e.created_at, e.updated_at';
 
 type MarketshareEntry = NonNullable<CandidateEntity['marketshare']>[number];
 type SocialNetworkEntry = NonNullable<NonNullable<CandidateEntity['referencia_social']>['social_network']>[number];
@@ -136,32 +144,37 @@ export class EntityStore {
   }
 
   /**
-   * A page of entities, ordered by id: those `memberId` has a role in (or all, for `undefined`), optionally
-   * of one type. A member's page walks the membership index (user_id, entity_id) in order and stops after
-   * the page, and the count reads that index alone: never a list of every id of the team, which made a
-   * team of 100,000 entities 30 times slower than one of 1,000 (docs/benchmarks.md).
+   * A page of entities, ordered by id, each with the caller's role in its team: those `caller` has a
+   * role in, or all of them for a platform admin (`admin` where they have none). Optionally of one type.
+   *
+   * One query answers a front end's most frequent read (issue 20): the page, the roles and the total
+   * together, through a Reader. A member's page walks the membership index (user_id, entity_id) in
+   * order and stops after the page, and the total counts that index alone: never a list of every id of
+   * the team, which made a team of 100,000 entities 30 times slower than one of 1,000
+   * (docs/benchmarks.md). Only a page past the end, which has no row to carry the total, asks again.
    */
-  async page(memberId: number | undefined, tp: EntityType | undefined, page: number, pageSize: number): Promise<{ total: number; rows: EntityRow[] }> {
+  async page(caller: { id: number; isAdmin: boolean }, tp: EntityType | undefined, page: number, pageSize: number): Promise<{ total: number; rows: EntitySummaryRow[] }> {
+    const reader = readerOf(this.models.Entity.sequelize!);
     const offset = (page - 1) * pageSize;
-    if (memberId === undefined) {
-      const { count, rows } = await this.models.Entity.findAndCountAll({ where: tp === undefined ? {} : { tp }, order: [['id', 'ASC']], limit: pageSize, offset, raw: true });
-      return { total: count, rows: rows as unknown as EntityRow[] };
-    }
-    const sequelize = this.models.Entity.sequelize!;
-    const ofType = tp === undefined ? '' : 'AND e.tp = :tp';
-    const replacements = { memberId, tp: tp ?? null, limit: pageSize, offset };
-    const ids = await sequelize.query<{ id: number }>(
-      `SELECT e.id FROM entity_members m JOIN entities e ON e.id = m.entity_id WHERE m.user_id = :memberId ${ofType} ORDER BY m.entity_id LIMIT :limit OFFSET :offset`,
-      { replacements, type: QueryTypes.SELECT },
-    );
-    const [counted] = await sequelize.query<{ total: number | string }>(
-      tp === undefined
-        ? 'SELECT COUNT(*) AS total FROM entity_members WHERE user_id = :memberId'
-        : `SELECT COUNT(*) AS total FROM entity_members m JOIN entities e ON e.id = m.entity_id WHERE m.user_id = :memberId ${ofType}`,
-      { replacements, type: QueryTypes.SELECT },
-    );
-    const rows = ids.length === 0 ? [] : await this.models.Entity.findAll({ where: { id: { [Op.in]: ids.map((row) => row.id) } }, order: [['id', 'ASC']], raw: true });
-    return { total: Number(counted!.total), rows: rows as unknown as EntityRow[] };
+    const ofType = tp === undefined ? '' : 'AND e.tp = ?';
+    const typeValue = tp === undefined ? [] : [tp];
+    const count = caller.isAdmin
+      ? `SELECT COUNT(*) FROM entities e WHERE 1 = 1 ${ofType}`
+      : tp === undefined
+        ? 'SELECT COUNT(*) FROM entity_members e WHERE e.user_id = ?'
+        : `SELECT COUNT(*) FROM entity_members m JOIN entities e ON e.id = m.entity_id WHERE m.user_id = ? ${ofType}`;
+    const countValues = caller.isAdmin ? typeValue : [caller.id, ...typeValue];
+    const pageQuery = caller.isAdmin
+      ? `SELECT ${SUMMARY_COLUMNS}, COALESCE(m.role, 'admin') AS role, (${count}) AS total
+         FROM entities e LEFT JOIN entity_members m ON m.entity_id = e.id AND m.user_id = ?
+         WHERE 1 = 1 ${ofType} ORDER BY e.id LIMIT ? OFFSET ?`
+      : `SELECT ${SUMMARY_COLUMNS}, m.role AS role, (${count}) AS total
+         FROM entity_members m JOIN entities e ON e.id = m.entity_id
+         WHERE m.user_id = ? ${ofType} ORDER BY m.entity_id LIMIT ? OFFSET ?`;
+    const rows = await reader.rows<EntitySummaryRow & { total: unknown }>(pageQuery, [...countValues, caller.id, ...typeValue, pageSize, offset]);
+    if (rows.length > 0) return { total: asNumber(rows[0]!.total), rows };
+    const [counted] = await reader.rows<{ total: unknown }>(count.replace('COUNT(*)', 'COUNT(*) AS total'), countValues);
+    return { total: asNumber(counted?.total ?? 0), rows: [] };
   }
 
   // --- Nested records ------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ export interface PalanqueSettings {
   validateResponses: boolean;
   municipiosSource: string;
   secretsKey: string;
+  /** Options for node itself, before the script (`--cpu-prof`). */
+  nodeArguments?: string[];
 }
 
 /**
@@ -27,7 +29,7 @@ export interface PalanqueSettings {
  */
 export async function startPalanque(settings: PalanqueSettings): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['dist/src/server.js'], {
+  const child = spawn(process.execPath, [...(settings.nodeArguments ?? []), 'dist/src/server.js'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
