@@ -12,8 +12,13 @@
  * - PostgreSQL: a client of Sequelize's pool, with the statement prepared once per connection.
  *
  * Rows come as each driver gives them: on SQLite, timestamps are text and booleans 0 or 1; on
- * PostgreSQL, timestamps are Dates and counts (bigint) are text. `asDate`, `asBoolean` and `asNumber`
- * read either. A read inside a transaction must use Sequelize with that transaction, not a Reader.
+ * PostgreSQL, timestamps are Dates, counts (bigint) and decimals are text and JSON is parsed. `asDate`,
+ * `asBoolean`, `asNumber` and `asJson` read either. A read inside a transaction must use Sequelize with
+ * that transaction, not a Reader.
+ *
+ * SQL given to a Reader is fixed text (each distinct text is prepared once per PostgreSQL connection):
+ * values go in parameters, never in the text, and a list of ids is a join or a subquery, not `IN (?, ?…)`
+ * of a varying length. A `?` inside a string literal would be taken for a parameter.
  */
 import { createHash } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
@@ -173,4 +178,10 @@ export function asBoolean(value: unknown): boolean {
 /** A number that PostgreSQL may give as text (bigint, numeric). */
 export function asNumber(value: unknown): number {
   return typeof value === 'number' ? value : Number(value);
+}
+
+/** A JSON column: parsed already (PostgreSQL) or its text (SQLite); null stays null. */
+export function asJson<T>(value: unknown): T | null {
+  if (value === null || value === undefined) return null;
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }
