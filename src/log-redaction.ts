@@ -140,7 +140,7 @@ export const REDACT_PATHS = [
 ];
 
 /**
- * The serializers for an app's loggers, taking raw values (pino-http wraps its own in pino's standard
+ * The serializers for an app's loggers, taking raw values (the request logger wraps its own in pino's standard
  * ones, see http/request-logging.ts): `to` and `email` are the mailer's and the first admin's fields.
  */
 export const redactingSerializers = {

@@ -50,7 +50,7 @@ const requests = [
   { id: 'redact-operator-email', path: '/api/operators/check_operator_email/', query: `?email=${encodeURIComponent(OPERATOR_EMAIL)}` },
 ];
 
-/** Waits until every id has its completion line (pino-http writes it when the response finishes). */
+/** Waits until every id has its completion line (the request logger writes it when the response ends). */
 async function completionLines(logs: Array<Record<string, unknown>>, ids: string[]): Promise<Map<string, Record<string, unknown>>> {
   const found = new Map<string, Record<string, unknown>>();
   for (let wait = 0; wait < 100 && found.size < ids.length; wait++) {

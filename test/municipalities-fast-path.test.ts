@@ -82,7 +82,7 @@ describe('the fast path', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const line = fast.logs.find((entry) => entry.request_id === 'fast-7');
     expect(line).toMatchObject({ msg: 'request completed', req: { method: 'GET', url: '/api/municipios/?page=7' }, res: { statusCode: 200 } });
-    // pino-http (the full pipeline's logger) adds responseTime; the fast path's line does not.
+    // The full pipeline's request logger adds responseTime; the fast path's line does not.
     expect(line).not.toHaveProperty('responseTime');
   });
 

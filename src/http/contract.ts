@@ -61,6 +61,35 @@ function decodeLeniently(segment: string): string {
  * before `/api/usuario/{user_id}/`), and so does the validator: among the matches, the fewest templates win.
  */
 export function findRoute(routes: Route[], path: string): Route | undefined {
+  return routeFinderOf(routes)(path);
+}
+
+/** Paths remembered per route table; past it the memory starts over (paths carry ids, so they are many). */
+const REMEMBERED_PATHS = 10_000;
+const finders = new WeakMap<Route[], (path: string) => Route | undefined>();
+
+/**
+ * Every request asks for its route more than once (the rate limiter, the path guard), and trying each
+ * route's regex in turn is a visible share of a cheap read's time: each table remembers its answers.
+ */
+function routeFinderOf(routes: Route[]): (path: string) => Route | undefined {
+  let finder = finders.get(routes);
+  if (finder) return finder;
+  const known = new Map<string, Route | null>();
+  finder = (path) => {
+    let route = known.get(path);
+    if (route === undefined) {
+      route = matchRoute(routes, path) ?? null;
+      if (known.size >= REMEMBERED_PATHS) known.clear();
+      known.set(path, route);
+    }
+    return route ?? undefined;
+  };
+  finders.set(routes, finder);
+  return finder;
+}
+
+function matchRoute(routes: Route[], path: string): Route | undefined {
   const templatesIn = (route: Route) => route.template.split('{').length - 1;
   return routes.filter((route) => route.matches(path) !== false).sort((a, b) => templatesIn(a) - templatesIn(b))[0];
 }

@@ -139,16 +139,7 @@ function describe(budget: Budget, state: RateLimiterRes): string {
   return `limit=${budget.points}, remaining=${Math.max(0, state.remainingPoints)}, reset=${Math.ceil(state.msBeforeNext / 1000)}`;
 }
 
-/** operationId of a method and path, remembering exact paths so the hot path skips the regexes. */
+/** operationId of a method and path (findRoute remembers exact paths, so the hot path skips the regexes). */
 function operationLookup(routes: Route[]): (method: string, path: string) => string | undefined {
-  const known = new Map<string, Route | null>();
-  return (method, path) => {
-    let route = known.get(path);
-    if (route === undefined) {
-      route = findRoute(routes, path) ?? null;
-      if (known.size < 10_000) known.set(path, route);
-    }
-    const effective = method === 'HEAD' ? 'GET' : method;
-    return route?.operationIds[effective];
-  };
+  return (method, path) => findRoute(routes, path)?.operationIds[method === 'HEAD' ? 'GET' : method];
 }

@@ -3,6 +3,7 @@
  * of its errors into the error model: a bad parameter is 400, a body that breaks its schema is 422 (the
  * contract's rule), with one detail per offending field.
  */
+import { createRequire } from 'node:module';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Request, RequestHandler } from 'express';
 import { ApiError, unauthorized, type ErrorDetail, type ErrorTranslator } from './errors.js';
@@ -16,6 +17,7 @@ export function contractValidator(
   validateResponses: boolean,
   authenticate: KeyAuthenticator,
 ): RequestHandler[] {
+  rememberCompiledPaths();
   // The validator matches requests under the document's servers; ours is the configured base path only.
   const apiSpec = { ...structuredClone(document), servers: [{ url: basePath || '/' }] };
   return OpenApiValidator.middleware({
@@ -25,6 +27,42 @@ export function contractValidator(
     validateResponses: validateResponses ? { removeAdditional: false } : false,
     validateSecurity: { handlers: { ApiKeyAuth: apiKeySecurityHandler(authenticate) } },
   }) as RequestHandler[];
+}
+
+type PathToRegexp = (path: unknown, options?: Record<string, unknown>) => unknown;
+const REMEMBERING = Symbol('remembers compiled paths');
+const REMEMBERED_PATTERNS = 2_000;
+
+/**
+ * express-openapi-validator finds a request's operation by compiling the paths of the contract with
+ * path-to-regexp, one after the other, on every request until one matches (lookupRoute, in its
+ * dist/middlewares/openapi.metadata.js): the largest single cost of a cheap read in a CPU profile
+ * (docs/benchmarks.md). A compiled pattern depends only on the path and the options, and its RegExp
+ * has no global flag (exec keeps no state), so the one path-to-regexp module the validator loads gets
+ * its `pathToRegexp` export wrapped, once, to remember what it compiled.
+ */
+function rememberCompiledPaths(): void {
+  const validatorRequire = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
+  const pathToRegexpModule = validatorRequire('path-to-regexp') as { pathToRegexp: PathToRegexp & { [REMEMBERING]?: true } };
+  const compile = pathToRegexpModule.pathToRegexp;
+  if (compile[REMEMBERING]) return;
+  const compiled = new Map<string, unknown>();
+  const remembering = Object.assign(
+    (path: unknown, options?: Record<string, unknown>) => {
+      // Only a path string with plain options is remembered; anything else is compiled as it comes.
+      if (typeof path !== 'string' || (options && Object.values(options).some((value) => typeof value === 'object' && value !== null))) return compile(path, options);
+      const key = `${path}\u0000${JSON.stringify(options ?? {})}`;
+      let pattern = compiled.get(key);
+      if (pattern === undefined) {
+        pattern = compile(path, options);
+        if (compiled.size >= REMEMBERED_PATTERNS) compiled.clear();
+        compiled.set(key, pattern);
+      }
+      return pattern;
+    },
+    { [REMEMBERING]: true as const },
+  );
+  pathToRegexpModule.pathToRegexp = remembering;
 }
 
 /**
