@@ -5,7 +5,8 @@
  * Prints the tables and writes them as JSON to bench-results/bench.json. docs/benchmarks.md explains
  * the method and the results.
  *
- * Environment: BENCH_DURATION (seconds per run, default 3), BENCH_CONNECTIONS (default 50),
+ * Environment: BENCH_DURATION (seconds per run, default 3), BENCH_ROUNDS (alternating rounds of the
+ * ceiling and the server per row, default 3; a row is their median), BENCH_CONNECTIONS (default 50),
  * BENCH_DATABASE_URL (the PostgreSQL server, default postgres://postgres@127.0.0.1:5432/test; `none`
  * skips PostgreSQL), MUNICIPIOS_SOURCE (default ../shared/data/municipios.csv).
  */
@@ -18,6 +19,8 @@ import { BENCH_PASSWORD, HISTORY_YEARS, TEAM_SIZES, adminQuery, copyDatabase, pr
 import { buildServer, root, startCeiling, startPalanque, startPrism, type RunningServer } from './servers.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 3);
+/** Alternating rounds of the ceiling and the server per row; the row is their median (the machine drifts). */
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const postgresServer = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const municipiosSource = process.env.MUNICIPIOS_SOURCE ?? join(root, '..', 'shared', 'data', 'municipios.csv');
@@ -117,6 +120,8 @@ const loginAttempt: Operation = { name: 'login attempt (no key)', method: 'GET',
  * 15% of the ceiling or more with p99 under 100 ms, a read without a key at 40% or more.
  */
 const READ_TARGETS = { authenticatedOfCeiling: 15, authenticatedP99Ms: 100, keylessOfCeiling: 40 };
+/** Issue 20: resident memory of each server after the bench under 300 MB (286 MiB). */
+const MEMORY_TARGET_MIB = 286;
 
 /** Compared with Prism and the ceiling; the SMS campaign comes last, since it leaves jobs behind. */
 const mainOperations = [...municipalityOperations, loginAttempt, entityList(TEAM_SIZES[0]), monitorData(HISTORY_YEARS[0]), ...everydayReads, login(1), login(4), smsCampaign];
@@ -187,7 +192,8 @@ async function measureEverything(databases: PreparedDatabase[], workdir: string,
             ceiling = await startCeilingFrom(palanque, session, workdir);
           }
           // The reads first, then the writes (logins add keys, the campaign leaves jobs behind).
-          const reads = mainOperations.filter((operation) => operation.read);
+          // Issue 20's everyday reads are held to their targets with validation off, as in production.
+          const reads = mainOperations.filter((operation) => operation.read && (!validateResponses || !everydayReads.includes(operation)));
           const writes = mainOperations.filter((operation) => !operation.read);
           const operations = [...reads, ...(validateResponses ? scaledOperations : []), ...writes];
           for (const operation of operations) {
@@ -278,16 +284,25 @@ function requestOf(operation: Operation, session: Session) {
   };
 }
 
-/** The ceiling, then the server, back to back, after a warm-up of the server (JIT, caches, pools). */
+/**
+ * After a warm-up of the server (JIT, caches, pools), `rounds` times the ceiling then the server, back to
+ * back; the row is the median round (by the server's share of the ceiling in that round). Work slow by
+ * design (at least `minSeconds` a run: the campaign) has one round.
+ */
 async function measurePaired(operation: Operation, server: RunningServer, session: Session, ceiling: RunningServer, ceilingSession: Session, label: string): Promise<Row> {
   const ours = requestOf(operation, session);
   const theirs = requestOf(operation, ceilingSession);
   const load = operation.connections ?? connections;
   const seconds = Math.max(duration, operation.minSeconds ?? 0);
   await run(server.baseUrl, ours, load, 1, { warmUp: true });
-  const ceilingResult = await run(ceiling.baseUrl, theirs, load, seconds);
-  const result = await run(server.baseUrl, ours, load, seconds);
-  return { operation: operation.name, server: label, ...result, ceiling: ceilingResult.requestsPerSecond };
+  const measured: Row[] = [];
+  for (let round = 0; round < (operation.minSeconds ? 1 : rounds); round += 1) {
+    const ceilingResult = await run(ceiling.baseUrl, theirs, load, seconds);
+    const result = await run(server.baseUrl, ours, load, seconds);
+    measured.push({ operation: operation.name, server: label, ...result, ceiling: ceilingResult.requestsPerSecond });
+  }
+  const byShare = measured.sort((a, b) => a.requestsPerSecond / a.ceiling - b.requestsPerSecond / b.ceiling);
+  return byShare[Math.floor(byShare.length / 2)]!;
 }
 
 async function run(baseUrl: string, request: ReturnType<typeof requestOf>, load: number, seconds: number, { warmUp = false } = {}): Promise<Measurement> {
@@ -305,7 +320,9 @@ function report({ rows, memory }: { rows: Row[]; memory: Array<{ server: string;
   const prismRate = (operation: string) => rows.find((row) => row.server === 'Prism mock' && row.operation === operation)?.requestsPerSecond;
   const lines: string[] = [];
   const print = (line = '') => lines.push(line);
-  print(`\n${connections} connections (login at 1 and 4; the SMS campaign at 2, for at least 10 s), ${duration} s per run, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}\n`);
+  print(
+    `\n${connections} connections (login at 1 and 4; the SMS campaign at 2, for at least 10 s, one round), ${duration} s per run, each row the median of ${rounds} alternating rounds with the ceiling, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}\n`,
+  );
   print('| operation | server | req/s | p50 ms | p99 ms | ceiling req/s | % of ceiling | x Prism |');
   print('|---|---|---:|---:|---:|---:|---:|---:|');
   const table = rows.map((row) => {
@@ -326,9 +343,12 @@ function report({ rows, memory }: { rows: Row[]; memory: Array<{ server: string;
   for (const line of memory) print(`| ${line.server} | ${line.residentMiB} |`);
   print('\nTargets');
   for (const verdict of verdicts(table, scaling)) print(`- ${verdict}`);
+  const servers = memory.filter((line) => line.server !== 'Prism mock' && line.server !== 'ceiling');
+  const largest = Math.max(...servers.map((line) => line.residentMiB));
+  print(`- ${largest < MEMORY_TARGET_MIB ? 'met' : 'MISSED'}: resident memory after the runs under 300 MB (${MEMORY_TARGET_MIB} MiB) per server (largest ${largest} MiB)`);
   console.log(lines.join('\n'));
   mkdirSync(join(root, 'bench-results'), { recursive: true });
-  writeFileSync(join(root, 'bench-results', 'bench.json'), JSON.stringify({ connections, duration, node: process.version, rows: table, scaling, memory }, null, 2));
+  writeFileSync(join(root, 'bench-results', 'bench.json'), JSON.stringify({ connections, duration, rounds, node: process.version, rows: table, scaling, memory }, null, 2));
 }
 
 function scalingTable(rows: Row[]) {
@@ -359,8 +379,8 @@ function verdicts(table: Array<Row & { ofCeiling: number; timesPrism?: number }>
   const loginsAtFour = palanque.filter((row) => row.operation === login(4).name);
   return [
     check(municipalities.every((row) => row.ofCeiling >= 80), `municipality list at 80% or more of the ceiling with validation on (lowest ${Math.min(...municipalities.map((row) => row.ofCeiling))}%)`),
-    check(reads.every((row) => (row.timesPrism ?? 0) >= 3), `every read at least 3x the Prism mock (lowest ${Math.min(...reads.map((row) => row.timesPrism ?? 0))}x)`),
-    check(slowReads.length === 0, `p99 under 50 ms at ${connections} connections for every read${slowReads.length ? ` (not: ${slowReads.map((row) => `${row.operation} on ${row.server}, ${row.p99} ms`).join('; ')})` : ''}`),
+    check(reads.every((row) => (row.timesPrism ?? 0) >= 3), `(goal beyond issue 20) every read at least 3x the Prism mock (lowest ${Math.min(...reads.map((row) => row.timesPrism ?? 0))}x)`),
+    check(slowReads.length === 0, `(goal beyond issue 20) p99 under 50 ms at ${connections} connections for every read${slowReads.length ? ` (not: ${slowReads.map((row) => `${row.operation} on ${row.server}, ${row.p99} ms`).join('; ')})` : ''}`),
     check(
       missedAuthenticated.length === 0,
       `every authenticated read, validation off, at ${READ_TARGETS.authenticatedOfCeiling}% of the ceiling or more with p99 under ${READ_TARGETS.authenticatedP99Ms} ms${missedAuthenticated.length ? ` (not: ${missedAuthenticated.map((row) => `${row.operation} on ${row.server}, ${row.ofCeiling}%, ${row.p99} ms`).join('; ')})` : ''}`,
