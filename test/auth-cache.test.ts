@@ -17,6 +17,7 @@ import { KeyCache, decodeRevocation, encodeRevocation, type Authenticated, type 
 import { publishRevocation, redisRevocationChannel, revocationChannel } from '../src/accounts/revocations.js';
 import { secretHash } from '../src/accounts/secrets.js';
 import { openDatabase } from '../src/db/database.js';
+import { readerOf } from '../src/db/reader.js';
 import { createLogger } from '../src/logger.js';
 import { appsClosedAfterEach, startTestApp, type TestApp } from './helpers/app.js';
 import { createUser } from './helpers/accounts.js';
@@ -45,17 +46,24 @@ afterAll(async () => {
 
 const startExtraApp = appsClosedAfterEach();
 
-/** The SQL `work` sends to the tables a key lookup reads (api_tokens, users). */
+/** The SQL `work` sends to the tables a key lookup reads (api_tokens, users), through Sequelize or its Reader. */
 async function keyQueriesDuring(target: TestApp, work: () => Promise<unknown>): Promise<string[]> {
   const seen: string[] = [];
-  const record = (_options: unknown, query: { sql?: string }) => {
-    if (query.sql && /\b(api_tokens|users)\b/.test(query.sql)) seen.push(query.sql);
+  const note = (sql: string | undefined) => {
+    if (sql && /\b(api_tokens|users)\b/.test(sql)) seen.push(sql);
   };
+  const record = (_options: unknown, query: { sql?: string }) => note(query.sql);
+  // The key's lookup reads through the Reader (src/db/reader.ts), which Sequelize's hooks do not see.
+  const reader = readerOf(target.sequelize);
+  const { rows, row } = reader;
+  reader.rows = (sql, values) => (note(sql), rows(sql, values));
+  reader.row = (sql, values) => (note(sql), row(sql, values));
   target.sequelize.addHook('afterQuery', 'count-key-queries', record as never);
   try {
     await work();
   } finally {
     target.sequelize.removeHook('afterQuery', 'count-key-queries');
+    Object.assign(reader, { rows, row });
   }
   return seen;
 }

@@ -3,7 +3,7 @@
  * and answers in the envelope. Who may do what is decided here, per record.
  */
 import type { Request } from 'express';
-import { callerOf, requireAdmin, type Caller } from '../http/auth.js';
+import { callerOf, requireAdmin } from '../http/auth.js';
 import { sendEnvelope } from '../http/envelope.js';
 import { ApiError, badRequest, notFound, unauthorized } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
@@ -135,7 +135,9 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
 
     async getUser(req, res) {
       const userId = Number(req.params.user_id);
-      const user = (await mayView(callerOf(res), userId)) ? await users.byId(userId) : undefined;
+      const caller = callerOf(res).user;
+      // A profile is visible to its user, to admins and to teammates: checked in the query that reads it.
+      const user = await users.visibleTo({ id: caller.id, isAdmin: caller.is_admin }, userId);
       // "Not yours" and "does not exist" are one answer: a profile id reveals nothing.
       if (!user) throw notFound(`There is no user ${userId} that you can see.`, [{ location: 'path', field: 'user_id', rule: 'visible_user', message: 'must be a user you can see', value: userId }]);
       sendEnvelope(res, 200, publicUser(user), 'User profile.');
@@ -152,11 +154,6 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       sendEnvelope(res, 200, data, `${data.length} linked account${data.length === 1 ? '' : 's'}.`);
     },
   };
-
-  /** A profile is visible to its user, to admins and to teammates. */
-  async function mayView(caller: Caller, userId: number): Promise<boolean> {
-    return caller.user.is_admin || caller.user.id === userId || (await teams.teammatesOf(caller.user.id)).has(userId);
-  }
 }
 
 /** The client's address, as Express resolves it under TRUST_PROXY. */

@@ -8,7 +8,8 @@
  * other instances.
  */
 import { Op } from 'sequelize';
-import { KeyCache, type Authenticated, type KeyHolder } from './key-cache.js';
+import { asBoolean, asDate, readerOf } from '../db/reader.js';
+import { KeyCache, type Authenticated } from './key-cache.js';
 import type { AccountModels, ApiTokenRow } from './models.js';
 import { newSecret, secretHash } from './secrets.js';
 
@@ -20,8 +21,20 @@ export const KEY_PREFIX = 'plq_';
 /** Writing last_used_at on every request would turn every read into a write; once a minute is enough. */
 const LAST_USE_RESOLUTION_MS = 60_000;
 
-/** The user columns a key carries (`KeyHolder`): never the password hash or the profile. */
-const HOLDER_ATTRIBUTES: Array<keyof KeyHolder> = ['id', 'username', 'is_admin', 'is_active'];
+/**
+ * A key's row and the user columns it carries (`KeyHolder`: never the password hash or the profile), as
+ * a Reader gives them (timestamps and booleans in either driver's form).
+ */
+interface KeyWithHolder {
+  id: number;
+  expires_at: unknown;
+  revoked_at: unknown;
+  last_used_at: unknown;
+  user_id: number;
+  username: string;
+  is_admin: unknown;
+  is_active: unknown;
+}
 
 export interface IssuedKey {
   key: string;
@@ -87,15 +100,25 @@ export class TokenStore {
     return this.models.ApiToken.destroy({ where: { [Op.or]: [{ expires_at: { [Op.lt]: before } }, { revoked_at: { [Op.lt]: before } }] } });
   }
 
-  /** Two lookups (the key, then its user), and the key's last use at most once a minute. */
+  /**
+   * The key with its user in one Reader query (issue 20), and the key's last use written at most once a
+   * minute. The checks are the same as ever: unknown, revoked or expired key, or inactive user: none.
+   */
   private async lookUp(digest: string, now: Date): Promise<Authenticated | undefined> {
-    const token = (await this.models.ApiToken.findOne({ where: { key_hash: digest }, raw: true })) as ApiTokenRow | null;
-    if (!token || token.revoked_at || new Date(token.expires_at) <= now) return undefined;
-    const user = (await this.models.User.findByPk(token.user_id, { attributes: HOLDER_ATTRIBUTES, raw: true })) as KeyHolder | null;
-    if (!user?.is_active) return undefined;
-    if (!token.last_used_at || now.getTime() - new Date(token.last_used_at).getTime() > LAST_USE_RESOLUTION_MS) {
-      await this.models.ApiToken.update({ last_used_at: now }, { where: { id: token.id } });
+    const found = await readerOf(this.models.ApiToken.sequelize!).row<KeyWithHolder>(
+      `SELECT t.id, t.expires_at, t.revoked_at, t.last_used_at, u.id AS user_id, u.username, u.is_admin, u.is_active
+       FROM api_tokens t JOIN users u ON u.id = t.user_id
+       WHERE t.key_hash = ?`,
+      [digest],
+    );
+    if (!found || found.revoked_at !== null || asDate(found.expires_at) <= now || !asBoolean(found.is_active)) return undefined;
+    if (found.last_used_at === null || now.getTime() - asDate(found.last_used_at).getTime() > LAST_USE_RESOLUTION_MS) {
+      await this.models.ApiToken.update({ last_used_at: now }, { where: { id: found.id } });
     }
-    return { user: { id: user.id, username: user.username, is_admin: Boolean(user.is_admin), is_active: Boolean(user.is_active) }, tokenId: token.id, expiresAt: new Date(token.expires_at) };
+    return {
+      user: { id: found.user_id, username: found.username, is_admin: asBoolean(found.is_admin), is_active: true },
+      tokenId: found.id,
+      expiresAt: asDate(found.expires_at),
+    };
   }
 }

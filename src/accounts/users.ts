@@ -5,6 +5,7 @@
 import { Op, UniqueConstraintError } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import { USERNAME_PATTERN } from '../config.js';
+import { asBoolean, asDate, readerOf } from '../db/reader.js';
 import type { KeyCache } from './key-cache.js';
 import type { AccountModels, UserRow } from './models.js';
 import { hashPassword } from './passwords.js';
@@ -83,6 +84,25 @@ export class UserDirectory {
     return (await this.models.User.findAll({ where: { id: { [Op.in]: ids } }, raw: true })) as unknown as UserRow[];
   }
 
+  /**
+   * User `id` if `viewer` may see their profile: their own, any for an admin, else a teammate's (a team
+   * shared with the viewer). One Reader query, the visibility check joined with the read (issue 20).
+   */
+  async visibleTo(viewer: { id: number; isAdmin: boolean }, id: number): Promise<UserRow | undefined> {
+    const reader = readerOf(this.models.User.sequelize!);
+    const row =
+      viewer.isAdmin || viewer.id === id
+        ? await reader.row<UserRow>(`SELECT ${USER_COLUMNS} FROM users u WHERE u.id = ?`, [id])
+        : await reader.row<UserRow>(
+            `SELECT ${USER_COLUMNS} FROM users u
+             WHERE u.id = ? AND EXISTS (
+               SELECT 1 FROM entity_members mine JOIN entity_members theirs ON theirs.entity_id = mine.entity_id
+               WHERE mine.user_id = ? AND theirs.user_id = u.id)`,
+            [id, viewer.id],
+          );
+    return row && userOf(row);
+  }
+
   async byEmail(email: string): Promise<UserRow | undefined> {
     return ((await this.models.User.findOne({ where: { email: normaliseEmail(email) }, raw: true })) as UserRow | null) ?? undefined;
   }
@@ -134,6 +154,19 @@ export class UserDirectory {
     await this.models.User.update({ is_active: active }, { where: { id } });
     if (!active) await this.keyCache?.revoke({ userId: id });
   }
+}
+
+const USER_COLUMNS = 'u.id, u.username, u.username_key, u.email, u.first_name, u.last_name, u.phone, u.password_hash, u.is_admin, u.is_active, u.date_joined, u.last_login';
+
+/** A users row as a Reader gives it, with the Dates and booleans Sequelize's raw rows had. */
+function userOf(row: UserRow): UserRow {
+  return {
+    ...row,
+    is_admin: asBoolean(row.is_admin),
+    is_active: asBoolean(row.is_active),
+    date_joined: asDate(row.date_joined),
+    last_login: row.last_login === null ? null : asDate(row.last_login),
+  };
 }
 
 /** What a user looks like outside the server. */

@@ -21,8 +21,8 @@ import type { Entities } from './index.js';
 import type { CandidateEntity, CandidateEntityRecord, EntityRow, MemberRow, TeamRole } from './models.js';
 import { maskedRecord, maskedValuesOnCreate, refusePersonalValues, withoutMaskedValues } from './personal-data.js';
 import { checkCandidate } from './rules.js';
-import { UnknownMarketshareEntry, type EntitySummaryRow, type EntityWrite, type UpdateOutcome } from './store.js';
-import { asDate } from '../db/reader.js';
+import { UnknownMarketshareEntry, type EntitySummaryRow, type EntityWrite, type StoredEntity, type UpdateOutcome } from './store.js';
+import { asDate, readerOf } from '../db/reader.js';
 
 const ENTITIES_PER_PAGE = 30;
 
@@ -61,7 +61,7 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       if (req.query.id === undefined) throw idRequired('id');
       const caller = callerOf(res);
       const { entity, role } = await teams.access(caller, Number(req.query.id), 'read', { location: 'query', field: 'id' });
-      await sendEntity(res, 200, entity.id, `Entity ${entity.id}.`, teams.may(caller, role, 'readPersonalData'));
+      await sendEntity(res, 200, entity.id, `Entity ${entity.id}.`, teams.may(caller, role, 'readPersonalData'), entity);
     },
 
     async addEntity(req, res) {
@@ -78,7 +78,7 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       if (municipalities.size === 0 && (body.municipio_disputa != null || body.municipioBase != null)) {
         throw referenceDataUnavailable('The municipality list is not loaded, so municipalities cannot be checked yet.');
       }
-      const stored = existing && (await store.load(existing.entity.id))!.entity;
+      const stored = existing && (await store.load(existing.entity.id, { row: existing.entity }))!.entity;
       // A masked value stands for the stored one: left out, its field keeps its value (personal-data.ts).
       const sent = withoutMaskedValues(body);
       const wholeView = !existing || teams.may(caller, existing.role, 'readPersonalData');
@@ -101,8 +101,7 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
     async listOperators(req, res) {
       if (req.query.id === undefined) throw idRequired('id');
       const { entity } = await teams.access(callerOf(res), Number(req.query.id), 'read', { location: 'query', field: 'id' });
-      const members = (await teams.members(entity.id)).filter((member) => req.query.tp === undefined || member.role === req.query.tp);
-      const operators = await operatorsOf(members);
+      const operators = (await teams.membersWithUsers(entity.id, req.query.tp)).map((member) => operatorOf(member, member));
       // Owner first, then by name.
       operators.sort((a, b) => Number(b.role === 'owner') - Number(a.role === 'owner') || a.display_name.localeCompare(b.display_name, 'pt-BR'));
       sendEnvelope(res, 200, operators, `${operators.length} members.`);
@@ -137,8 +136,7 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
         ]);
       }
       const membership = current ?? (await addMember(entity.id, user.id, req.body.role));
-      const [operator] = await operatorsOf([membership]);
-      sendEnvelope(res, current ? 200 : 201, operator!, current ? 'Already in the team with this role.' : `${displayName(user)} is now ${req.body.role} of ${entity.nome}.`);
+      sendEnvelope(res, current ? 200 : 201, operatorOf(membership, user), current ? 'Already in the team with this role.' : `${displayName(user)} is now ${req.body.role} of ${entity.nome}.`);
     },
 
     async removeOperator(req, res) {
@@ -170,9 +168,8 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
    * Answers the stored entity as `getEntity` does: the record with its author, its personal data masked
    * unless the caller has the `wholeView` of it, and its version as the ETag (the same for every view).
    */
-  async function sendEntity(res: Response, status: 200 | 201, id: number, message: string, wholeView: boolean): Promise<void> {
-    const stored = (await store.load(id))!;
-    const [author] = stored.updatedBy === null ? [] : await accounts.users.byIds([stored.updatedBy]);
+  async function sendEntity(res: Response, status: 200 | 201, id: number, message: string, wholeView: boolean, row?: EntityRow): Promise<void> {
+    const { stored, author } = await storedWithAuthor(id, row);
     const record: CandidateEntityRecord = {
       ...stored.entity,
       tp: stored.tp,
@@ -215,16 +212,31 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
     }
   }
 
-  async function operatorsOf(members: MemberRow[]) {
-    const users = new Map<number, UserRow>((await accounts.users.byIds(members.map((member) => member.user_id))).map((user) => [user.id, user]));
-    return members.flatMap((member) => {
-      const user = users.get(member.user_id);
-      return user
-        ? [{ id: member.id, entity_id: member.entity_id, user_id: user.id, username: user.username, display_name: displayName(user), email: user.email, role: member.role, added_at: new Date(member.added_at).toISOString() }]
-        : [];
-    });
+  /**
+   * The stored entity and its last author. With its row known (Teams.access read it), the author is read
+   * alongside its nested records; otherwise after them, from the row they come with.
+   */
+  async function storedWithAuthor(id: number, row?: EntityRow): Promise<{ stored: StoredEntity; author: Author | undefined }> {
+    if (!row) {
+      const stored = (await store.load(id))!;
+      return { stored, author: await authorOf(stored.updatedBy) };
+    }
+    const [stored, author] = await Promise.all([store.load(id, { row }), authorOf(row.updated_by)]);
+    return { stored: stored!, author };
   }
 
+  async function authorOf(userId: number | null): Promise<Author | undefined> {
+    if (userId === null) return undefined;
+    return readerOf(models.Entity.sequelize!).row<Author>('SELECT id, username, first_name, last_name FROM users WHERE id = ?', [userId]);
+  }
+
+}
+
+type Author = Pick<UserRow, 'id' | 'username' | 'first_name' | 'last_name'>;
+
+/** A team member as the contract's Operator. */
+function operatorOf(member: Pick<MemberRow, 'id' | 'entity_id' | 'user_id' | 'role'> & { added_at: unknown }, user: Pick<UserRow, 'username' | 'first_name' | 'last_name' | 'email'>) {
+  return { id: member.id, entity_id: member.entity_id, user_id: member.user_id, username: user.username, display_name: displayName(user), email: user.email, role: member.role, added_at: asDate(member.added_at).toISOString() };
 }
 
 /** An entity's version as an ETag (a strong validator: it changes on every write). */

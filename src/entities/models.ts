@@ -1,6 +1,7 @@
 /** The Sequelize models of the entity tables (created by migration 0005-entities). */
 import { DataTypes, type Model, type ModelAttributes, type ModelStatic, type Sequelize } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
+import { asBoolean, asDate, asJson } from '../db/reader.js';
 
 export type CandidateEntity = components['schemas']['CandidateEntity'];
 export type CandidateEntityRecord = components['schemas']['CandidateEntityRecord'];
@@ -105,6 +106,17 @@ const plain = { timestamps: false } as const;
 export const INTEGER_FIELDS: ReadonlySet<string> = new Set(['nr_urna', 'idade', 'nacionalidade', 'instrucao', 'ocupacao', 'estado_civil', 'raca', 'disputa_eleitoral']);
 export const FLAG_FIELDS: ReadonlySet<string> = new Set(['exerce_funcao', 'reeleicao', 'first_campaign', 'asLegenda']);
 export const LIST_FIELDS: ReadonlySet<string> = new Set(['list_emails', 'partidosLegenda']);
+
+/**
+ * An entity row as the Reader gives it, with the types EntityRow promises on either database: dates as
+ * Dates, flags as booleans, lists parsed (SQLite gives text, 0/1 and JSON text).
+ */
+export function entityRowOf(row: Record<string, unknown>): EntityRow {
+  const entity: Record<string, unknown> = { ...row, created_at: asDate(row.created_at), updated_at: asDate(row.updated_at) };
+  for (const field of FLAG_FIELDS) entity[field] = row[field] === null || row[field] === undefined ? null : asBoolean(row[field]);
+  for (const field of LIST_FIELDS) entity[field] = asJson(row[field]);
+  return entity as EntityRow;
+}
 
 /** Column types of the scalar fields; lengths and rules live in the migration and the contract. */
 function scalarAttributes(): ModelAttributes {

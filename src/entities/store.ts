@@ -22,9 +22,9 @@ import type {
   SocialNetworkEntryRow,
   SocialReferenceRow,
 } from './models.js';
-import { FLAG_FIELDS, LIST_FIELDS, SCALAR_FIELDS } from './models.js';
+import { entityRowOf, FLAG_FIELDS, LIST_FIELDS, SCALAR_FIELDS } from './models.js';
 import type { TeamRole } from './models.js';
-import { asNumber, readerOf } from '../db/reader.js';
+import { asBoolean, asDate, asNumber, readerOf } from '../db/reader.js';
 
 /** What a list shows of an entity (the contract's EntitySummary), with the caller's role in its team. */
 export type EntitySummaryRow = Pick<EntityRow, 'id' | 'tp' | 'nome' | 'nm_urna' | 'nr_urna' | 'partido' | 'uf' | 'cidade' | 'image_url' | 'created_at' | 'updated_at'> & {
@@ -105,25 +105,34 @@ export class EntityStore {
     });
   }
 
-  /** The entity as stored; undefined when there is none. */
-  async load(id: number, transaction?: Transaction): Promise<StoredEntity | undefined> {
+  /**
+   * The entity as stored; undefined when there is none. `from.row` is its row when the caller has just
+   * read it (Teams.access gives it), so it is not read again.
+   *
+   * Outside a transaction, through a Reader (issue 20): the row, the social reference with its network
+   * entries (one join) and the market share, read at once.
+   */
+  async load(id: number, from: { transaction?: Transaction; row?: EntityRow } = {}): Promise<StoredEntity | undefined> {
+    if (from.transaction) return this.loadIn(id, from.transaction);
+    const reader = readerOf(this.models.Entity.sequelize!);
+    const [row, network, shares] = await Promise.all([
+      from.row ?? reader.row<Record<string, unknown>>('SELECT * FROM entities WHERE id = ?', [id]).then((found) => found && entityRowOf(found)),
+      reader.rows<NetworkJoinRow>(NETWORK_SQL, [id]),
+      reader.rows<MarketshareRow>(MARKETSHARE_SQL, [id]),
+    ]);
+    if (!row) return undefined;
+    const reference = network[0] && referenceRowOf(id, network[0]);
+    const entries = network.filter((joined) => joined.id !== null).map(networkEntryRowOf);
+    return storedEntityOf(row, reference, entries, shares.map(marketshareRowOf));
+  }
+
+  /** `load` inside a transaction: through Sequelize, which runs it on the transaction's connection. */
+  private async loadIn(id: number, transaction: Transaction): Promise<StoredEntity | undefined> {
     const row = (await this.models.Entity.findByPk(id, { raw: true, transaction })) as EntityRow | null;
     if (!row) return undefined;
     const reference = await this.referenceOf(id, transaction);
     const entries = reference ? await this.networkEntriesOf(reference.id, transaction) : [];
-    const shares = await this.marketshareOf(id, transaction);
-    return {
-      entity: {
-        id: row.id,
-        ...scalarsOf(row),
-        ...(reference ? { referencia_social: referenceView(reference, entries) } : {}),
-        marketshare: shares.map(marketshareView),
-      },
-      tp: row.tp,
-      updatedAt: new Date(row.updated_at),
-      updatedBy: row.updated_by,
-      version: Number(row.version),
-    };
+    return storedEntityOf(row, reference, entries, await this.marketshareOf(id, transaction));
   }
 
   /** The entity created by the request with this creation key, if any. */
@@ -274,6 +283,62 @@ const EMPTY_NETWORK_ENTRY = {
 } satisfies Partial<SocialNetworkEntryRow>;
 
 const EMPTY_MARKETSHARE = { principal: null, tendency: null, notes: null, evaluations: null } satisfies Partial<MarketshareRow>;
+
+/** An entity's social reference (one at most) with its network entries in order: a row per entry, or one of nulls. */
+const NETWORK_SQL = `SELECT r.id AS reference_id, r.tipo AS reference_tipo, r.nm AS reference_nm, r.origem_name AS reference_origem_name,
+    n.id, n.social_reference_id, n."position", n.nm_rede, n.exist_or_active, n.profile_id, n.img, n.img_url,
+    n.last_full_evaluation_date, n.link, n.tipo, n."user", n.username
+  FROM social_references r LEFT JOIN social_network_entries n ON n.social_reference_id = r.id
+  WHERE r.entity_id = ? ORDER BY n."position", n.id`;
+
+type NetworkJoinRow = { reference_id: number; reference_tipo: string | null; reference_nm: string | null; reference_origem_name: string | null } & {
+  [Column in keyof SocialNetworkEntryRow]: SocialNetworkEntryRow[Column] | null;
+};
+
+const MARKETSHARE_SQL = `SELECT id, entity_id, "position", principal, marketshare, tendency, notes, evaluations
+  FROM marketshare_entries WHERE entity_id = ? ORDER BY "position", id`;
+
+function referenceRowOf(entityId: number, joined: NetworkJoinRow): SocialReferenceRow {
+  return { id: joined.reference_id, entity_id: entityId, tipo: joined.reference_tipo, nm: joined.reference_nm, origem_name: joined.reference_origem_name };
+}
+
+/** A network entry of the join (one that has one), with the types its row promises on either database. */
+function networkEntryRowOf(joined: NetworkJoinRow): SocialNetworkEntryRow {
+  return {
+    id: joined.id!,
+    social_reference_id: joined.social_reference_id!,
+    position: joined.position!,
+    nm_rede: joined.nm_rede!,
+    exist_or_active: joined.exist_or_active === null ? null : asBoolean(joined.exist_or_active),
+    profile_id: joined.profile_id,
+    img: joined.img,
+    img_url: joined.img_url,
+    last_full_evaluation_date: joined.last_full_evaluation_date === null ? null : asDate(joined.last_full_evaluation_date),
+    link: joined.link,
+    tipo: joined.tipo,
+    user: joined.user,
+    username: joined.username,
+  };
+}
+
+function marketshareRowOf(share: MarketshareRow): MarketshareRow {
+  return { ...share, principal: share.principal === null ? null : asBoolean(share.principal) };
+}
+
+function storedEntityOf(row: EntityRow, reference: SocialReferenceRow | undefined, entries: SocialNetworkEntryRow[], shares: MarketshareRow[]): StoredEntity {
+  return {
+    entity: {
+      id: row.id,
+      ...scalarsOf(row),
+      ...(reference ? { referencia_social: referenceView(reference, entries) } : {}),
+      marketshare: shares.map(marketshareView),
+    },
+    tp: row.tp,
+    updatedAt: new Date(row.updated_at),
+    updatedBy: row.updated_by,
+    version: Number(row.version),
+  };
+}
 
 /** Every scalar field of a new entity as columns (absent fields are stored as null). */
 function allColumnsOf(entity: CandidateEntity): Partial<EntityRow> {

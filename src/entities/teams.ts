@@ -5,9 +5,11 @@
  * Platform admins are treated as team admins of every entity.
  */
 import { Op } from 'sequelize';
+import { readerOf, type Reader } from '../db/reader.js';
+import type { UserRow } from '../accounts/models.js';
 import type { Caller } from '../http/auth.js';
 import { ApiError, notFound, type ErrorDetail } from '../http/errors.js';
-import type { EntityModels, EntityRow, MemberRow, TeamRole } from './models.js';
+import { entityRowOf, type EntityModels, type EntityRow, type MemberRow, type TeamRole } from './models.js';
 
 /** What each role may do, from the contract's TeamRole description. */
 const MAY = {
@@ -33,6 +35,9 @@ export interface Access {
   role: TeamRole;
 }
 
+/** A member with what a team list shows of their user; `added_at` as the Reader gives it (see asDate). */
+export type MemberWithUser = Omit<MemberRow, 'added_at'> & { added_at: unknown } & Pick<UserRow, 'username' | 'first_name' | 'last_name' | 'email'>;
+
 export class Teams {
   constructor(private readonly models: EntityModels) {}
 
@@ -41,15 +46,20 @@ export class Teams {
    * parameter that carried the id, for the error details.
    */
   async access(caller: Caller, entityId: number, permission: Permission, where: Pick<ErrorDetail, 'location' | 'field'>): Promise<Access> {
-    const entity = (await this.models.Entity.findByPk(entityId, { raw: true })) as EntityRow | null;
-    const role = entity ? await this.roleOf(caller, entity.id) : undefined;
-    if (!entity || !role) {
+    // One read: the entity with the caller's membership, if any (issue 20). An id no column can hold
+    // (a body's integer has no maximum) names no entity; PostgreSQL would refuse it as a parameter.
+    const found = Number.isSafeInteger(entityId)
+      ? await this.reader().row<Record<string, unknown> & { caller_role: TeamRole | null }>(ACCESS_SQL, [caller.user.id, entityId])
+      : undefined;
+    const { caller_role: membership, ...entity } = found ?? { caller_role: null };
+    const role = found ? (membership ?? (caller.user.is_admin ? 'admin' : undefined)) : undefined;
+    if (!found || !role) {
       throw notFound(`There is no entity ${entityId} in your teams.`, [
         { ...where, rule: 'in_your_teams', message: 'must be an entity of one of your teams', value: entityId },
       ]);
     }
     this.require(caller, role, permission);
-    return { entity, role };
+    return { entity: entityRowOf(entity), role };
   }
 
   /** Whether `role` (the caller's in some team) allows `permission`. */
@@ -66,13 +76,17 @@ export class Teams {
   }
 
   async roleOf(caller: Caller, entityId: number): Promise<TeamRole | undefined> {
-    const membership = (await this.models.Member.findOne({ where: { entity_id: entityId, user_id: caller.user.id }, raw: true })) as MemberRow | null;
+    const membership = await this.reader().row<Pick<MemberRow, 'role'>>('SELECT role FROM entity_members WHERE entity_id = ? AND user_id = ?', [entityId, caller.user.id]);
     return membership?.role ?? (caller.user.is_admin ? 'admin' : undefined);
   }
 
   /** The caller's role in each of these entities (admins: `admin` where they are not members). */
   async rolesOf(caller: Caller, entityIds: number[]): Promise<Map<number, TeamRole>> {
-    const memberships = (await this.models.Member.findAll({ where: { user_id: caller.user.id, entity_id: { [Op.in]: entityIds } }, raw: true })) as unknown as MemberRow[];
+    // The ids go as one JSON array parameter, so the SQL text stays the same whatever their number.
+    const memberships = await this.reader().rows<Pick<MemberRow, 'entity_id' | 'role'>>(rolesSqlOf(this.models.Member.sequelize!.getDialect()), [
+      caller.user.id,
+      JSON.stringify(entityIds),
+    ]);
     const roles = new Map<number, TeamRole>(caller.user.is_admin ? entityIds.map((id) => [id, 'admin']) : []);
     for (const membership of memberships) roles.set(membership.entity_id, membership.role);
     return roles;
@@ -84,8 +98,15 @@ export class Teams {
     return memberships.map((membership) => membership.entity_id);
   }
 
-  async members(entityId: number): Promise<MemberRow[]> {
-    return (await this.models.Member.findAll({ where: { entity_id: entityId }, order: [['id', 'ASC']], raw: true })) as unknown as MemberRow[];
+  /** The team's members with their users (a member whose user is gone is left out), by id; only those of `role` if given. */
+  async membersWithUsers(entityId: number, role?: TeamRole): Promise<MemberWithUser[]> {
+    // COALESCE: with no role given, every role matches (one SQL text for both).
+    return this.reader().rows<MemberWithUser>(
+      `SELECT m.id, m.entity_id, m.user_id, m.role, m.added_at, u.username, u.first_name, u.last_name, u.email
+       FROM entity_members m JOIN users u ON u.id = m.user_id
+       WHERE m.entity_id = ? AND m.role = COALESCE(?, m.role) ORDER BY m.id`,
+      [entityId, role ?? null],
+    );
   }
 
   /** Who shares a team with the user, and in which entities with which role: for chat contacts and profiles. */
@@ -103,6 +124,10 @@ export class Teams {
     }
     return teammates;
   }
+
+  private reader(): Reader {
+    return readerOf(this.models.Entity.sequelize!);
+  }
 }
 
 function describe(permission: Permission): string {
@@ -113,4 +138,18 @@ function describe(permission: Permission): string {
     decideScenarios: 'approve or reject scenario requests',
     readPersonalData: 'read personal data whole',
   }[permission];
+}
+
+/**
+ * The entity and the caller's membership in its team. The id is cast to BIGINT: an id beyond
+ * PostgreSQL's INTEGER (IdString allows 10 digits) names no entity (404) rather than failing as a parameter.
+ */
+const ACCESS_SQL = `SELECT e.*, m.role AS caller_role
+  FROM entities e LEFT JOIN entity_members m ON m.entity_id = e.id AND m.user_id = ?
+  WHERE e.id = CAST(? AS BIGINT)`;
+
+/** The caller's memberships among a JSON array of entity ids (each database reads a JSON array its own way). */
+function rolesSqlOf(dialect: string): string {
+  const ids = dialect === 'postgres' ? 'SELECT CAST(value AS INTEGER) FROM json_array_elements_text(CAST(? AS JSON))' : 'SELECT value FROM json_each(?)';
+  return `SELECT entity_id, role FROM entity_members WHERE user_id = ? AND entity_id IN (${ids})`;
 }

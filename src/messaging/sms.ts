@@ -13,7 +13,8 @@ import { Op, UniqueConstraintError, type Sequelize } from 'sequelize';
 import { SegmentedMessage } from 'sms-segments-calculator';
 import type { components } from '../../sdk/schema.js';
 import type { Caller } from '../http/auth.js';
-import type { Teams } from '../entities/teams.js';
+import { asDate, readerOf } from '../db/reader.js';
+import { rolesThatMay, type Teams } from '../entities/teams.js';
 import type { JobAttempt, JobQueue } from '../jobs/index.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../security/secret-box.js';
@@ -109,11 +110,23 @@ export class Sms {
     }
   }
 
-  /** The credentials the caller may send with, by id: every one for admins, else those of entities they may edit. */
+  /**
+   * The credentials the caller may send with, by id: every one for admins, else those of entities they
+   * may edit. One Reader query (issue 20): a member's credentials join their memberships, keeping those
+   * whose role may edit (the rule filterUsable applies through Teams.may).
+   */
   async usableBy(caller: Caller): Promise<SmsCredential[]> {
-    const rows = (await this.models.Credential.findAll({ order: [['id', 'ASC']], raw: true })) as unknown as CredentialRow[];
-    const usable = caller.user.is_admin ? rows : await this.filterUsable(caller, rows);
-    return usable.map(credentialView);
+    const reader = readerOf(this.models.Credential.sequelize!);
+    const rows = caller.user.is_admin
+      ? await reader.rows<CredentialView>(`SELECT ${CREDENTIAL_COLUMNS} FROM sms_credentials c ORDER BY c.id`)
+      : await reader.rows<CredentialView>(
+          `SELECT ${CREDENTIAL_COLUMNS} FROM sms_credentials c
+           JOIN entity_members m ON m.entity_id = c.entity_id AND m.user_id = ?
+           WHERE m.role IN (${EDITING_ROLES.map(() => '?').join(', ')})
+           ORDER BY c.id`,
+          [caller.user.id, ...EDITING_ROLES],
+        );
+    return rows.map((row) => credentialView({ ...row, created_at: asDate(row.created_at) }));
   }
 
   /** The credential `id` and whether the caller may send with it; undefined when there is none. */
@@ -299,7 +312,14 @@ export class Sms {
   }
 }
 
-function credentialView(row: CredentialRow): SmsCredential {
+/** The columns a credential shows (credentialView): never its sealed secret. */
+const CREDENTIAL_COLUMNS = 'c.id, c.name, c.provider, c.account_id, c.sender_id, c.entity_id, c.created_at';
+type CredentialView = Omit<CredentialRow, 'secret_sealed' | 'created_by'>;
+
+/** The team roles that may send with their entity's credentials (a fixed list: the SQL text stays fixed). */
+const EDITING_ROLES = rolesThatMay('edit');
+
+function credentialView(row: CredentialView): SmsCredential {
   return {
     id: row.id,
     name: row.name,

@@ -8,7 +8,7 @@ import { sendEnvelope } from '../http/envelope.js';
 import { ApiError, notFound, type ErrorDetail } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
 import type { Teams } from '../entities/teams.js';
-import type { Monitors } from './index.js';
+import { viewerOf, type Monitors } from './index.js';
 import { checkKeywords, checkProfiles, checkSnapshots } from './rules.js';
 
 type MonitorOperations = 'getSocialMonitorData' | 'createSocialMonitor' | 'importMonitorMetrics';
@@ -18,11 +18,10 @@ export function monitorHandlers(monitors: Monitors, teams: Teams): Pick<Required
   return {
     async getSocialMonitorData(req, res) {
       const caller = callerOf(res);
-      const chosen =
+      const views =
         req.query.id_monitor === undefined
-          ? await monitors.visibleTo(caller)
-          : [(await monitors.access(caller, Number(req.query.id_monitor), 'read', { location: 'query', field: 'id_monitor' })).monitor];
-      const views = await store.views(chosen);
+          ? await monitors.readable(caller)
+          : [await monitors.view(caller, Number(req.query.id_monitor), { location: 'query', field: 'id_monitor' })];
       sendEnvelope(res, 200, views, `${views.length} monitor${views.length === 1 ? '' : 's'}.`);
     },
 
@@ -45,8 +44,8 @@ export function monitorHandlers(monitors: Monitors, teams: Teams): Pick<Required
           { location: 'body', field: 'name', rule: 'unique_per_entity', message: 'is the name of another monitor of this entity', value: name },
         ]);
       }
-      const [view] = await store.views([created]);
-      sendEnvelope(res, 201, view!, `Monitor ${created.id} created.`);
+      const [shown] = await store.viewsIn(viewerOf(caller), { monitorId: created.id });
+      sendEnvelope(res, 201, shown!.view, `Monitor ${created.id} created.`);
     },
 
     async importMonitorMetrics(req, res) {

@@ -3,17 +3,20 @@
  * monitor outside the caller's teams is 404 like a missing one, without naming its entity.
  */
 import type { Sequelize } from 'sequelize';
+import { asDate, readerOf } from '../db/reader.js';
 import type { Caller } from '../http/auth.js';
 import { notFound, type ErrorDetail } from '../http/errors.js';
 import type { TeamRole } from '../entities/models.js';
 import type { Permission, Teams } from '../entities/teams.js';
 import { defineMonitorModels, type MonitorModels, type MonitorRow } from './models.js';
-import { MonitorStore } from './store.js';
+import { MonitorStore, type SocialMonitor, type Viewer } from './store.js';
 
 export interface MonitorAccess {
   monitor: MonitorRow;
   role: TeamRole;
 }
+
+type Where = Pick<ErrorDetail, 'location' | 'field'>;
 
 export class Monitors {
   readonly store: MonitorStore;
@@ -25,23 +28,53 @@ export class Monitors {
     this.store = new MonitorStore(models);
   }
 
-  /** The monitor and the caller's role on its entity, if the role allows `permission`; `where` names the parameter. */
-  async access(caller: Caller, monitorId: number, permission: Permission, where: Pick<ErrorDetail, 'location' | 'field'>): Promise<MonitorAccess> {
-    const monitor = await this.store.byId(monitorId);
-    const role = monitor ? await this.teams.roleOf(caller, monitor.entity_id) : undefined;
-    if (!monitor || !role) {
+  /**
+   * The monitor and the caller's role on its entity, if the role allows `permission`; `where` names the
+   * parameter. One query through a Reader: the monitor with the caller's membership of its entity's team.
+   */
+  async access(caller: Caller, monitorId: number, permission: Permission, where: Where): Promise<MonitorAccess> {
+    const found = await readerOf(this.models.Monitor.sequelize!).row<MonitorRow & { role: TeamRole | null }>(
+      `SELECT mo.id, mo.entity_id, mo.name, mo.name_key, mo.created_by, mo.created_at, m.role AS role
+         FROM social_monitors mo LEFT JOIN entity_members m ON m.entity_id = mo.entity_id AND m.user_id = ?
+        WHERE mo.id = CAST(? AS BIGINT)`, // BIGINT: an id past 2^31 names no monitor (PostgreSQL would refuse it as an INTEGER)
+      [caller.user.id, monitorId],
+    );
+    const role = this.allowed(caller, monitorId, found, permission, where);
+    const { role: _, ...monitor } = found!;
+    return { monitor: { ...monitor, created_at: asDate(monitor.created_at) }, role };
+  }
+
+  /**
+   * The caller's role on a monitor found with their membership role (`found.role`, null where they have
+   * none), if it allows `permission`: 404 when the monitor is missing or outside the caller's teams, 403
+   * when the role may not do this. The same rule as Teams.access and Teams.roleOf.
+   */
+  allowed(caller: Caller, monitorId: number, found: { role: TeamRole | null } | undefined, permission: Permission, where: Where): TeamRole {
+    const role = found ? (found.role ?? (caller.user.is_admin ? 'admin' : undefined)) : undefined;
+    if (!role) {
       throw notFound(`There is no monitor ${monitorId} in your teams.`, [
         { ...where, rule: 'in_your_teams', message: 'must be a monitor of one of your teams', value: monitorId },
       ]);
     }
     this.teams.require(caller, role, permission);
-    return { monitor, role };
+    return role;
   }
 
-  /** The monitors the caller may read: those of the caller's teams, every one for platform admins. */
-  async visibleTo(caller: Caller): Promise<MonitorRow[]> {
-    return this.store.ofEntities(caller.user.is_admin ? undefined : await this.teams.entityIdsOf(caller.user.id));
+  /** Monitor `monitorId` as the contract shows it, if the caller may read it (404 otherwise, as `access`). */
+  async view(caller: Caller, monitorId: number, where: Where): Promise<SocialMonitor> {
+    const [found] = await this.store.viewsIn(viewerOf(caller), { monitorId });
+    this.allowed(caller, monitorId, found, 'read', where);
+    return found!.view;
   }
+
+  /** The monitors the caller may read as the contract shows them: those of the caller's teams, every one for platform admins. */
+  async readable(caller: Caller): Promise<SocialMonitor[]> {
+    return (await this.store.viewsIn(viewerOf(caller), 'readable')).map(({ view }) => view);
+  }
+}
+
+export function viewerOf(caller: Caller): Viewer {
+  return { id: caller.user.id, isAdmin: Boolean(caller.user.is_admin) };
 }
 
 export function createMonitors(sequelize: Sequelize, teams: Teams): Monitors {

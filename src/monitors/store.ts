@@ -1,12 +1,15 @@
 /**
  * Social monitors: what a monitor watches (profiles and keywords) and the metric snapshots it keeps. A
  * snapshot is identified by its monitor, network and moment, so importing the same data twice changes
- * nothing and corrected values replace the stored ones. Callers check team access before coming here.
+ * nothing and corrected values replace the stored ones. Callers check team access before coming here,
+ * except for `viewsIn`, which keeps to the monitors its viewer may read.
  */
 import { Op, QueryTypes, UniqueConstraintError, type Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import { withLockedTransaction } from '../db/locks.js';
-import type { KeywordRow, MonitorModels, MonitorRow, ProfileRow, SnapshotRow } from './models.js';
+import { asBoolean, asDate, asNumber, readerOf } from '../db/reader.js';
+import type { TeamRole } from '../entities/models.js';
+import type { MonitorModels, MonitorRow, ProfileRow, SnapshotRow } from './models.js';
 
 export type SocialMonitor = components['schemas']['SocialMonitor'];
 export type MonitoredProfile = components['schemas']['MonitoredProfile'];
@@ -95,26 +98,37 @@ export class MonitorStore {
     return new Set(profiles.map((profile) => profile.nm_rede));
   }
 
-  /** The monitors as the contract shows them: what they watch, their latest metrics and the daily series up to `now`. */
-  async views(monitors: MonitorRow[], now = new Date()): Promise<SocialMonitor[]> {
-    if (monitors.length === 0) return [];
-    const ids = monitors.map((monitor) => monitor.id);
-    const inMonitors = { monitor_id: { [Op.in]: ids } };
-    const order: Array<[string, string]> = [['monitor_id', 'ASC'], ['position', 'ASC']];
-    const profiles = (await this.models.Profile.findAll({ where: inMonitors, order, raw: true })) as unknown as ProfileRow[];
-    const keywords = (await this.models.Keyword.findAll({ where: inMonitors, order, raw: true })) as unknown as KeywordRow[];
-    const latest = await this.latestSnapshots(ids);
-    const series = await this.snapshotsBetween(ids, seriesStart(now), now);
-    return monitors.map((monitor) => ({
-      id: monitor.id,
-      entity_id: monitor.entity_id,
-      name: monitor.name,
-      keywords: keywords.filter((row) => row.monitor_id === monitor.id).map((row) => row.keyword),
-      profiles: profiles.filter((row) => row.monitor_id === monitor.id).map(profileOf),
-      created_at: new Date(monitor.created_at).toISOString(),
-      latest_metrics: latest.filter((row) => row.monitor_id === monitor.id).map(({ monitor_id: _, ...snapshot }) => snapshot),
-      daily_series: dailySeries(series.filter((row) => row.monitor_id === monitor.id)),
-    }));
+  /**
+   * The monitors of `scope` as the contract shows them (what they watch, their latest metrics and the
+   * daily series up to `now`), by id, each with the viewer's role in its team (null for a platform admin
+   * outside it). Two queries, run together through a Reader: the monitors with what they watch, and their
+   * snapshots; each keeps to the monitors the viewer may read (`scopeSql`).
+   */
+  async viewsIn(viewer: Viewer, scope: MonitorScope, now = new Date()): Promise<MonitorView[]> {
+    const reader = readerOf(this.models.Monitor.sequelize!);
+    const { sql, values } = scopeSql(viewer, scope);
+    const [watched, snapshots] = await Promise.all([
+      reader.rows<WatchedRow>(watchedQuery(sql), [viewer.id, ...values, ...values, ...values]),
+      reader.rows<SnapshotPartRow>(snapshotsQuery(sql), [...values, ...values, seriesStart(now), now]),
+    ]);
+    const views = new Map<number, MonitorView>();
+    for (const row of watched) {
+      const monitorId = asNumber(row.monitor_id);
+      const part = asNumber(row.part);
+      if (part === WATCHED.monitor) views.set(monitorId, { view: monitorOf(row), role: row.b as TeamRole | null });
+      else if (part === WATCHED.profile) views.get(monitorId)?.view.profiles.push(profileOf({ nm_rede: row.a, username: row.b, link: row.c }));
+      else views.get(monitorId)?.view.keywords.push(row.a);
+    }
+    const series = new Map<number, StoredSnapshot[]>();
+    for (const row of snapshots) {
+      const snapshot = storedSnapshotOf(row);
+      const { monitor_id: monitorId, ...metrics } = snapshot;
+      if (asBoolean(row.latest)) views.get(monitorId)?.view.latest_metrics.push(metrics);
+      else if (series.has(monitorId)) series.get(monitorId)!.push(snapshot);
+      else series.set(monitorId, [snapshot]);
+    }
+    for (const [monitorId, { view }] of views) view.daily_series = dailySeries(series.get(monitorId) ?? []);
+    return [...views.values()];
   }
 
   /**
@@ -173,31 +187,6 @@ export class MonitorStore {
     return row?.newest ? new Date(row.newest) : undefined;
   }
 
-  /**
-   * The newest snapshot of each monitor and network. The networks are found by hopping through the
-   * (monitor_id, network, taken_at) index from one network to the next, and each newest snapshot by one
-   * seek at the end of its network: a few index reads per network, however long the history
-   * (a GROUP BY read every snapshot of the monitor; docs/benchmarks.md).
-   */
-  private async latestSnapshots(monitorIds: number[]): Promise<StoredSnapshot[]> {
-    const rows = await this.models.Snapshot.sequelize!.query<SnapshotRow>(
-      `WITH RECURSIVE networks(monitor_id, network) AS (
-         SELECT m.id, (SELECT MIN(network) FROM metric_snapshots WHERE monitor_id = m.id) FROM social_monitors m WHERE m.id IN (:monitorIds)
-         UNION ALL
-         SELECT n.monitor_id, (SELECT MIN(network) FROM metric_snapshots WHERE monitor_id = n.monitor_id AND network > n.network)
-           FROM networks n WHERE n.network IS NOT NULL
-       )
-       SELECT s.* FROM networks n
-         JOIN metric_snapshots s
-           ON s.id = (SELECT newest.id FROM metric_snapshots newest
-                       WHERE newest.monitor_id = n.monitor_id AND newest.network = n.network
-                       ORDER BY newest.taken_at DESC LIMIT 1)
-        ORDER BY s.monitor_id, s.network`,
-      { replacements: { monitorIds }, type: QueryTypes.SELECT },
-    );
-    return rows.map(storedSnapshotOf);
-  }
-
   /** The monitor's stored snapshots at the moments of these, by network and moment. */
   private async storedAt(monitorId: number, snapshots: MetricSnapshot[], transaction: Transaction): Promise<Map<string, SnapshotRow>> {
     const moments = snapshots.map((snapshot) => new Date(snapshot.taken_at));
@@ -208,6 +197,111 @@ export class MonitorStore {
     })) as unknown as SnapshotRow[];
     return new Map(rows.map((row) => [momentKey(row.network, new Date(row.taken_at)), row]));
   }
+}
+
+// --- The reads of `viewsIn` ----------------------------------------------------------------------
+
+/** Who reads monitors: the caller's user id and whether they are a platform admin. */
+export interface Viewer {
+  id: number;
+  isAdmin: boolean;
+}
+
+/** One monitor (if the viewer may read it), or every monitor the viewer may read. */
+export type MonitorScope = { monitorId: number } | 'readable';
+
+/** A monitor as the contract shows it, with the viewer's role in its team (null where they have none). */
+export interface MonitorView {
+  view: SocialMonitor;
+  role: TeamRole | null;
+}
+
+/**
+ * The ids of the monitors of `scope` that the viewer may read, as a subquery (alias `sm`): those of the
+ * viewer's teams, every one for a platform admin. Every team role may read a monitor (entities/teams.ts),
+ * so being in the team is the whole rule; a monitor outside it reads as no monitor at all (404).
+ */
+function scopeSql(viewer: Viewer, scope: MonitorScope): { sql: string; values: unknown[] } {
+  if (scope !== 'readable') {
+    return {
+      // BIGINT: PostgreSQL would type the parameter as the column's INTEGER and refuse an id past 2^31 (IdString allows it).
+      sql: 'SELECT sm.id FROM social_monitors sm WHERE sm.id = CAST(? AS BIGINT) AND (? OR EXISTS (SELECT 1 FROM entity_members tm WHERE tm.entity_id = sm.entity_id AND tm.user_id = ?))',
+      values: [scope.monitorId, viewer.isAdmin, viewer.id],
+    };
+  }
+  if (viewer.isAdmin) return { sql: 'SELECT sm.id FROM social_monitors sm', values: [] };
+  return { sql: 'SELECT sm.id FROM entity_members tm JOIN social_monitors sm ON sm.entity_id = tm.entity_id WHERE tm.user_id = ?', values: [viewer.id] };
+}
+
+/** The parts of `watchedQuery`, in the order they come for each monitor. */
+const WATCHED = { monitor: 0, profile: 1, keyword: 2 } as const;
+
+/** A row of `watchedQuery`: `a`, `b`, `c` are the monitor's name and the viewer's role, a profile's network, user name and link, or a keyword. */
+interface WatchedRow {
+  part: unknown;
+  monitor_id: unknown;
+  a: string;
+  b: string | null;
+  c: string | null;
+  entity_id: unknown;
+  created_at: unknown;
+}
+
+/** The monitors of the scope, each followed by its profiles and keywords in their order, by monitor id. */
+function watchedQuery(scope: string): string {
+  return `SELECT ${WATCHED.monitor} AS part, mo.id AS monitor_id, 0 AS "position", mo.name AS a, m.role AS b, NULL AS c, mo.entity_id AS entity_id, mo.created_at AS created_at
+      FROM social_monitors mo LEFT JOIN entity_members m ON m.entity_id = mo.entity_id AND m.user_id = ?
+     WHERE mo.id IN (${scope})
+    UNION ALL
+    SELECT ${WATCHED.profile}, p.monitor_id, p."position", p.nm_rede, p.username, p.link, NULL, NULL FROM monitor_profiles p WHERE p.monitor_id IN (${scope})
+    UNION ALL
+    SELECT ${WATCHED.keyword}, k.monitor_id, k."position", k.keyword, NULL, NULL, NULL, NULL FROM monitor_keywords k WHERE k.monitor_id IN (${scope})
+    ORDER BY monitor_id, part, "position"`;
+}
+
+/** A row of `snapshotsQuery`: a latest snapshot (`latest` true) or one of the series. */
+type SnapshotPartRow = Pick<SnapshotRow, 'monitor_id' | 'network' | 'taken_at' | 'followers' | 'posts' | 'engagement' | 'mentions'> & { latest: unknown };
+
+/**
+ * The newest snapshot of each monitor and network of the scope, then the snapshots of the series range,
+ * by monitor, network and time (values: the scope's twice, then the range's start and end). The networks are found by
+ * hopping through the (monitor_id, network, taken_at) index from one network to the next, and each newest
+ * snapshot by one seek at the end of its network; the series is a range of the (monitor_id, taken_at)
+ * index. Both read a few index entries per network and day, however long the history (a GROUP BY read
+ * every snapshot of the monitor; docs/benchmarks.md). The hop past the last network ends on a NULL, left
+ * out before the seek: PostgreSQL would look for `network = NULL` along the whole (monitor_id, taken_at) index.
+ */
+function snapshotsQuery(scope: string): string {
+  return `WITH RECURSIVE networks(monitor_id, network) AS (
+      SELECT mo.id, (SELECT MIN(network) FROM metric_snapshots WHERE monitor_id = mo.id) FROM social_monitors mo WHERE mo.id IN (${scope})
+      UNION ALL
+      SELECT n.monitor_id, (SELECT MIN(network) FROM metric_snapshots WHERE monitor_id = n.monitor_id AND network > n.network)
+        FROM networks n WHERE n.network IS NOT NULL
+    )
+    SELECT 1 AS latest, s.monitor_id, s.network, s.taken_at, s.followers, s.posts, s.engagement, s.mentions
+      FROM networks n
+      JOIN metric_snapshots s
+        ON s.id = (SELECT newest.id FROM metric_snapshots newest
+                    WHERE newest.monitor_id = n.monitor_id AND newest.network = n.network
+                    ORDER BY newest.taken_at DESC LIMIT 1)
+     WHERE n.network IS NOT NULL
+    UNION ALL
+    SELECT 0, s.monitor_id, s.network, s.taken_at, s.followers, s.posts, s.engagement, s.mentions
+      FROM metric_snapshots s WHERE s.monitor_id IN (${scope}) AND s.taken_at BETWEEN ? AND ?
+    ORDER BY latest DESC, monitor_id, network, taken_at`;
+}
+
+function monitorOf(row: WatchedRow): SocialMonitor {
+  return {
+    id: asNumber(row.monitor_id),
+    entity_id: asNumber(row.entity_id),
+    name: row.a,
+    keywords: [],
+    profiles: [],
+    created_at: asDate(row.created_at).toISOString(),
+    latest_metrics: [],
+    daily_series: [],
+  };
 }
 
 function momentKey(network: string, takenAt: Date): string {
@@ -223,11 +317,12 @@ function sameValues(row: SnapshotRow, values: Omit<MetricSnapshot, 'network' | '
   return Number(row.followers) === values.followers && Number(row.posts) === values.posts && row.engagement === values.engagement && Number(row.mentions) === values.mentions;
 }
 
-function storedSnapshotOf(row: SnapshotRow): StoredSnapshot {
+/** A stored snapshot from a Sequelize row or a Reader's (timestamps as text on SQLite, counters as text on PostgreSQL). */
+function storedSnapshotOf(row: Pick<SnapshotRow, 'monitor_id' | 'network' | 'taken_at' | 'followers' | 'posts' | 'engagement' | 'mentions'>): StoredSnapshot {
   return {
-    monitor_id: row.monitor_id,
+    monitor_id: Number(row.monitor_id),
     network: row.network,
-    taken_at: new Date(row.taken_at).toISOString(),
+    taken_at: asDate(row.taken_at).toISOString(),
     followers: Number(row.followers),
     posts: Number(row.posts),
     engagement: Number(row.engagement),
@@ -235,7 +330,7 @@ function storedSnapshotOf(row: SnapshotRow): StoredSnapshot {
   };
 }
 
-function profileOf(row: ProfileRow): MonitoredProfile {
+function profileOf(row: Pick<ProfileRow, 'nm_rede' | 'username' | 'link'>): MonitoredProfile {
   return { nm_rede: row.nm_rede, ...(row.username ? { username: row.username } : {}), ...(row.link ? { link: row.link } : {}) };
 }
 
@@ -246,7 +341,7 @@ function seriesStart(now: Date): Date {
   return start;
 }
 
-/** One point per network and day (UTC): the day's last snapshot. Input oldest first; output by day, then network. */
+/** One point per network and day (UTC): the day's last snapshot. Input oldest first in each network; output by day, then network. */
 function dailySeries(snapshots: StoredSnapshot[]): DailyMetric[] {
   const lastOfDay = new Map<string, DailyMetric>();
   for (const { monitor_id: _, taken_at, ...metrics } of snapshots) {

@@ -5,6 +5,7 @@
  * keeps the unpaginated list of the contract bounded.
  */
 import { DataTypes, UniqueConstraintError, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+import { asDate, readerOf } from '../db/reader.js';
 import type { WebAddress } from '../web-address.js';
 
 export const MAX_BOOKMARKS_PER_USER = 1000;
@@ -40,13 +41,14 @@ type BookmarkModel = ModelStatic<Model<ResearchBookmarkRow, Partial<ResearchBook
 export class ResearchBookmarks {
   constructor(private readonly model: BookmarkModel) {}
 
-  /** The user's bookmarks, newest first. */
+  /** The user's bookmarks, newest first: one Reader query (issue 20). */
   async list(userId: number): Promise<ResearchBookmarkRow[]> {
-    return (await this.model.findAll({
-      where: { user_id: userId },
-      order: [['created_at', 'DESC'], ['id', 'DESC']],
-      raw: true,
-    })) as unknown as ResearchBookmarkRow[];
+    const rows = await readerOf(this.model.sequelize!).rows<ResearchBookmarkRow>(
+      `SELECT id, user_id, title, url, url_key, source, notes, created_at FROM research_bookmarks
+       WHERE user_id = ? ORDER BY created_at DESC, id DESC`,
+      [userId],
+    );
+    return rows.map((row) => ({ ...row, created_at: asDate(row.created_at) }));
   }
 
   async save(userId: number, bookmark: NewBookmark, now = new Date()): Promise<SaveResult> {

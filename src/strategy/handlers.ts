@@ -11,7 +11,7 @@ import type { OperationHandlers } from '../http/operations.js';
 import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Entities } from '../entities/index.js';
-import type { Monitors } from '../monitors/index.js';
+import { viewerOf, type Monitors } from '../monitors/index.js';
 import type { Strategy } from './index.js';
 
 const REQUESTS_PER_PAGE = 30;
@@ -42,12 +42,16 @@ export function strategyHandlers({ strategy, monitors, entities, urls }: Strateg
     },
 
     async listScenarioRequests(req, res) {
-      const { monitor } = await monitors.access(callerOf(res), Number(req.query.monitor_id), 'read', { location: 'query', field: 'monitor_id' });
+      const caller = callerOf(res);
+      const monitorId = Number(req.query.monitor_id);
       const page = req.query.page ?? 1;
-      const { total, requests: stored } = await strategy.scenarios.page(monitor.id, req.query.state, page, REQUESTS_PER_PAGE);
-      const requests = await strategy.shown(stored, monitor.entity_id);
+      // The access check is read with the page, in one query; nothing of the page is used before it passes.
+      const found = await strategy.scenarios.pageFor(viewerOf(caller), monitorId, req.query.state, page, REQUESTS_PER_PAGE);
+      monitors.allowed(caller, monitorId, found.monitor, 'read', { location: 'query', field: 'monitor_id' });
+      const { total, requests: stored } = found;
+      const requests = await strategy.shown(stored, found.monitor!.entity_id);
       const listUrl = new URL(apiBaseUrl(req, urls) + '/api/strategy/get_scenario_requests/');
-      listUrl.searchParams.set('monitor_id', String(monitor.id));
+      listUrl.searchParams.set('monitor_id', String(monitorId));
       if (req.query.state) listUrl.searchParams.set('state', req.query.state);
       sendEnvelope(res, 200, pageOf(requests, total, page, REQUESTS_PER_PAGE, listUrl.toString()), `${total} scenario request${total === 1 ? '' : 's'}.`);
     },

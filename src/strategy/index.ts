@@ -108,14 +108,30 @@ export class Strategy {
    * may no longer compare on monitors of `monitorEntityId` is withheld, saying so (by the entity's id only).
    */
   async shown(requests: ScenarioRequest[], monitorEntityId: number): Promise<ScenarioRequest[]> {
-    return Promise.all(
-      requests.map(async (request) => {
-        if (request.projection === null) return request;
-        const barred = await this.notComparable(request, monitorEntityId);
-        if (barred === undefined) return request;
-        return { ...request, projection: null, failure_reason: `The projection is withheld: entity ${barred} may no longer be compared on this monitor.` };
-      }),
+    const comparable = await this.comparableByRequester(requests.filter((request) => request.projection !== null), monitorEntityId);
+    return requests.map((request) => {
+      if (request.projection === null) return request;
+      const barred = request.entity_ids.find((id) => !comparable.get(request.requested_by)!.has(id));
+      if (barred === undefined) return request;
+      return { ...request, projection: null, failure_reason: `The projection is withheld: entity ${barred} may no longer be compared on this monitor.` };
+    });
+  }
+
+  /**
+   * Which of their requests' entities each requester may compare on monitors of `monitorEntityId`: one
+   * check per requester, not per request (what a user may compare does not depend on the request).
+   */
+  private async comparableByRequester(requests: ScenarioRequest[], monitorEntityId: number): Promise<Map<number | null, Set<number>>> {
+    const asked = new Map<number | null, Set<number>>();
+    for (const request of requests) {
+      const ids = asked.get(request.requested_by) ?? new Set<number>();
+      for (const id of request.entity_ids) ids.add(id);
+      asked.set(request.requested_by, ids);
+    }
+    const checked = await Promise.all(
+      [...asked].map(async ([requester, ids]) => [requester, await this.entities.guardianship.comparable(requester, monitorEntityId, [...ids])] as const),
     );
+    return new Map(checked);
   }
 
   private async shownById(id: number): Promise<ScenarioRequest> {
@@ -125,8 +141,8 @@ export class Strategy {
   }
 
   /** The first of the request's entities its requester may no longer compare on its monitor, if any. */
-  private async notComparable(request: ScenarioRequest, monitorEntityId?: number): Promise<number | undefined> {
-    const entityId = monitorEntityId ?? (await this.monitors.store.byId(request.monitor_id))!.entity_id;
+  private async notComparable(request: ScenarioRequest): Promise<number | undefined> {
+    const entityId = (await this.monitors.store.byId(request.monitor_id))!.entity_id;
     const comparable = await this.entities.guardianship.comparable(request.requested_by, entityId, request.entity_ids);
     return request.entity_ids.find((id) => !comparable.has(id));
   }
