@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { openDatabase } from '../src/db/database.js';
-import { asBoolean, asDate, asNumber, readerOf } from '../src/db/reader.js';
+import { asBoolean, asDate, asIsoTimestamp, asNumber, readerOf } from '../src/db/reader.js';
 import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 
 const silent = pino({ level: 'silent' });
@@ -69,5 +69,15 @@ describe('Reader', () => {
     await transaction.commit();
     expect(during).toBeUndefined();
     expect(await readerOf(sequelize).row('SELECT id FROM notes WHERE id = ?', [3])).toEqual({ id: 3 });
+  });
+});
+
+describe('asIsoTimestamp', () => {
+  it('writes either driver\'s timestamp as the contract does (ISO 8601, UTC, milliseconds)', () => {
+    expect(asIsoTimestamp('2026-11-26 06:04:48.502 +00:00')).toBe('2026-11-26T06:04:48.502Z');
+    expect(asIsoTimestamp(new Date('2026-11-26T06:04:48.502Z'))).toBe('2026-11-26T06:04:48.502Z');
+    // Another offset or form is parsed, not rewritten.
+    expect(asIsoTimestamp('2026-11-26 03:04:48.502 -03:00')).toBe('2026-11-26T06:04:48.502Z');
+    expect(asIsoTimestamp('2026-11-26T06:04:48Z')).toBe('2026-11-26T06:04:48.000Z');
   });
 });

@@ -170,6 +170,19 @@ export function asDate(value: unknown): Date {
   return value instanceof Date ? value : new Date(String(value));
 }
 
+/** Sequelize's text form of a UTC timestamp on SQLite: `2026-11-26 06:04:48.502 +00:00`. */
+const SQLITE_UTC_TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \+00:00$/;
+
+/**
+ * A timestamp column as the contract writes it (ISO 8601, UTC). Sequelize's SQLite text is rewritten
+ * without parsing a Date: a list of 30 entities or a year of snapshots has many, and each parse showed
+ * in a CPU profile.
+ */
+export function asIsoTimestamp(value: unknown): string {
+  if (typeof value === 'string' && SQLITE_UTC_TIMESTAMP.test(value)) return `${value.slice(0, 10)}T${value.slice(11, 23)}Z`;
+  return asDate(value).toISOString();
+}
+
 /** A boolean column: true/false (PostgreSQL) or 1/0 (SQLite). */
 export function asBoolean(value: unknown): boolean {
   return value === true || value === 1 || value === '1';

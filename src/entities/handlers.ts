@@ -22,7 +22,7 @@ import type { CandidateEntity, CandidateEntityRecord, EntityRow, MemberRow, Team
 import { maskedRecord, maskedValuesOnCreate, refusePersonalValues, withoutMaskedValues } from './personal-data.js';
 import { checkCandidate } from './rules.js';
 import { UnknownMarketshareEntry, type EntitySummaryRow, type EntityWrite, type StoredEntity, type UpdateOutcome } from './store.js';
-import { asDate, readerOf } from '../db/reader.js';
+import { asDate, asIsoTimestamp, readerOf } from '../db/reader.js';
 
 const ENTITIES_PER_PAGE = 30;
 
@@ -236,7 +236,7 @@ type Author = Pick<UserRow, 'id' | 'username' | 'first_name' | 'last_name'>;
 
 /** A team member as the contract's Operator. */
 function operatorOf(member: Pick<MemberRow, 'id' | 'entity_id' | 'user_id' | 'role'> & { added_at: unknown }, user: Pick<UserRow, 'username' | 'first_name' | 'last_name' | 'email'>) {
-  return { id: member.id, entity_id: member.entity_id, user_id: member.user_id, username: user.username, display_name: displayName(user), email: user.email, role: member.role, added_at: asDate(member.added_at).toISOString() };
+  return { id: member.id, entity_id: member.entity_id, user_id: member.user_id, username: user.username, display_name: displayName(user), email: user.email, role: member.role, added_at: asIsoTimestamp(member.added_at) };
 }
 
 /** An entity's version as an ETag (a strong validator: it changes on every write). */
@@ -284,7 +284,7 @@ function summaryOf(row: EntitySummaryRow) {
     cidade: row.cidade ?? null,
     image_url: row.image_url ?? null,
     role: row.role,
-    created_at: asDate(row.created_at).toISOString(),
-    updated_at: asDate(row.updated_at).toISOString(),
+    created_at: asIsoTimestamp(row.created_at),
+    updated_at: asIsoTimestamp(row.updated_at),
   };
 }

@@ -49,9 +49,9 @@ function rememberCompiledPaths(): void {
   const compiled = new Map<string, unknown>();
   const remembering = Object.assign(
     (path: unknown, options?: Record<string, unknown>) => {
-      // Only a path string with plain options is remembered; anything else is compiled as it comes.
-      if (typeof path !== 'string' || (options && Object.values(options).some((value) => typeof value === 'object' && value !== null))) return compile(path, options);
-      const key = `${path}\u0000${JSON.stringify(options ?? {})}`;
+      // The validator passes a path and { sensitive, strict }; anything else is compiled as it comes.
+      if (typeof path !== 'string' || !onlyFlags(options)) return compile(path, options);
+      const key = `${options?.sensitive ? 's' : '-'}${options?.strict ? 's' : '-'}${path}`;
       let pattern = compiled.get(key);
       if (pattern === undefined) {
         pattern = compile(path, options);
@@ -63,6 +63,12 @@ function rememberCompiledPaths(): void {
     { [REMEMBERING]: true as const },
   );
   pathToRegexpModule.pathToRegexp = remembering;
+}
+
+/** Options that hold only the validator's two flags (which the remembered key encodes). */
+function onlyFlags(options: Record<string, unknown> | undefined): boolean {
+  for (const name in options) if (name !== 'sensitive' && name !== 'strict') return false;
+  return true;
 }
 
 /**

@@ -7,7 +7,7 @@
 import { Op, QueryTypes, UniqueConstraintError, type Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import { withLockedTransaction } from '../db/locks.js';
-import { asBoolean, asDate, asNumber, readerOf } from '../db/reader.js';
+import { asBoolean, asDate, asIsoTimestamp, asNumber, readerOf } from '../db/reader.js';
 import type { TeamRole } from '../entities/models.js';
 import type { MonitorModels, MonitorRow, ProfileRow, SnapshotRow } from './models.js';
 
@@ -298,7 +298,7 @@ function monitorOf(row: WatchedRow): SocialMonitor {
     name: row.a,
     keywords: [],
     profiles: [],
-    created_at: asDate(row.created_at).toISOString(),
+    created_at: asIsoTimestamp(row.created_at),
     latest_metrics: [],
     daily_series: [],
   };
@@ -322,7 +322,7 @@ function storedSnapshotOf(row: Pick<SnapshotRow, 'monitor_id' | 'network' | 'tak
   return {
     monitor_id: Number(row.monitor_id),
     network: row.network,
-    taken_at: asDate(row.taken_at).toISOString(),
+    taken_at: asIsoTimestamp(row.taken_at),
     followers: Number(row.followers),
     posts: Number(row.posts),
     engagement: Number(row.engagement),
