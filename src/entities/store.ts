@@ -109,11 +109,10 @@ export class EntityStore {
    * The entity as stored; undefined when there is none. `from.row` is its row when the caller has just
    * read it (Teams.access gives it), so it is not read again.
    *
-   * Outside a transaction, through a Reader (issue 20): the row, the social reference with its network
-   * entries (one join) and the market share, read at once.
+   * Through a Reader (issue 20): the row, the social reference with its network entries (one join) and
+   * the market share, read at once. (A write reads its nested records inside its own transaction.)
    */
-  async load(id: number, from: { transaction?: Transaction; row?: EntityRow } = {}): Promise<StoredEntity | undefined> {
-    if (from.transaction) return this.loadIn(id, from.transaction);
+  async load(id: number, from: { row?: EntityRow } = {}): Promise<StoredEntity | undefined> {
     const reader = readerOf(this.models.Entity.sequelize!);
     const [row, network, shares] = await Promise.all([
       from.row ?? reader.row<Record<string, unknown>>('SELECT * FROM entities WHERE id = ?', [id]).then((found) => found && entityRowOf(found)),
@@ -124,15 +123,6 @@ export class EntityStore {
     const reference = network[0] && referenceRowOf(id, network[0]);
     const entries = network.filter((joined) => joined.id !== null).map(networkEntryRowOf);
     return storedEntityOf(row, reference, entries, shares.map(marketshareRowOf));
-  }
-
-  /** `load` inside a transaction: through Sequelize, which runs it on the transaction's connection. */
-  private async loadIn(id: number, transaction: Transaction): Promise<StoredEntity | undefined> {
-    const row = (await this.models.Entity.findByPk(id, { raw: true, transaction })) as EntityRow | null;
-    if (!row) return undefined;
-    const reference = await this.referenceOf(id, transaction);
-    const entries = reference ? await this.networkEntriesOf(reference.id, transaction) : [];
-    return storedEntityOf(row, reference, entries, await this.marketshareOf(id, transaction));
   }
 
   /** The entity created by the request with this creation key, if any. */

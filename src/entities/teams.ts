@@ -52,7 +52,7 @@ export class Teams {
       ? await this.reader().row<Record<string, unknown> & { caller_role: TeamRole | null }>(ACCESS_SQL, [caller.user.id, entityId])
       : undefined;
     const { caller_role: membership, ...entity } = found ?? { caller_role: null };
-    const role = found ? (membership ?? (caller.user.is_admin ? 'admin' : undefined)) : undefined;
+    const role = found ? this.roleFrom(caller, membership) : undefined;
     if (!found || !role) {
       throw notFound(`There is no entity ${entityId} in your teams.`, [
         { ...where, rule: 'in_your_teams', message: 'must be an entity of one of your teams', value: entityId },
@@ -60,6 +60,11 @@ export class Teams {
     }
     this.require(caller, role, permission);
     return { entity: entityRowOf(entity), role };
+  }
+
+  /** The caller's role in a team given their membership's (null where they have none): a platform admin outside it is `admin`. */
+  roleFrom(caller: Caller, membership: TeamRole | null | undefined): TeamRole | undefined {
+    return membership ?? (caller.user.is_admin ? 'admin' : undefined);
   }
 
   /** Whether `role` (the caller's in some team) allows `permission`. */
@@ -73,11 +78,6 @@ export class Teams {
     if (!this.may(caller, role, permission)) {
       throw new ApiError(403, 'forbidden', `Your role in this team (${role}) may not ${describe(permission)}.`);
     }
-  }
-
-  async roleOf(caller: Caller, entityId: number): Promise<TeamRole | undefined> {
-    const membership = await this.reader().row<Pick<MemberRow, 'role'>>('SELECT role FROM entity_members WHERE entity_id = ? AND user_id = ?', [entityId, caller.user.id]);
-    return membership?.role ?? (caller.user.is_admin ? 'admin' : undefined);
   }
 
   /** The caller's role in each of these entities (admins: `admin` where they are not members). */

@@ -47,10 +47,10 @@ export class Monitors {
   /**
    * The caller's role on a monitor found with their membership role (`found.role`, null where they have
    * none), if it allows `permission`: 404 when the monitor is missing or outside the caller's teams, 403
-   * when the role may not do this. The same rule as Teams.access and Teams.roleOf.
+   * when the role may not do this. The same rule as Teams.access.
    */
   allowed(caller: Caller, monitorId: number, found: { role: TeamRole | null } | undefined, permission: Permission, where: Where): TeamRole {
-    const role = found ? (found.role ?? (caller.user.is_admin ? 'admin' : undefined)) : undefined;
+    const role = found ? this.teams.roleFrom(caller, found.role) : undefined;
     if (!role) {
       throw notFound(`There is no monitor ${monitorId} in your teams.`, [
         { ...where, rule: 'in_your_teams', message: 'must be a monitor of one of your teams', value: monitorId },
