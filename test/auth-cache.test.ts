@@ -10,6 +10,7 @@
  * Across real server processes: test/scale-out.test.ts.
  */
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Sequelize } from 'sequelize';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -252,6 +253,8 @@ interface ChannelCase {
   name: string;
   /** A channel as one server instance builds it. */
   open(): RevocationChannel;
+  /** Waits until the connections `open` made can publish (a server's are long open before any logout). */
+  publishersReady(): Promise<void>;
   /** The admin CLI's one-off notice, on the same channel. */
   publishOnce(userId: number): Promise<boolean>;
   /** Cuts the listeners' connections (each listener reconnects by itself). */
@@ -272,6 +275,11 @@ describe.each<ChannelCase>([
         const redis = new Redis(REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectionName: prefix });
         connections.push(redis);
         return revocationChannel({ databaseUrl: 'sqlite::memory:', sequelize, redis, redisPrefix: prefix, logger })!;
+      },
+      async publishersReady() {
+        // Opened without an offline queue, a connection still connecting refuses the PUBLISH (the notice is
+        // logged and lost): under a loaded CI that raced the first revocation of a test.
+        await Promise.all(connections.map((redis) => (redis.status === 'ready' ? undefined : once(redis, 'ready'))));
       },
       publishOnce: (userId) => publishRevocation({ databaseUrl: 'sqlite::memory:', sequelize, redisUrl: REDIS_URL, redisPrefix: prefix, logger }, { userId }),
       async cutListeners() {
@@ -300,6 +308,7 @@ describe.each<ChannelCase>([
     return {
       name: 'PostgreSQL',
       open: () => revocationChannel({ databaseUrl: database.url, sequelize, redisPrefix: 'unused', logger })!,
+      publishersReady: async () => undefined, // notices go through the server's open database pool
       publishOnce: (userId) => publishRevocation({ databaseUrl: database.url, sequelize, redisUrl: undefined, redisPrefix: 'unused', logger }, { userId }),
       async cutListeners() {
         await sequelize.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`);
@@ -337,7 +346,7 @@ describe.each<ChannelCase>([
     channels.push(a, b);
     revoking = new KeyCache({ ttlMs: LONG_CACHE_MS, channel: a, logger });
     elsewhere = new KeyCache({ ttlMs: LONG_CACHE_MS, channel: b, logger });
-    await Promise.all([revoking.listen(), elsewhere.listen()]);
+    await Promise.all([revoking.listen(), elsewhere.listen(), channelCase.publishersReady()]);
   }
 
   const cachedElsewhere = (digest: string, tokenId: number, userId: number) => elsewhere.remember(digest, holder(tokenId, userId), elsewhere.mark(), new Date());
