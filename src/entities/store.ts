@@ -148,9 +148,10 @@ export class EntityStore {
    *
    * One query answers a front end's most frequent read (issue 20): the page, the roles and the total
    * together, through a Reader. A member's page walks the membership index (user_id, entity_id) in
-   * order and stops after the page, and the total counts that index alone: never a list of every id of
-   * the team, which made a team of 100,000 entities 30 times slower than one of 1,000
-   * (docs/benchmarks.md). Only a page past the end, which has no row to carry the total, asks again.
+   * order and stops after the page: never a list of every id of the team, which made a team of 100,000
+   * entities 30 times slower than one of 1,000 (docs/benchmarks.md). A member's total is read from the
+   * counts the database keeps by user and type (migration 0019), not counted each time. Only a page past
+   * the end, which has no row to carry the total, asks again.
    */
   async page(caller: { id: number; isAdmin: boolean }, tp: EntityType | undefined, page: number, pageSize: number): Promise<{ total: number; rows: EntitySummaryRow[] }> {
     const reader = readerOf(this.models.Entity.sequelize!);
@@ -159,9 +160,7 @@ export class EntityStore {
     const typeValue = tp === undefined ? [] : [tp];
     const count = caller.isAdmin
       ? `SELECT COUNT(*) FROM entities e WHERE 1 = 1 ${ofType}`
-      : tp === undefined
-        ? 'SELECT COUNT(*) FROM entity_members e WHERE e.user_id = ?'
-        : `SELECT COUNT(*) FROM entity_members m JOIN entities e ON e.id = m.entity_id WHERE m.user_id = ? ${ofType}`;
+      : `SELECT COALESCE(SUM(c.total), 0) FROM entity_member_counts c WHERE c.user_id = ? ${tp === undefined ? '' : 'AND c.tp = ?'}`;
     const countValues = caller.isAdmin ? typeValue : [caller.id, ...typeValue];
     const pageQuery = caller.isAdmin
       ? `SELECT ${SUMMARY_COLUMNS}, COALESCE(m.role, 'admin') AS role, (${count}) AS total
@@ -172,7 +171,7 @@ export class EntityStore {
          WHERE m.user_id = ? ${ofType} ORDER BY m.entity_id LIMIT ? OFFSET ?`;
     const rows = await reader.rows<EntitySummaryRow & { total: unknown }>(pageQuery, [...countValues, caller.id, ...typeValue, pageSize, offset]);
     if (rows.length > 0) return { total: asNumber(rows[0]!.total), rows };
-    const [counted] = await reader.rows<{ total: unknown }>(count.replace('COUNT(*)', 'COUNT(*) AS total'), countValues);
+    const [counted] = await reader.rows<{ total: unknown }>(`SELECT (${count}) AS total`, countValues);
     return { total: asNumber(counted?.total ?? 0), rows: [] };
   }
 
