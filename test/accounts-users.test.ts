@@ -193,6 +193,22 @@ describe('GET /api/usuario/{user_id}/ (getUser)', () => {
     expect(forAdmin.text).toBe(never.text);
   });
 
+  // The validator's route match is remembered per method and path (src/http/validation.ts): a path asked
+  // again must get its own parameters, and what the match refuses must stay refused.
+  it('answers the same path alike each time, each path with its own user_id, and a method the path lacks 405 each time', async () => {
+    for (const someone of [ana, carlos, ana, admin, carlos]) {
+      const result = await get(app, `/api/usuario/${someone.user.id}/`, admin.headers);
+      expect(result.status, result.text).toBe(200);
+      expect(result.body.data.id).toBe(someone.user.id);
+    }
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const invalid = await get(app, '/api/usuario/abc/', admin.headers);
+      expectError(invalid, 400, 'bad_request');
+      const wrongMethod = await fetch(`${app.baseUrl}/api/usuario/${ana.user.id}/`, { method: 'DELETE', headers: admin.headers });
+      expect(wrongMethod.status).toBe(405);
+    }
+  });
+
   it.each(['abc', '0', '-1', '1.5', '2147483648'])('answers 400 for user_id %s', async (id) => {
     const result = await get(app, `/api/usuario/${id}/`, ana.headers);
     expectError(result, 400, 'bad_request');

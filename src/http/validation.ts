@@ -18,6 +18,7 @@ export function contractValidator(
   authenticate: KeyAuthenticator,
 ): RequestHandler[] {
   rememberCompiledPaths();
+  rememberMatchedOperations();
   // The validator matches requests under the document's servers; ours is the configured base path only.
   const apiSpec = { ...structuredClone(document), servers: [{ url: basePath || '/' }] };
   return OpenApiValidator.middleware({
@@ -63,6 +64,59 @@ function rememberCompiledPaths(): void {
     { [REMEMBERING]: true as const },
   );
   pathToRegexpModule.pathToRegexp = remembering;
+}
+
+/** What the validator's route match leaves on a request (its dist/middlewares/openapi.metadata.js). */
+interface MatchedRoute {
+  expressRoute: string;
+  openApiRoute: string;
+  pathParams: Record<string, string>;
+  schema: unknown;
+  serial: number;
+  _responseSchema?: unknown;
+}
+
+type Middleware = (req: Request & { openapi?: MatchedRoute }, res: unknown, next: (error?: unknown) => void) => unknown;
+type MetadataFactory = (context: unknown, responseApiDoc: unknown) => Middleware;
+const REMEMBERED_MATCHES = 10_000;
+
+/**
+ * After its patterns are compiled, the validator's route match still tries the contract's paths one by
+ * one on every request, with a few allocations each (lookupRoute): 8% of a cheap read's time in a CPU
+ * profile (docs/benchmarks.md). Its answer depends only on the method and the path, so each validator's
+ * match (OpenApiValidator.metadataMiddleware, patched once) remembers what it found for them and gives
+ * a later request the same `req.openapi` and `req.params`, as fresh objects. What it refuses (an unknown
+ * path, a method the path lacks) is not remembered: it goes through the match again and fails the same way.
+ */
+function rememberMatchedOperations(): void {
+  const validatorRequire = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
+  const prototype = (validatorRequire('./openapi.validator') as { OpenApiValidator: { prototype: { metadataMiddleware: MetadataFactory & { [REMEMBERING]?: true } } } })
+    .OpenApiValidator.prototype;
+  const match = prototype.metadataMiddleware;
+  if (match[REMEMBERING]) return;
+  prototype.metadataMiddleware = Object.assign(
+    function rememberingMatch(this: unknown, context: unknown, responseApiDoc: unknown): Middleware {
+      const matchOnce = match.call(this, context, responseApiDoc);
+      const known = new Map<string, MatchedRoute>();
+      return (req, res, next) => {
+        const key = `${req.method} ${req.originalUrl.split('?')[0]}`;
+        const matched = known.get(key);
+        if (matched) {
+          req.openapi = { ...matched, pathParams: { ...matched.pathParams } };
+          req.params = req.openapi.pathParams;
+          return next();
+        }
+        return matchOnce(req, res, (error?: unknown) => {
+          if (!error && req.openapi) {
+            if (known.size >= REMEMBERED_MATCHES) known.clear();
+            known.set(key, { ...req.openapi, pathParams: { ...req.openapi.pathParams } });
+          }
+          next(error);
+        });
+      };
+    },
+    { [REMEMBERING]: true as const },
+  );
 }
 
 /** Options that hold only the validator's two flags (which the remembered key encodes). */
