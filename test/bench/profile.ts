@@ -5,7 +5,8 @@
  *
  * Usage: npm run bench:profile -- <read>, where <read> is one of the names printed without an argument.
  * Environment: PROFILE_DIR (default a temporary directory), VALIDATE_RESPONSES (default false),
- * PROFILE_DATABASE_URL (a PostgreSQL server to profile against instead of SQLite).
+ * PROFILE_DATABASE_URL (a PostgreSQL server to profile against instead of SQLite), PROFILE_OWNER (whose
+ * team the read sees: 0, 1 or 2 for the owners of 1,000, 10,000 and 100,000 entities; default 0).
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,7 +54,7 @@ try {
   const login = await fetch(`${server.baseUrl}/api/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: data.bench.owners[0], password: data.password }),
+    body: JSON.stringify({ username: data.bench.owners[Number(process.env.PROFILE_OWNER ?? 0)], password: data.password }),
   });
   const session = (await login.json()).data as { token: string; user: { id: number } };
   const path = reads[name]!(data.bench, session.user.id);
