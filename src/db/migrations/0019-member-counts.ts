@@ -11,13 +11,16 @@ import type { QueryInterface } from 'sequelize';
  */
 export const name = '0019-member-counts';
 
+/** The same on both databases. */
+const COUNTS_TABLE = `CREATE TABLE entity_member_counts (
+  user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  tp VARCHAR(20) NOT NULL,
+  total INTEGER NOT NULL,
+  PRIMARY KEY (user_id, tp)
+)`;
+
 const SQLITE_UP = [
-  `CREATE TABLE entity_member_counts (
-     user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-     tp VARCHAR(20) NOT NULL,
-     total INTEGER NOT NULL,
-     PRIMARY KEY (user_id, tp)
-   )`,
+  COUNTS_TABLE,
   `CREATE TRIGGER entity_members_counted_in AFTER INSERT ON entity_members BEGIN
      INSERT INTO entity_member_counts (user_id, tp, total) SELECT NEW.user_id, tp, 1 FROM entities WHERE id = NEW.entity_id
        ON CONFLICT (user_id, tp) DO UPDATE SET total = total + 1;
@@ -45,12 +48,7 @@ const SQLITE_UP = [
 
 // PostgreSQL: the same rules, as trigger functions.
 const POSTGRES_UP = [
-  `CREATE TABLE entity_member_counts (
-     user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-     tp VARCHAR(20) NOT NULL,
-     total INTEGER NOT NULL,
-     PRIMARY KEY (user_id, tp)
-   )`,
+  COUNTS_TABLE,
   `CREATE FUNCTION entity_member_counts_follow() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
      IF TG_OP IN ('DELETE', 'UPDATE') THEN
