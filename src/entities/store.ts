@@ -166,9 +166,15 @@ export class EntityStore {
       ? `SELECT ${SUMMARY_COLUMNS}, COALESCE(m.role, 'admin') AS role, (${count}) AS total
          FROM entities e LEFT JOIN entity_members m ON m.entity_id = e.id AND m.user_id = ?
          WHERE 1 = 1 ${ofType} ORDER BY e.id LIMIT ? OFFSET ?`
-      : `SELECT ${SUMMARY_COLUMNS}, m.role AS role, (${count}) AS total
-         FROM entity_members m JOIN entities e ON e.id = m.entity_id
-         WHERE m.user_id = ? ${ofType} ORDER BY m.entity_id LIMIT ? OFFSET ?`;
+      : tp === undefined
+        ? // The page of memberships first, then its entities: joined whole, PostgreSQL merged the memberships
+          // with the entity table read from its first id, 11,000 rows before a late team's first (10 ms).
+          `SELECT ${SUMMARY_COLUMNS}, m.role AS role, (${count}) AS total
+           FROM (SELECT entity_id, role FROM entity_members WHERE user_id = ? ORDER BY entity_id LIMIT ? OFFSET ?) m
+           JOIN entities e ON e.id = m.entity_id ORDER BY m.entity_id`
+        : `SELECT ${SUMMARY_COLUMNS}, m.role AS role, (${count}) AS total
+           FROM entity_members m JOIN entities e ON e.id = m.entity_id
+           WHERE m.user_id = ? ${ofType} ORDER BY m.entity_id LIMIT ? OFFSET ?`;
     const rows = await reader.rows<EntitySummaryRow & { total: unknown }>(pageQuery, [...countValues, caller.id, ...typeValue, pageSize, offset]);
     if (rows.length > 0) return { total: asNumber(rows[0]!.total), rows };
     const [counted] = await reader.rows<{ total: unknown }>(`SELECT (${count}) AS total`, countValues);
