@@ -30,6 +30,9 @@ export function contractValidator(
   }) as RequestHandler[];
 }
 
+/** Loads modules as express-openapi-validator itself does, so that what is patched is what it uses. */
+const validatorRequire = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
+
 type PathToRegexp = (path: unknown, options?: Record<string, unknown>) => unknown;
 const REMEMBERING = Symbol('remembers compiled paths');
 const REMEMBERED_PATTERNS = 2_000;
@@ -43,7 +46,6 @@ const REMEMBERED_PATTERNS = 2_000;
  * its `pathToRegexp` export wrapped, once, to remember what it compiled.
  */
 function rememberCompiledPaths(): void {
-  const validatorRequire = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
   const pathToRegexpModule = validatorRequire('path-to-regexp') as { pathToRegexp: PathToRegexp & { [REMEMBERING]?: true } };
   const compile = pathToRegexpModule.pathToRegexp;
   if (compile[REMEMBERING]) return;
@@ -89,7 +91,6 @@ const REMEMBERED_MATCHES = 10_000;
  * path, a method the path lacks) is not remembered: it goes through the match again and fails the same way.
  */
 function rememberMatchedOperations(): void {
-  const validatorRequire = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
   const prototype = (validatorRequire('./openapi.validator') as { OpenApiValidator: { prototype: { metadataMiddleware: MetadataFactory & { [REMEMBERING]?: true } } } })
     .OpenApiValidator.prototype;
   const match = prototype.metadataMiddleware;

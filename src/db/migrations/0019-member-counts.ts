@@ -19,64 +19,43 @@ const COUNTS_TABLE = `CREATE TABLE entity_member_counts (
   PRIMARY KEY (user_id, tp)
 )`;
 
-const SQLITE_UP = [
-  COUNTS_TABLE,
-  `CREATE TRIGGER entity_members_counted_in AFTER INSERT ON entity_members BEGIN
-     INSERT INTO entity_member_counts (user_id, tp, total) SELECT NEW.user_id, tp, 1 FROM entities WHERE id = NEW.entity_id
-       ON CONFLICT (user_id, tp) DO UPDATE SET total = total + 1;
-   END`,
-  `CREATE TRIGGER entity_members_counted_out AFTER DELETE ON entity_members BEGIN
-     UPDATE entity_member_counts SET total = total - 1
-       WHERE user_id = OLD.user_id AND tp = (SELECT tp FROM entities WHERE id = OLD.entity_id);
-   END`,
-  `CREATE TRIGGER entity_members_counted_moved AFTER UPDATE OF user_id, entity_id ON entity_members BEGIN
-     UPDATE entity_member_counts SET total = total - 1
-       WHERE user_id = OLD.user_id AND tp = (SELECT tp FROM entities WHERE id = OLD.entity_id);
-     INSERT INTO entity_member_counts (user_id, tp, total) SELECT NEW.user_id, tp, 1 FROM entities WHERE id = NEW.entity_id
-       ON CONFLICT (user_id, tp) DO UPDATE SET total = total + 1;
-   END`,
-  `CREATE TRIGGER entities_members_leave_first BEFORE DELETE ON entities BEGIN
-     DELETE FROM entity_members WHERE entity_id = OLD.id;
-   END`,
-  `CREATE TRIGGER entities_type_recounted AFTER UPDATE OF tp ON entities WHEN OLD.tp <> NEW.tp BEGIN
-     UPDATE entity_member_counts SET total = total - 1
+/** The statements both databases' triggers run: a membership counted in or out, an entity's members moved between types. */
+const COUNT_IN = (user: string, entity: string) => `INSERT INTO entity_member_counts (user_id, tp, total) SELECT ${user}, tp, 1 FROM entities WHERE id = ${entity}
+       ON CONFLICT (user_id, tp) DO UPDATE SET total = entity_member_counts.total + 1`;
+const COUNT_OUT = (user: string, entity: string) => `UPDATE entity_member_counts SET total = total - 1
+       WHERE user_id = ${user} AND tp = (SELECT tp FROM entities WHERE id = ${entity})`;
+const RECOUNT_TYPE = `UPDATE entity_member_counts SET total = total - 1
        WHERE tp = OLD.tp AND user_id IN (SELECT user_id FROM entity_members WHERE entity_id = NEW.id);
      INSERT INTO entity_member_counts (user_id, tp, total) SELECT user_id, NEW.tp, 1 FROM entity_members WHERE entity_id = NEW.id
-       ON CONFLICT (user_id, tp) DO UPDATE SET total = total + 1;
+       ON CONFLICT (user_id, tp) DO UPDATE SET total = entity_member_counts.total + 1`;
+const MEMBERS_LEAVE = 'DELETE FROM entity_members WHERE entity_id = OLD.id';
+
+const SQLITE_UP = [
+  COUNTS_TABLE,
+  `CREATE TRIGGER entity_members_counted_in AFTER INSERT ON entity_members BEGIN ${COUNT_IN('NEW.user_id', 'NEW.entity_id')}; END`,
+  `CREATE TRIGGER entity_members_counted_out AFTER DELETE ON entity_members BEGIN ${COUNT_OUT('OLD.user_id', 'OLD.entity_id')}; END`,
+  `CREATE TRIGGER entity_members_counted_moved AFTER UPDATE OF user_id, entity_id ON entity_members BEGIN
+     ${COUNT_OUT('OLD.user_id', 'OLD.entity_id')};
+     ${COUNT_IN('NEW.user_id', 'NEW.entity_id')};
    END`,
+  `CREATE TRIGGER entities_members_leave_first BEFORE DELETE ON entities BEGIN ${MEMBERS_LEAVE}; END`,
+  `CREATE TRIGGER entities_type_recounted AFTER UPDATE OF tp ON entities WHEN OLD.tp <> NEW.tp BEGIN ${RECOUNT_TYPE}; END`,
 ];
 
-// PostgreSQL: the same rules, as trigger functions.
+// PostgreSQL: the same statements, in trigger functions.
 const POSTGRES_UP = [
   COUNTS_TABLE,
   `CREATE FUNCTION entity_member_counts_follow() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
-     IF TG_OP IN ('DELETE', 'UPDATE') THEN
-       UPDATE entity_member_counts SET total = total - 1
-         WHERE user_id = OLD.user_id AND tp = (SELECT tp FROM entities WHERE id = OLD.entity_id);
-     END IF;
-     IF TG_OP IN ('INSERT', 'UPDATE') THEN
-       INSERT INTO entity_member_counts (user_id, tp, total) SELECT NEW.user_id, tp, 1 FROM entities WHERE id = NEW.entity_id
-         ON CONFLICT (user_id, tp) DO UPDATE SET total = entity_member_counts.total + 1;
-     END IF;
+     IF TG_OP IN ('DELETE', 'UPDATE') THEN ${COUNT_OUT('OLD.user_id', 'OLD.entity_id')}; END IF;
+     IF TG_OP IN ('INSERT', 'UPDATE') THEN ${COUNT_IN('NEW.user_id', 'NEW.entity_id')}; END IF;
      RETURN NULL;
    END $$`,
   `CREATE TRIGGER entity_members_counted AFTER INSERT OR DELETE OR UPDATE OF user_id, entity_id ON entity_members
      FOR EACH ROW EXECUTE FUNCTION entity_member_counts_follow()`,
-  `CREATE FUNCTION entities_members_leave_first() RETURNS trigger LANGUAGE plpgsql AS $$
-   BEGIN
-     DELETE FROM entity_members WHERE entity_id = OLD.id;
-     RETURN OLD;
-   END $$`,
+  `CREATE FUNCTION entities_members_leave_first() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${MEMBERS_LEAVE}; RETURN OLD; END $$`,
   `CREATE TRIGGER entities_members_leave_first BEFORE DELETE ON entities FOR EACH ROW EXECUTE FUNCTION entities_members_leave_first()`,
-  `CREATE FUNCTION entities_type_recounted() RETURNS trigger LANGUAGE plpgsql AS $$
-   BEGIN
-     UPDATE entity_member_counts SET total = total - 1
-       WHERE tp = OLD.tp AND user_id IN (SELECT user_id FROM entity_members WHERE entity_id = NEW.id);
-     INSERT INTO entity_member_counts (user_id, tp, total) SELECT user_id, NEW.tp, 1 FROM entity_members WHERE entity_id = NEW.id
-       ON CONFLICT (user_id, tp) DO UPDATE SET total = entity_member_counts.total + 1;
-     RETURN NULL;
-   END $$`,
+  `CREATE FUNCTION entities_type_recounted() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${RECOUNT_TYPE}; RETURN NULL; END $$`,
   `CREATE TRIGGER entities_type_recounted AFTER UPDATE OF tp ON entities FOR EACH ROW WHEN (OLD.tp <> NEW.tp) EXECUTE FUNCTION entities_type_recounted()`,
 ];
 
