@@ -7,7 +7,7 @@
 import { Op, QueryTypes, UniqueConstraintError, type Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import { withLockedTransaction } from '../db/locks.js';
-import { asBoolean, asDate, asIsoTimestamp, asNumber, readerOf } from '../db/reader.js';
+import { asIsoTimestamp, asNumber, readerOf } from '../db/reader.js';
 import type { TeamRole } from '../entities/models.js';
 import type { MonitorModels, MonitorRow, ProfileRow, SnapshotRow } from './models.js';
 
@@ -101,33 +101,37 @@ export class MonitorStore {
   /**
    * The monitors of `scope` as the contract shows them (what they watch, their latest metrics and the
    * daily series up to `now`), by id, each with the viewer's role in its team (null for a platform admin
-   * outside it). Two queries, run together through a Reader: the monitors with what they watch, and their
-   * snapshots; each keeps to the monitors the viewer may read (`scopeSql`).
+   * outside it). Two queries, run together through a Reader: the monitors the viewer may read with what
+   * they watch and their latest metrics (`monitorsQuery`), and the series (`seriesQuery`). The series of
+   * one monitor is read by its id alone, so that its statement stays simple to plan; it is kept only
+   * when the first query found the monitor readable.
    */
   async viewsIn(viewer: Viewer, scope: MonitorScope, now = new Date()): Promise<MonitorView[]> {
-    const reader = readerOf(this.models.Monitor.sequelize!);
+    const sequelize = this.models.Monitor.sequelize!;
+    const reader = readerOf(sequelize);
     const { sql, values } = scopeSql(viewer, scope);
-    const [watched, snapshots] = await Promise.all([
-      reader.rows<WatchedRow>(watchedQuery(sql), [viewer.id, ...values, ...values, ...values]),
-      reader.rows<SnapshotPartRow>(snapshotsQuery(sql, this.models.Monitor.sequelize!.getDialect()), [...values, ...values, seriesStart(now), now]),
+    const series = seriesQuery(scope, sql, values, seriesStart(now), now);
+    const [monitorRows, seriesRows] = await Promise.all([
+      reader.rows<MonitorPartRow>(monitorsQuery(sql, sequelize.getDialect()), [...values, viewer.id]),
+      reader.rows<SnapshotPartRow>(series.sql, series.values),
     ]);
     const views = new Map<number, MonitorView>();
-    for (const row of watched) {
+    for (const row of monitorRows) {
       const monitorId = asNumber(row.monitor_id);
       const part = asNumber(row.part);
-      if (part === WATCHED.monitor) views.set(monitorId, { view: monitorOf(row), role: row.b as TeamRole | null });
-      else if (part === WATCHED.profile) views.get(monitorId)?.view.profiles.push(profileOf({ nm_rede: row.a, username: row.b, link: row.c }));
-      else views.get(monitorId)?.view.keywords.push(row.a);
+      if (part === PART.monitor) views.set(monitorId, { view: monitorOf(row), role: row.b as TeamRole | null });
+      else if (part === PART.profile) views.get(monitorId)?.view.profiles.push(profileOf({ nm_rede: row.a, username: row.b, link: row.c }));
+      else if (part === PART.keyword) views.get(monitorId)?.view.keywords.push(row.a);
+      else views.get(monitorId)?.view.latest_metrics.push(latestOf(row));
     }
-    const series = new Map<number, StoredSnapshot[]>();
-    for (const row of snapshots) {
+    const seriesByMonitor = new Map<number, StoredSnapshot[]>();
+    for (const row of seriesRows) {
       const snapshot = storedSnapshotOf(row);
-      const { monitor_id: monitorId, ...metrics } = snapshot;
-      if (asBoolean(row.latest)) views.get(monitorId)?.view.latest_metrics.push(metrics);
-      else if (series.has(monitorId)) series.get(monitorId)!.push(snapshot);
-      else series.set(monitorId, [snapshot]);
+      const kept = seriesByMonitor.get(snapshot.monitor_id);
+      if (kept) kept.push(snapshot);
+      else seriesByMonitor.set(snapshot.monitor_id, [snapshot]);
     }
-    for (const [monitorId, { view }] of views) view.daily_series = dailySeries(series.get(monitorId) ?? []);
+    for (const [monitorId, { view }] of views) view.daily_series = dailySeries(seriesByMonitor.get(monitorId) ?? []);
     return [...views.values()];
   }
 
@@ -233,66 +237,98 @@ function scopeSql(viewer: Viewer, scope: MonitorScope): { sql: string; values: u
   return { sql: 'SELECT sm.id FROM entity_members tm JOIN social_monitors sm ON sm.entity_id = tm.entity_id WHERE tm.user_id = ?', values: [viewer.id] };
 }
 
-/** The parts of `watchedQuery`, in the order they come for each monitor. */
-const WATCHED = { monitor: 0, profile: 1, keyword: 2 } as const;
+/** The parts of `monitorsQuery`, in the order they come for each monitor. */
+const PART = { monitor: 0, profile: 1, keyword: 2, latest: 3 } as const;
 
-/** A row of `watchedQuery`: `a`, `b`, `c` are the monitor's name and the viewer's role, a profile's network, user name and link, or a keyword. */
-interface WatchedRow {
+/**
+ * A row of `monitorsQuery`. `a`, `b`, `c` are the monitor's name and the viewer's role, a profile's
+ * network, user name and link, a keyword, or a latest snapshot's network; `at` is the monitor's creation
+ * or the snapshot's moment; the counters are a latest snapshot's.
+ */
+interface MonitorPartRow {
   part: unknown;
   monitor_id: unknown;
   a: string;
   b: string | null;
   c: string | null;
   entity_id: unknown;
-  created_at: unknown;
+  at: unknown;
+  followers: unknown;
+  posts: unknown;
+  engagement: unknown;
+  mentions: unknown;
 }
-
-/** The monitors of the scope, each followed by its profiles and keywords in their order, by monitor id. */
-function watchedQuery(scope: string): string {
-  return `SELECT ${WATCHED.monitor} AS part, mo.id AS monitor_id, 0 AS "position", mo.name AS a, m.role AS b, NULL AS c, mo.entity_id AS entity_id, mo.created_at AS created_at
-      FROM social_monitors mo LEFT JOIN entity_members m ON m.entity_id = mo.entity_id AND m.user_id = ?
-     WHERE mo.id IN (${scope})
-    UNION ALL
-    SELECT ${WATCHED.profile}, p.monitor_id, p."position", p.nm_rede, p.username, p.link, NULL, NULL FROM monitor_profiles p WHERE p.monitor_id IN (${scope})
-    UNION ALL
-    SELECT ${WATCHED.keyword}, k.monitor_id, k."position", k.keyword, NULL, NULL, NULL, NULL FROM monitor_keywords k WHERE k.monitor_id IN (${scope})
-    ORDER BY monitor_id, part, "position"`;
-}
-
-/** A row of `snapshotsQuery`: a latest snapshot (`latest` true) or one of the series. */
-type SnapshotPartRow = Pick<SnapshotRow, 'monitor_id' | 'network' | 'taken_at' | 'followers' | 'posts' | 'engagement' | 'mentions'> & { latest: unknown };
 
 /**
- * The newest snapshot of each monitor and network of the scope, then the snapshots of the series range,
- * by monitor, network and time (values: the scope's twice, then the range's start and end). The networks are found by
- * hopping through the (monitor_id, network, taken_at) index from one network to the next, and each newest
- * snapshot by one seek at the end of its network; the series is a range of the (monitor_id, taken_at)
- * index. Both read a few index entries per network and day, however long the history (a GROUP BY read
- * every snapshot of the monitor; docs/benchmarks.md). The hop past the last network ends on a NULL, left
- * out before the seek: PostgreSQL would look for `network = NULL` along the whole (monitor_id, taken_at) index.
+ * The monitors of the scope (values: the scope's, then the viewer's id), each followed by its profiles
+ * and keywords in their order and the newest snapshot of each of its networks, by monitor id.
+ *
+ * The networks are found by hopping through the (monitor_id, network, taken_at) index from one network
+ * to the next, and each newest snapshot by one seek at the end of its network: a few index entries per
+ * network, however long the history (a GROUP BY read every snapshot of the monitor; docs/benchmarks.md).
+ * The hop past the last network ends on a NULL, left out before the seek: PostgreSQL would look for
+ * `network = NULL` along the whole (monitor_id, taken_at) index.
+ *
+ * No parameter here bounds a range, so PostgreSQL soon settles on one generic plan for the prepared
+ * statement and stops planning it per request; with the series' time range in the same statement it
+ * planned it anew every time, which was most of this read's database time.
  */
-function snapshotsQuery(scope: string, dialect: string): string {
-  return `WITH RECURSIVE networks(monitor_id, network) AS (
-      SELECT mo.id, (SELECT MIN(network) FROM metric_snapshots WHERE monitor_id = mo.id) FROM social_monitors mo WHERE mo.id IN (${scope})
+function monitorsQuery(scope: string, dialect: string): string {
+  return `WITH RECURSIVE readable AS (${scope}),
+    networks(monitor_id, network) AS (
+      SELECT r.id, (SELECT MIN(network) FROM metric_snapshots WHERE monitor_id = r.id) FROM readable r
       UNION ALL
       SELECT n.monitor_id, (SELECT MIN(network) FROM metric_snapshots WHERE monitor_id = n.monitor_id AND network > n.network)
         FROM networks n WHERE n.network IS NOT NULL
     )
-    SELECT 1 AS latest, s.monitor_id, s.network, s.taken_at, s.followers, s.posts, s.engagement, s.mentions
+    SELECT ${PART.monitor} AS part, mo.id AS monitor_id, 0 AS "position", mo.name AS a, m.role AS b, NULL AS c, mo.entity_id AS entity_id, mo.created_at AS at,
+           ${NO_COUNTERS}
+      FROM social_monitors mo LEFT JOIN entity_members m ON m.entity_id = mo.entity_id AND m.user_id = ?
+     WHERE mo.id IN (SELECT id FROM readable)
+    UNION ALL
+    SELECT ${PART.profile}, p.monitor_id, p."position", p.nm_rede, p.username, p.link, NULL, NULL, ${NO_COUNTERS}
+      FROM monitor_profiles p WHERE p.monitor_id IN (SELECT id FROM readable)
+    UNION ALL
+    SELECT ${PART.keyword}, k.monitor_id, k."position", k.keyword, NULL, NULL, NULL, NULL, ${NO_COUNTERS}
+      FROM monitor_keywords k WHERE k.monitor_id IN (SELECT id FROM readable)
+    UNION ALL
+    SELECT ${PART.latest}, s.monitor_id, 0, s.network, NULL, NULL, NULL, s.taken_at, s.followers, s.posts, s.engagement, s.mentions
       FROM networks n
       ${newestSnapshotJoin(dialect)}
      WHERE n.network IS NOT NULL
-    UNION ALL
-    SELECT 0, s.monitor_id, s.network, s.taken_at, s.followers, s.posts, s.engagement, s.mentions
-      FROM metric_snapshots s WHERE s.monitor_id IN (${scope}) AND s.taken_at BETWEEN ? AND ?
-    ORDER BY latest DESC, monitor_id, network, taken_at`;
+    ORDER BY monitor_id, part, "position", a`;
+}
+
+/** The counters of a row that is not a snapshot, typed so that PostgreSQL can unite them with a snapshot's. */
+const NO_COUNTERS = 'CAST(NULL AS BIGINT) AS followers, CAST(NULL AS BIGINT) AS posts, CAST(NULL AS DOUBLE PRECISION) AS engagement, CAST(NULL AS BIGINT) AS mentions';
+
+/** A row of `seriesQuery`. */
+type SnapshotPartRow = Pick<SnapshotRow, 'monitor_id' | 'network' | 'taken_at' | 'followers' | 'posts' | 'engagement' | 'mentions'>;
+
+/**
+ * The snapshots of the series range [from, to] of the scope's monitors, oldest first, from the
+ * (monitor_id, taken_at) index. One monitor's are read by its id alone (see `viewsIn`): a statement this
+ * simple costs PostgreSQL little to plan, and it plans it for each request, since the range decides
+ * how many rows it reads.
+ */
+function seriesQuery(scope: MonitorScope, scopeSql: string, scopeValues: unknown[], from: Date, to: Date): { sql: string; values: unknown[] } {
+  const columns = 's.monitor_id, s.network, s.taken_at, s.followers, s.posts, s.engagement, s.mentions';
+  if (scope !== 'readable') {
+    return {
+      sql: `SELECT ${columns} FROM metric_snapshots s WHERE s.monitor_id = CAST(? AS BIGINT) AND s.taken_at BETWEEN ? AND ? ORDER BY s.taken_at`,
+      values: [scope.monitorId, from, to],
+    };
+  }
+  return {
+    sql: `SELECT ${columns} FROM metric_snapshots s WHERE s.monitor_id IN (${scopeSql}) AND s.taken_at BETWEEN ? AND ? ORDER BY s.monitor_id, s.taken_at`,
+    values: [...scopeValues, from, to],
+  };
 }
 
 /**
  * The newest snapshot of network `n`, as `s`: one seek at the end of its (monitor_id, network, taken_at)
  * range. PostgreSQL gets a LATERAL subquery: joined `ON s.id = (that seek)`, its planner hashed the
- * whole snapshot table (25 ms for 40,000 rows against 1 ms; docs/benchmarks.md). SQLite has no LATERAL
- * and seeks by id through the join as written.
+ * whole snapshot table (25 ms for 40,000 rows against 1 ms; docs/benchmarks.md). SQLite has no LATERAL and seeks by id through the join as written.
  */
 function newestSnapshotJoin(dialect: string): string {
   const seek = (columns: string) => `SELECT ${columns} FROM metric_snapshots newest
@@ -302,14 +338,14 @@ function newestSnapshotJoin(dialect: string): string {
   return `JOIN metric_snapshots s ON s.id = (${seek('newest.id')})`;
 }
 
-function monitorOf(row: WatchedRow): SocialMonitor {
+function monitorOf(row: MonitorPartRow): SocialMonitor {
   return {
     id: asNumber(row.monitor_id),
     entity_id: asNumber(row.entity_id),
     name: row.a,
     keywords: [],
     profiles: [],
-    created_at: asIsoTimestamp(row.created_at),
+    created_at: asIsoTimestamp(row.at),
     latest_metrics: [],
     daily_series: [],
   };
@@ -339,6 +375,20 @@ function storedSnapshotOf(row: Pick<SnapshotRow, 'monitor_id' | 'network' | 'tak
     engagement: Number(row.engagement),
     mentions: Number(row.mentions),
   };
+}
+
+/** A latest snapshot of `monitorsQuery`, as the contract shows it. */
+function latestOf(row: MonitorPartRow): MetricSnapshot {
+  const { monitor_id: _, ...metrics } = storedSnapshotOf({
+    monitor_id: row.monitor_id as number,
+    network: row.a,
+    taken_at: row.at as Date,
+    followers: row.followers as number,
+    posts: row.posts as number,
+    engagement: row.engagement as number,
+    mentions: row.mentions as number,
+  });
+  return metrics;
 }
 
 function profileOf(row: Pick<ProfileRow, 'nm_rede' | 'username' | 'link'>): MonitoredProfile {
