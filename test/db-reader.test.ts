@@ -1,12 +1,12 @@
 /**
- * The Reader (src/db/reader.ts): plain SELECTs around Sequelize's model layer, on SQLite's read-only
- * connections or PostgreSQL's pool, with the same answers as Sequelize gives.
+ * The Reader (src/db/reader.ts): plain SELECTs around Sequelize's model layer, on read-only connections
+ * of its own (SQLite's, or postgres.js's on PostgreSQL), with the same answers as Sequelize gives.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { openDatabase } from '../src/db/database.js';
-import { asBoolean, asDate, asIsoTimestamp, asNumber, readerOf } from '../src/db/reader.js';
+import { READER_APPLICATION_NAME, asBoolean, asDate, asIsoTimestamp, asNumber, readerOf } from '../src/db/reader.js';
 import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 
 const silent = pino({ level: 'silent' });
@@ -46,6 +46,17 @@ describe('Reader', () => {
     expect(await reader.row('SELECT id FROM notes WHERE id = ?', [99])).toBeUndefined();
   });
 
+  it('reads a parameter left undefined as NULL, as Sequelize\'s drivers do', async () => {
+    const found = await readerOf(sequelize).rows<{ id: number }>('SELECT id FROM notes WHERE (CAST(? AS TEXT) IS NULL OR body = ?) AND id = ?', [undefined, undefined, 1]);
+    expect(found).toEqual([{ id: 1 }]);
+  });
+
+  it('sends each value as its text, as node-postgres did: a JSON parameter given as text, a boolean as 1', async () => {
+    const ids = database.dialect === 'postgres' ? 'SELECT CAST(value AS INTEGER) FROM json_array_elements_text(CAST(? AS JSON))' : 'SELECT value FROM json_each(?)';
+    const listed = await readerOf(sequelize).rows<{ id: number }>(`SELECT id FROM notes WHERE id IN (${ids}) AND done = ? ORDER BY id`, [JSON.stringify([1, 2]), 1]);
+    expect(listed).toEqual([{ id: 1 }]);
+  });
+
   it('is one per database, and answers many reads at once', async () => {
     expect(readerOf(sequelize)).toBe(readerOf(sequelize));
     const answers = await Promise.all(Array.from({ length: 50 }, (_, index) => readerOf(sequelize).row<{ id: number }>('SELECT id FROM notes WHERE id = ?', [1 + (index % 2)])));
@@ -54,10 +65,8 @@ describe('Reader', () => {
 
   it('reads only: a write through it is refused', async () => {
     await expect(readerOf(sequelize).rows("UPDATE notes SET body = 'mudada' WHERE id = ?", [1])).rejects.toThrow(/SELECTs only/);
-    if (database.dialect === 'sqlite') {
-      // Below that check, SQLite's connections are opened read-only.
-      await expect(readerOf(sequelize).rows("WITH changed AS (SELECT 1) UPDATE notes SET body = 'mudada' WHERE id = ?", [1])).rejects.toThrow(/readonly/i);
-    }
+    // Below that check, the connections themselves are read-only (SQLite opens them so; PostgreSQL's default to read-only transactions).
+    await expect(readerOf(sequelize).rows("WITH changed AS (SELECT 1) UPDATE notes SET body = 'mudada' WHERE id = ?", [1])).rejects.toThrow(/read-?only/i);
     const [row] = await sequelize.query<{ body: string }>('SELECT body FROM notes WHERE id = 1', { type: QueryTypes.SELECT });
     expect(row!.body).toBe('primeira');
   });
@@ -69,6 +78,40 @@ describe('Reader', () => {
     await transaction.commit();
     expect(during).toBeUndefined();
     expect(await readerOf(sequelize).row('SELECT id FROM notes WHERE id = ?', [3])).toEqual({ id: 3 });
+  });
+
+  const readerConnections = async (observer: Sequelize) => {
+    const [row] = await observer.query<{ open: string }>('SELECT COUNT(*) AS open FROM pg_stat_activity WHERE datname = current_database() AND application_name = :name', {
+      replacements: { name: READER_APPLICATION_NAME },
+      type: QueryTypes.SELECT,
+    });
+    return Number(row!.open);
+  };
+
+  it('gives a DATE column as its text and a BIGINT as text, as Sequelize does', async () => {
+    await sequelize.query('CREATE TABLE days (id INTEGER PRIMARY KEY, day DATE NOT NULL, total BIGINT NOT NULL)');
+    await sequelize.query("INSERT INTO days VALUES (1, '2026-11-26', 2)");
+    const [viaSequelize] = await sequelize.query<{ day: unknown; total: unknown }>('SELECT day, total FROM days', { type: QueryTypes.SELECT });
+    const viaReader = await readerOf(sequelize).row<{ day: unknown; total: unknown }>('SELECT day, total FROM days WHERE id = ?', [1]);
+    expect(viaReader).toEqual(viaSequelize);
+    expect(viaReader!.day).toBe('2026-11-26');
+    expect(asNumber(viaReader!.total)).toBe(2);
+  });
+
+  it('on PostgreSQL, reads on connections of its own, named, and closed with the database', async () => {
+    if (database.dialect !== 'postgres') return expect(database.dialect).toBe('sqlite'); // SQLite's are files opened by the Reader, closed likewise
+    const observer = await openDatabase(database.url, silent);
+    const other = await openDatabase(database.url, silent);
+    const before = await readerConnections(observer); // this file's own database has some
+    try {
+      await readerOf(other).row('SELECT id FROM notes WHERE id = ?', [1]);
+      expect(await readerConnections(observer)).toBeGreaterThan(before);
+    } finally {
+      await other.close();
+    }
+    // A closed connection's backend leaves pg_stat_activity a moment after the socket closes.
+    await expect.poll(() => readerConnections(observer), { timeout: 2_000 }).toBe(before);
+    await observer.close();
   });
 });
 

@@ -9,7 +9,8 @@
  *   connection writes), each query on the least busy one. A read sees what was committed before it
  *   started, as Sequelize's own reads outside a transaction do.
  * - SQLite in memory (tests): Sequelize's one connection, since another would open another database.
- * - PostgreSQL: a client of Sequelize's pool, with the statement prepared once per connection.
+ * - PostgreSQL: a few connections of its own through postgres.js, which pipelines reads on them and
+ *   keeps each statement prepared per connection (see `postgresReader`).
  *
  * Rows come as each driver gives them: on SQLite, timestamps are text and booleans 0 or 1; on
  * PostgreSQL, timestamps are Dates, counts (bigint) and decimals are text and JSON is parsed. `asDate`,
@@ -20,7 +21,8 @@
  * values go in parameters, never in the text, and a list of ids is a join or a subquery, not `IN (?, ?…)`
  * of a varying length. A `?` inside a string literal would be taken for a parameter.
  */
-import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import postgres from 'postgres';
 import type { Sequelize } from 'sequelize';
 
 export interface Reader {
@@ -54,7 +56,7 @@ export function readerOf(sequelize: Sequelize): Reader {
   return reader;
 }
 
-/** Refuses anything but a SELECT before it runs (on PostgreSQL the pool's clients could write). */
+/** Refuses anything but a SELECT before it runs (the connections below refuse writes too). */
 function withFirstRow(run: Reader['rows'], close: () => Promise<void>): Reader {
   const rows: Reader['rows'] = (sql, values) => (SELECT.test(sql) ? run(sql, values) : Promise.reject(new Error(`A Reader runs SELECTs only, not: ${sql.slice(0, 60)}`)));
   return { rows, row: async (sql, values) => (await rows(sql, values))[0] as never, close };
@@ -131,36 +133,84 @@ function sqliteValue(value: unknown): unknown {
 
 // --- PostgreSQL ------------------------------------------------------------------------------------
 
-interface PostgresClient {
-  query(config: { name: string; text: string; values: readonly unknown[] }): Promise<{ rows: object[] }>;
+/** What a Reader needs of Sequelize's parsed DATABASE_URL (`sequelize.config`). */
+interface PostgresConfig {
+  host?: string;
+  port?: number | string;
+  username?: string;
+  password?: string | null;
+  database?: string;
+  dialectOptions?: { ssl?: unknown };
 }
 
+/**
+ * The Reader's own connections, through postgres.js, beside Sequelize's pool. postgres.js sends a query
+ * on a busy connection without waiting for the one before it to finish (pipelining), where Sequelize's
+ * pool of node-postgres clients lent a client for each read and took it back: in `bench:profile` A/Bs
+ * on PostgreSQL (docs/benchmarks.md) the read without a key went from 2,860 to 3,880 a second and the
+ * caller's account from 2,350 to 3,190. Two connections per core kept the server's few cores busiest:
+ * ten (the pool's size) were slower for the entity list than four on two cores. They close after
+ * IDLE_SECONDS unused, as the pool's do, and with the database (see `readerOf`).
+ */
+const POSTGRES_READ_CONNECTIONS = 2 * availableParallelism();
+const IDLE_SECONDS = 10;
+export const READER_APPLICATION_NAME = 'palanque-reader';
+
 function postgresReader(sequelize: Sequelize): Reader {
-  const manager = sequelize.connectionManager as unknown as {
-    getConnection(options: { type: 'read' }): Promise<PostgresClient>;
-    releaseConnection(client: PostgresClient): Promise<void>;
-  };
-  /** `?` → `$1`, `$2`, ... and a statement name, once per SQL text. */
-  const statements = new Map<string, { name: string; text: string }>();
-  const statementOf = (sql: string) => {
-    let statement = statements.get(sql);
-    if (!statement) {
+  const config = (sequelize as unknown as { config: PostgresConfig }).config;
+  const connections = postgres({
+    host: config.host,
+    port: config.port === undefined ? undefined : Number(config.port),
+    user: config.username,
+    password: config.password ?? undefined,
+    database: config.database,
+    ssl: sslOf(config.dialectOptions?.ssl),
+    max: POSTGRES_READ_CONNECTIONS,
+    idle_timeout: IDLE_SECONDS,
+    prepare: true,
+    types: NODE_POSTGRES_TYPES,
+    // A parameter left undefined is NULL, as node-postgres sent it (postgres.js would refuse the query).
+    transform: { undefined: null },
+    onnotice: () => undefined,
+    // Named for pg_stat_activity, and read-only: a write that got past `withFirstRow` is refused, as on SQLite.
+    connection: { application_name: READER_APPLICATION_NAME, default_transaction_read_only: true },
+  });
+  /** `?` → `$1`, `$2`, ..., once per SQL text. */
+  const numbered = new Map<string, string>();
+  const textOf = (sql: string) => {
+    let text = numbered.get(sql);
+    if (text === undefined) {
       let index = 0;
-      statement = { name: `reader_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`, text: sql.replace(/\?/g, () => `$${(index += 1)}`) };
-      statements.set(sql, statement);
+      text = sql.replace(/\?/g, () => `$${(index += 1)}`);
+      numbered.set(sql, text);
     }
-    return statement;
+    return text;
   };
 
-  const rows = async <Row extends object>(sql: string, values: readonly unknown[] = []): Promise<Row[]> => {
-    const client = await manager.getConnection({ type: 'read' });
-    try {
-      return (await client.query({ ...statementOf(sql), values })).rows as Row[];
-    } finally {
-      await manager.releaseConnection(client);
-    }
-  };
-  return withFirstRow(rows, async () => undefined);
+  const rows = async <Row extends object>(sql: string, values: readonly unknown[] = []): Promise<Row[]> =>
+    (await connections.unsafe(textOf(sql), values as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as Row[];
+  return withFirstRow(rows, () => connections.end({ timeout: 5 }));
+}
+
+/**
+ * Values as node-postgres sent and read them for Sequelize, where postgres.js would differ. postgres.js
+ * writes a parameter by the type the server describes for it, so a JSON parameter given as text (as
+ * `entities/teams.ts` gives its list of ids) would be encoded once more as a JSON string, and a boolean
+ * one given as anything but `true` would be false; node-postgres sent each value's text. It also reads a
+ * DATE column (no time) as a Date, where Sequelize gives its text.
+ */
+const sentAsText = (value: unknown): string => (value instanceof Date ? value.toISOString() : typeof value === 'object' ? JSON.stringify(value) : String(value));
+const NODE_POSTGRES_TYPES = {
+  boolean: { to: 16, from: [16], serialize: sentAsText, parse: (text: string) => text === 't' },
+  json: { to: 114, from: [114, 3802], serialize: sentAsText, parse: (text: string) => JSON.parse(text) as unknown },
+  dateOnly: { to: 1082, from: [1082], serialize: sentAsText, parse: (text: string) => text },
+  timestamp: { to: 1184, from: [1114, 1184], serialize: sentAsText, parse: (text: string) => new Date(text) },
+};
+
+/** Sequelize's `ssl` (DATABASE_URL's `?ssl=true`, or tls.connect options) as postgres.js takes it. */
+function sslOf(ssl: unknown): boolean | object {
+  if (ssl === 'true' || ssl === true) return true;
+  return typeof ssl === 'object' && ssl !== null ? ssl : false;
 }
 
 // --- Values as either driver gives them ------------------------------------------------------------
