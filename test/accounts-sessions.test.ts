@@ -212,7 +212,9 @@ describe('equal work for unknown users', () => {
       expect(answer.status).toBe(401);
       return elapsed;
     };
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    // The fastest of each: load from other work (CI runs test files in parallel) only ever adds time, and
+    // in one CI run it slowed three of five known-name logins, which moved their median but not their fastest.
+    const fastest = (values: number[]) => Math.min(...values);
 
     // Warm up both paths (connection, decoy hash, query plans), then alternate to share any drift.
     await time(real.user.username);
@@ -224,7 +226,7 @@ describe('equal work for unknown users', () => {
       unknown.push(await time(`nobody.timing.${i}`));
     }
     // Without the decoy hash an unknown name would skip the argon2id check and answer several times faster.
-    expect(median(unknown), `unknown ${unknown.map(Math.round)} vs known ${known.map(Math.round)} ms`).toBeGreaterThanOrEqual(0.5 * median(known));
+    expect(fastest(unknown), `unknown ${unknown.map(Math.round)} vs known ${known.map(Math.round)} ms`).toBeGreaterThanOrEqual(0.5 * fastest(known));
   }, 60_000);
 });
 
