@@ -328,7 +328,8 @@ function seriesQuery(scope: MonitorScope, scopeSql: string, scopeValues: unknown
 /**
  * The newest snapshot of network `n`, as `s`: one seek at the end of its (monitor_id, network, taken_at)
  * range. PostgreSQL gets a LATERAL subquery: joined `ON s.id = (that seek)`, its planner hashed the
- * whole snapshot table (25 ms for 40,000 rows against 1 ms; docs/benchmarks.md). SQLite has no LATERAL and seeks by id through the join as written.
+ * whole snapshot table (25 ms for 40,000 rows against 1 ms; docs/benchmarks.md). SQLite has no LATERAL
+ * and seeks by id through the join as written.
  */
 function newestSnapshotJoin(dialect: string): string {
   const seek = (columns: string) => `SELECT ${columns} FROM metric_snapshots newest
