@@ -212,9 +212,12 @@ describe('equal work for unknown users', () => {
       expect(answer.status).toBe(401);
       return elapsed;
     };
-    // The fastest of each: load from other work (CI runs test files in parallel) only ever adds time, and
-    // in one CI run it slowed three of five known-name logins, which moved their median but not their fastest.
+    // Load from other work (CI runs test files in parallel) only ever adds time, and has slowed every known-name
+    // login of a round while an unknown-name one ran in a quiet moment. So the typical unknown-name login (the
+    // median) is held against the fastest known-name one: lenient to load, yet a login that skipped the hash
+    // would still answer in a few milliseconds against the hash's hundred or more.
     const fastest = (values: number[]) => Math.min(...values);
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
     // Warm up both paths (connection, decoy hash, query plans), then alternate to share any drift.
     await time(real.user.username);
@@ -226,7 +229,7 @@ describe('equal work for unknown users', () => {
       unknown.push(await time(`nobody.timing.${i}`));
     }
     // Without the decoy hash an unknown name would skip the argon2id check and answer several times faster.
-    expect(fastest(unknown), `unknown ${unknown.map(Math.round)} vs known ${known.map(Math.round)} ms`).toBeGreaterThanOrEqual(0.5 * fastest(known));
+    expect(median(unknown), `unknown ${unknown.map(Math.round)} vs known ${known.map(Math.round)} ms`).toBeGreaterThanOrEqual(0.5 * fastest(known));
   }, 60_000);
 });
 
