@@ -17,6 +17,7 @@ import { BENCH_PASSWORD, adminQuery, prepareDatabase, type BenchData } from './d
 import { buildServer, root, startPalanque } from './servers.js';
 
 const reads: Record<string, (data: BenchData, userId: number) => string> = {
+  municipalities: () => '/api/municipios/?page=186',
   'login-attempt': () => '/api/check/login_attempt/',
   account: (_data, userId) => `/api/usuario/${userId}/`,
   'entity-list': () => '/api/entidade/',
@@ -28,6 +29,8 @@ const reads: Record<string, (data: BenchData, userId: number) => string> = {
   'monitor-data': (data) => `/api/monitor_social/data/?id_monitor=${data.monitorIds[0]}`,
 };
 
+/** The reads sent without a key. */
+const keyless = ['municipalities', 'login-attempt'];
 const name = process.argv[2];
 if (!name || !reads[name]) {
   console.error(`Usage: npm run bench:profile -- <${Object.keys(reads).join('|')}>`);
@@ -58,7 +61,7 @@ try {
   });
   const session = (await login.json()).data as { token: string; user: { id: number } };
   const path = reads[name]!(data.bench, session.user.id);
-  const headers = name === 'login-attempt' ? {} : { authorization: `Token ${session.token}` };
+  const headers = keyless.includes(name) ? {} : { authorization: `Token ${session.token}` };
   await autocannon({ url: `${server.baseUrl}${path}`, headers, connections: 50, duration: 2 }); // warm-up: JIT, caches
   const result = await autocannon({ url: `${server.baseUrl}${path}`, headers, connections: 50, duration: seconds });
   console.log(`${name}: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`);
