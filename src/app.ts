@@ -14,6 +14,7 @@ import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { buildRoutes, loadContract } from './http/contract.js';
 import { specFile } from './project-root.js';
+import { readLane } from './http/read-lane.js';
 import { ContractSchemas } from './http/contract-schemas.js';
 import { errorHandler, translateApiError, translateBodyParserError } from './http/errors.js';
 import { corsFor, securityHeaders } from './http/hygiene.js';
@@ -123,6 +124,12 @@ export interface AppDependencies {
   responseHeaders?: Record<string, string>;
 }
 
+/**
+ * The contract's GETs that change state (a guardianship action, an OAuth callback spending its state, a
+ * password reset): rare, and not reads, so they always take the full pipeline rather than the read lane.
+ */
+const GETS_THAT_CHANGE_STATE = ['manageGuardianship', 'searchnetOAuthCallback', 'socialVideoOAuthCallback', 'generateNewPassword'];
+
 /** The operationIds this app has a handler for (`app.locals.implementedOperations`). */
 export function implementedOperations(app: Express): ReadonlySet<string> {
   return app.locals.implementedOperations as ReadonlySet<string>;
@@ -178,11 +185,12 @@ export function createApp(dependencies: AppDependencies): Express {
   const keys = { operations: keyAuthenticatedOperations(contract), authenticate };
   app.use(earlyAnswerLogging(logger));
   app.use(rateLimits({ budgets: config.rateLimits, routes, redis, keyPrefix: rateLimitPrefix, keys }));
+  const schemas = new ContractSchemas(contract);
   if (fastPaths) {
     app.use(
       municipalityListFastPath({
         catalog: municipalities,
-        schemas: new ContractSchemas(contract),
+        schemas,
         urls: config,
         validateResponses: config.validateResponses,
         logger,
@@ -194,6 +202,11 @@ export function createApp(dependencies: AppDependencies): Express {
   // The documentation page's scripts and styles (not operations of the contract), before the path guard.
   app.use(docsAssets(config.basePath));
   app.use(methodGuard(routes));
+  const signatureChecks = { ...socialnetSignatureChecks(config.socialnet), ...smsSignatureChecks(dependencies.sms, config) };
+  if (fastPaths && !config.validateResponses) {
+    const excluded = new Set([...GETS_THAT_CHANGE_STATE, ...Object.keys(signatureChecks)]);
+    app.use(readLane({ document: contract, routes, schemas, handlers, authenticate, excluded }));
+  }
   // The raw bytes are kept for the idempotency fingerprint ("the same body" means the same bytes).
   const keepRawBody = (req: IncomingMessage, _res: unknown, raw: Buffer) => {
     (req as IncomingMessage & { rawBody?: Buffer }).rawBody = raw;
@@ -206,7 +219,7 @@ export function createApp(dependencies: AppDependencies): Express {
   app.use(contractValidator(contract, config.basePath, config.validateResponses, authenticate));
   app.use(refuseNonFiniteNumbers);
   app.use(refuseNulCharacters);
-  app.use(providerSignatures({ ...socialnetSignatureChecks(config.socialnet), ...smsSignatureChecks(dependencies.sms, config) }));
+  app.use(providerSignatures(signatureChecks));
   app.use(idempotency(idempotencyKeys, logger));
   app.use(dispatch(handlers, dependencies.unimplemented));
   app.use(errorHandler([translateApiError, translateBodyParserError, translateValidatorError]));

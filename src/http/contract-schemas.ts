@@ -26,16 +26,34 @@ export class ContractSchemas {
 
   /** Validators for the query parameters an operation declares, by name. */
   queryParameters(path: string, method: string): Map<string, ValidateFunction> {
-    const operation = this.document.paths[path]?.[method] as { parameters?: Array<Record<string, unknown>> } | undefined;
     const validators = new Map<string, ValidateFunction>();
-    for (const declared of operation?.parameters ?? []) {
-      const parameter = this.resolve(declared);
-      if (parameter.in === 'query') validators.set(String(parameter.name), this.ajv.compile(parameter.schema as object));
+    for (const parameter of this.parameters(path, method)) {
+      if (parameter.in === 'query') validators.set(parameter.name, parameter.validate);
     }
     return validators;
   }
 
-  private resolve(node: Record<string, unknown>): Record<string, unknown> {
+  /** The parameters an operation declares (those of its path item too), each with its schema resolved and compiled. */
+  parameters(path: string, method: string): DeclaredParameter[] {
+    const pathItem = this.document.paths[path] as { parameters?: Array<Record<string, unknown>> } | undefined;
+    const operation = pathItem?.[method as 'parameters'] as { parameters?: Array<Record<string, unknown>> } | undefined;
+    return [...(pathItem?.parameters ?? []), ...(operation?.parameters ?? [])].map((declared) => {
+      const parameter = this.resolve(declared);
+      const schema = parameter.schema as Record<string, unknown> | undefined;
+      return {
+        ...parameter,
+        name: String(parameter.name),
+        in: String(parameter.in),
+        required: parameter.required === true,
+        schema: schema ? this.resolve(schema) : undefined,
+        // A `#/...` reference inside the schema points into the contract, registered here as `contract`.
+        validate: this.ajv.compile(schema ? (inContract(schema) as object) : {}),
+      };
+    });
+  }
+
+  /** A node of the contract, through its `$ref` if it is one. */
+  resolve(node: Record<string, unknown>): Record<string, unknown> {
     const ref = node.$ref;
     if (typeof ref !== 'string') return node;
     return ref
@@ -43,4 +61,22 @@ export class ContractSchemas {
       .split('/')
       .reduce<Record<string, unknown>>((current, key) => current[key] as Record<string, unknown>, this.document);
   }
+}
+
+export interface DeclaredParameter extends Record<string, unknown> {
+  name: string;
+  in: string;
+  required: boolean;
+  /** The parameter's schema, through its `$ref` if it is one. */
+  schema?: Record<string, unknown>;
+  validate: ValidateFunction;
+}
+
+/** A schema whose local references (`#/components/...`) point into the registered contract. */
+function inContract(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(inContract);
+  if (schema === null || typeof schema !== 'object') return schema;
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [key, key === '$ref' && typeof value === 'string' && value.startsWith('#/') ? `contract${value}` : inContract(value)]),
+  );
 }
