@@ -177,10 +177,11 @@ describe('a revocation on the instance that makes it', () => {
   });
 });
 
-const holder = (tokenId: number, userId: number, expiresInMs = 60_000): Authenticated => ({
+/** A key's holder, the key expiring `expiresInMs` after `from` (by default, the moment of the call). */
+const holder = (tokenId: number, userId: number, expiresInMs = 60_000, from = new Date()): Authenticated => ({
   user: { id: userId, username: `user${userId}`, is_admin: false, is_active: true },
   tokenId,
-  expiresAt: new Date(Date.now() + expiresInMs),
+  expiresAt: new Date(from.getTime() + expiresInMs),
 });
 
 describe('KeyCache', () => {
@@ -198,7 +199,8 @@ describe('KeyCache', () => {
   it('refuses a remembered key past its expiry', () => {
     const cache = new KeyCache({ ttlMs: LONG_CACHE_MS });
     const now = new Date();
-    cache.remember('digest-a', holder(10, 1, 5_000), cache.mark(), now);
+    // Expiring 5 s after `now` itself: a clock read a millisecond later would leave the key valid at now + 5 s.
+    cache.remember('digest-a', holder(10, 1, 5_000, now), cache.mark(), now);
     expect(cache.lookup('digest-a', now)).toBeDefined();
     expect(cache.lookup('digest-a', new Date(now.getTime() + 5_000))).toBeUndefined();
     expect(cache.size).toBe(0);
