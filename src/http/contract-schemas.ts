@@ -53,7 +53,7 @@ export class ContractSchemas {
   }
 
   /** A node of the contract, through its `$ref` if it is one. */
-  resolve(node: Record<string, unknown>): Record<string, unknown> {
+  private resolve(node: Record<string, unknown>): Record<string, unknown> {
     const ref = node.$ref;
     if (typeof ref !== 'string') return node;
     return ref

@@ -61,7 +61,7 @@ const PLAIN_PARAMETER_FIELDS = new Set(['name', 'in', 'required', 'schema', 'des
 /** An integer written so that every reading gives the same number, within the contract's 32-bit ids. */
 const PLAIN_INTEGER = /^-?\d{1,9}$/;
 
-/** The operationIds the lane takes for this contract (the rest take the full pipeline). */
+/** The operations the lane takes for this contract, by operationId (the rest take the full pipeline). */
 export function laneOperations(options: Omit<ReadLaneOptions, 'routes' | 'authenticate'>): Map<string, LaneOperation> {
   const { document, schemas, handlers, excluded } = options;
   const lane = new Map<string, LaneOperation>();
@@ -74,14 +74,7 @@ export function laneOperations(options: Omit<ReadLaneOptions, 'routes' | 'authen
     const security = laneSecurity(get.security ?? defaultSecurity ?? []);
     const parameters = schemas.parameters(template, 'get');
     if (security === undefined || !parameters.every(isPlain)) continue;
-    const laneParameter = (parameter: DeclaredParameter): LaneParameter => ({
-      name: parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name,
-      required: parameter.required,
-      integer: parameter.schema?.type === 'integer',
-      validate: parameter.validate,
-    });
     const of = (location: string) => parameters.filter((parameter) => parameter.in === location).map(laneParameter);
-    if (parameters.some((parameter) => !['query', 'path', 'header'].includes(parameter.in))) continue;
     lane.set(operationId, {
       operationId,
       template,
@@ -103,7 +96,19 @@ function laneSecurity(requirements: unknown[]): 'none' | 'key' | undefined {
   return names.length === 1 && names[0] === 'ApiKeyAuth' ? 'key' : undefined;
 }
 
+function laneParameter(parameter: DeclaredParameter): LaneParameter {
+  return {
+    // Node gives header names in lower case.
+    name: parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name,
+    required: parameter.required,
+    integer: parameter.schema?.type === 'integer',
+    validate: parameter.validate,
+  };
+}
+
+/** A query, path or header parameter whose value is one plain string or integer (see PLAIN_KEYWORDS). */
 function isPlain(parameter: DeclaredParameter): boolean {
+  if (!['query', 'path', 'header'].includes(parameter.in)) return false;
   const schema = parameter.schema;
   if (!schema || (schema.type !== 'string' && schema.type !== 'integer')) return false;
   return Object.keys(schema).every((key) => PLAIN_KEYWORDS.has(key)) && Object.keys(parameter).every((key) => PLAIN_PARAMETER_FIELDS.has(key));
@@ -113,7 +118,7 @@ export function readLane(options: ReadLaneOptions): RequestHandler {
   const lane = laneOperations(options);
   const checkKey = apiKeySecurityHandler(options.authenticate);
   return async (req, res, next) => {
-    // The path guard already answered HEAD as GET, OPTIONS, unknown paths and other methods.
+    // The path guard has made HEAD a GET, and answered OPTIONS, unknown paths and other methods.
     if (req.method !== 'GET' || hasBody(req)) return next();
     const route = findRoute(options.routes, req.path);
     const operation = route && lane.get(route.operationIds.GET!);
