@@ -110,6 +110,16 @@ describe.each(operationsOf(spec).filter((operation) => inLane.has(operation.oper
   },
 );
 
+describe('a GET that names a content type but sends no body', () => {
+  it.each(['application/json', 'text/xml', 'text/plain; charset=utf-8', 'multipart/form-data; boundary=x', 'nonsense'])('with Content-Type %j: same answer', async (contentType) => {
+    for (const target of ['/api/sms/list_credentials/', '/api/check/login_attempt/', '/api/research/get_user_research_bookmarks/']) {
+      const request = { method: 'GET', target, headers: { 'Content-Type': contentType }, caller: 'admin' as const, mutation: 'a content type without a body' };
+      const [viaLane, viaPipeline] = [await send(lane.baseUrl, request, authorizationOf('admin')), await send(full.baseUrl, request, authorizationOf('admin'))];
+      expect(comparable(viaLane), `${target} with ${contentType}`).toEqual(comparable(viaPipeline));
+    }
+  });
+});
+
 describe('the lane', () => {
   const start = appsClosedAfterEach();
   /** A checkLoginAttempt whose message says whether express-openapi-validator matched the request (it leaves `expressRoute`). */

@@ -11,9 +11,10 @@
  * - each parameter it declares is a string or an integer whose schema uses only keywords the lane
  *   checks the same way (no format, default, style or content), so the contract's own schemas, compiled
  *   by AJV as the validator compiles them, decide;
- * - the request has no body (a few GETs of the seed declare an optional one), sends each query parameter once, none the operation lacks and none empty; an integer is
- *   written as plain digits (`-?\d{1,9}`), so it converts to the same number either way, and no value
- *   holds NUL;
+ * - the request has no body and names no content type (a few GETs of the seed declare an optional body,
+ *   and the validator checks a named content type against it even when nothing is sent); it sends each
+ *   query parameter once, none the operation lacks and none empty; an integer is written as plain digits
+ *   (`-?\d{1,9}`), so it converts to the same number either way; and no value holds NUL;
  * - the key authenticates (looked up once per request, so a refused key costs nothing more when the full
  *   pipeline answers it 401).
  * What the validator leaves on a request for the handler is set the same way: the typed query, the path
@@ -119,7 +120,7 @@ export function readLane(options: ReadLaneOptions): RequestHandler {
   const checkKey = apiKeySecurityHandler(options.authenticate);
   return async (req, res, next) => {
     // The path guard has made HEAD a GET, and answered OPTIONS, unknown paths and other methods.
-    if (req.method !== 'GET' || hasBody(req)) return next();
+    if (req.method !== 'GET' || hasBody(req) || req.headers['content-type'] !== undefined) return next();
     const route = findRoute(options.routes, req.path);
     const operation = route && lane.get(route.operationIds.GET!);
     if (!route || !operation) return next();
