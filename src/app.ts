@@ -128,7 +128,7 @@ export interface AppDependencies {
  * The contract's GETs that change state (a guardianship action, an OAuth callback spending its state, a
  * password reset): rare, and not reads, so they always take the full pipeline rather than the read lane.
  */
-const GETS_THAT_CHANGE_STATE = ['manageGuardianship', 'searchnetOAuthCallback', 'socialVideoOAuthCallback', 'generateNewPassword'];
+export const GETS_THAT_CHANGE_STATE = ['manageGuardianship', 'searchnetOAuthCallback', 'socialVideoOAuthCallback', 'generateNewPassword'];
 
 /** The operationIds this app has a handler for (`app.locals.implementedOperations`). */
 export function implementedOperations(app: Express): ReadonlySet<string> {

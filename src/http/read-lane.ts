@@ -125,8 +125,7 @@ export function readLane(options: ReadLaneOptions): RequestHandler {
     const operation = route && lane.get(route.operationIds.GET!);
     if (!route || !operation) return next();
     const query = plainQuery(req.query as Record<string, unknown>, operation.query);
-    const matched = route.matches(req.path);
-    const pathParams = matched && plainValues(matched.params, operation.path);
+    const pathParams = operation.path.length === 0 ? {} : pathValues(route, req.path, operation.path);
     if (!query || !pathParams || !headersAccepted(req, operation.headers)) return next();
     if (operation.needsKey && !(await checkKey(req).catch(() => false))) return next();
 
@@ -152,10 +151,13 @@ function plainQuery(sent: Record<string, unknown>, declared: Map<string, LanePar
   return query;
 }
 
-function plainValues(sent: Partial<Record<string, string>>, declared: LaneParameter[]): Record<string, string | number> | undefined {
+/** The path's parameters typed as the contract declares them, or undefined unless each is plain and valid. */
+function pathValues(route: Route, path: string, declared: LaneParameter[]): Record<string, string | number> | undefined {
+  const matched = route.matches(path);
+  if (!matched) return undefined;
   const values: Record<string, string | number> = {};
   for (const parameter of declared) {
-    const value = plainValue(sent[parameter.name], parameter);
+    const value = plainValue(matched.params[parameter.name], parameter);
     if (value === undefined) return undefined;
     values[parameter.name] = value;
   }
