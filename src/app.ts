@@ -18,7 +18,8 @@ import { readLane } from './http/read-lane.js';
 import { ContractSchemas } from './http/contract-schemas.js';
 import { errorHandler, translateApiError, translateBodyParserError } from './http/errors.js';
 import { corsFor, securityHeaders } from './http/hygiene.js';
-import { metricsEndpoint, recordRequests, type Metrics } from './http/metrics.js';
+import { metricsEndpoint, requestMetrics, type Metrics } from './http/metrics.js';
+import { observeCompletion } from './http/completion.js';
 import { idempotency, type IdempotencyStore } from './http/idempotency.js';
 import { rateLimits } from './http/rate-limits.js';
 import { keyAuthenticatedOperations, type KeyAuthenticator } from './http/auth.js';
@@ -174,7 +175,7 @@ export function createApp(dependencies: AppDependencies): Express {
       next();
     });
   }
-  app.use(recordRequests(metrics));
+  app.use(observeCompletion([requestMetrics(metrics), earlyAnswerLogging(logger)]));
   app.use(requestId);
   app.use(securityHeaders());
   const crossOrigin = corsFor(config.corsOrigins);
@@ -183,7 +184,6 @@ export function createApp(dependencies: AppDependencies): Express {
   const routes = buildRoutes(contract, config.basePath);
   const authenticate: KeyAuthenticator = (key) => accounts.tokens.authenticate(key);
   const keys = { operations: keyAuthenticatedOperations(contract), authenticate };
-  app.use(earlyAnswerLogging(logger));
   app.use(rateLimits({ budgets: config.rateLimits, routes, redis, keyPrefix: rateLimitPrefix, keys }));
   const schemas = new ContractSchemas(contract);
   if (fastPaths) {

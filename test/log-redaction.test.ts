@@ -10,6 +10,7 @@ import express from 'express';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earlyAnswerLogging, requestLogging } from '../src/http/request-logging.js';
+import { observeCompletion } from '../src/http/completion.js';
 import { maskEmails, redactUrl, scrubText } from '../src/log-redaction.js';
 import { appsClosedAfterEach, startTestApp, type TestApp } from './helpers/app.js';
 
@@ -167,7 +168,7 @@ describe('answers given before the request logger (the rate limiter)', () => {
       res.locals.requestId = req.get('X-Request-Id');
       next();
     });
-    app.use(earlyAnswerLogging(logger));
+    app.use(observeCompletion([earlyAnswerLogging(logger)]));
     // Stands for the rate limiter: refuses before the request logger.
     app.use((req, res, next) => (req.path === '/limited' ? res.status(429).set('Retry-After', '7').json({ success: false }) : next()));
     app.use(requestLogging(logger));

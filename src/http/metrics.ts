@@ -8,6 +8,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { JobStats } from '../jobs/queue.js';
+import type { CompletionObserver } from './completion.js';
 
 export interface PoolStats {
   size: number;
@@ -69,14 +70,10 @@ export class Metrics {
 }
 
 /** Times every request; the operation is the one the contract matched, `unmatched` otherwise. */
-export function recordRequests(metrics: Metrics): RequestHandler {
-  return (req, res, next) => {
-    const started = process.hrtime.bigint();
-    res.once('finish', () => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.observe(operationOf(req, res.locals), req.method, res.statusCode, seconds);
-    });
-    next();
+export function requestMetrics(metrics: Metrics): CompletionObserver {
+  return (req, res, startedAt) => {
+    const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+    metrics.observe(operationOf(req, res.locals), req.method, res.statusCode, seconds);
   };
 }
 

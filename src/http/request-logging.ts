@@ -13,6 +13,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { pino } from 'pino';
 import type { Logger } from '../logger.js';
 import { redactError, redactOptions, redactRequest, redactResponse } from '../log-redaction.js';
+import { millisecondsSince, type CompletionObserver } from './completion.js';
 
 /** `req.log`: what the request logger gives every request that reaches it. */
 declare module 'express-serve-static-core' {
@@ -67,19 +68,16 @@ function redactingChild(logger: Logger): Logger {
 }
 
 /**
- * Logs the requests answered before the request logger is reached (mounted ahead of the rate limiter, it
- * logs its 429s and its own failures, 500), in the same shape and with the same redaction. A request
+ * Logs the requests answered before the request logger is reached (the rate limiter's 429s and its own
+ * failures, 500; a refused /metrics), in the same shape and with the same redaction: an observer of
+ * every request's completion (completion.ts), mounted first. A request
  * that reaches the request logger, or that the municipality fast path answers (200/304, logged by
  * itself), is left to them: this writes a line only for an answer of 400 or more without `req.log`.
  */
-export function earlyAnswerLogging(logger: Logger): RequestHandler {
+export function earlyAnswerLogging(logger: Logger): CompletionObserver {
   const log = redactingChild(logger);
-  return (req: Request, res: Response, next) => {
-    const started = Date.now();
-    res.once('finish', () => {
-      if (reachedRequestLog.has(req) || res.statusCode < 400) return;
-      log[levelOf(res.statusCode)]({ request_id: requestIdOf(res), req, res, responseTime: Date.now() - started }, 'request completed');
-    });
-    next();
+  return (req, res, startedAt) => {
+    if (reachedRequestLog.has(req) || res.statusCode < 400) return;
+    log[levelOf(res.statusCode)]({ request_id: requestIdOf(res), req, res, responseTime: millisecondsSince(startedAt) }, 'request completed');
   };
 }
