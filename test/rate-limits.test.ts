@@ -6,7 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { groupOf, type RateLimitBudgets } from '../src/http/rate-limits.js';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { groupOf, rateLimits, type RateLimitBudgets } from '../src/http/rate-limits.js';
+import { MemoryBudgets } from '../src/http/rate-limit-stores.js';
 import { freePort } from './helpers/process.js';
 import { createUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp, type TestAppOptions } from './helpers/app.js';
@@ -205,5 +207,33 @@ describe('across instances', () => {
     } finally {
       downRedis.disconnect();
     }
+  });
+});
+
+describe('the memory store', () => {
+  it('opens a window at the first charge, refuses past the budget with the time left, and starts afresh when it closes', async () => {
+    const store = new MemoryBudgets(2, 1);
+    const first = store.consume('ip:a');
+    expect(first).toMatchObject({ remainingPoints: 1, consumedPoints: 1, isFirstInDuration: true });
+    expect(first.msBeforeNext).toBeGreaterThan(900);
+    expect(store.consume('ip:a')).toMatchObject({ remainingPoints: 0, consumedPoints: 2 });
+    expect(() => store.consume('ip:a')).toThrow(RateLimiterRes);
+    expect(store.consume('ip:b').remainingPoints).toBe(1); // every id has its own window
+    store.refund('ip:a');
+    store.refund('ip:a');
+    expect(store.consume('ip:a').consumedPoints).toBe(2); // two points back, one spent again
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(store.consume('ip:a')).toMatchObject({ remainingPoints: 1, consumedPoints: 1, isFirstInDuration: true });
+  });
+
+  it('lets a request without a key to check through in the same tick (no promise to wait for)', () => {
+    const limit = rateLimits({ budgets: budgets({ read: { points: 5, seconds: 60 } }), routes: [] });
+    const headers = new Map<string, string>();
+    const res = { setHeader: (name: string, value: string) => headers.set(name, value) };
+    const next = vi.fn();
+    const req = { method: 'GET', path: '/api/municipios/', ip: '192.0.2.7', get: () => undefined };
+    void limit(req as never, res as never, next);
+    expect(next).toHaveBeenCalledWith(); // before this test yields: a store answering through a promise fails here
+    expect(headers.get('RateLimit')).toMatch(/^limit=5, remaining=4, reset=60$/);
   });
 });

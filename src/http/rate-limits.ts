@@ -1,5 +1,5 @@
 /**
- * Rate limits (the contract's 429 on every operation), with rate-limiter-flexible.
+ * Rate limits (the contract's 429 on every operation); rate-limit-stores.ts counts the budgets.
  *
  * Each operation belongs to a group with its own budget: authentication and account checks are the
  * tightest (they invite guessing), provider callbacks the loosest (providers send bursts), other writes
@@ -26,7 +26,8 @@
  */
 import type { Request, RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { MemoryBudgets, RedisBudgets, type BudgetStore } from './rate-limit-stores.js';
 import { ApiError } from './errors.js';
 import { apiKeyIn, authenticateOnce, type KeyAuthenticator } from './auth.js';
 import { addressOf, hashedKey } from './client.js';
@@ -87,51 +88,63 @@ export interface RateLimitOptions {
 }
 
 export function rateLimits({ budgets, routes, redis, keyPrefix = 'palanque:rl', keys }: RateLimitOptions): RequestHandler {
-  const limiters = new Map<RateLimitGroup, { limiter: RateLimiterAbstract; budget: Budget }>();
+  const limiters = new Map<RateLimitGroup, { store: BudgetStore; budget: Budget }>();
   for (const [group, budget] of Object.entries(budgets) as Array<[RateLimitGroup, Budget | undefined]>) {
     if (!budget) continue;
-    const memory = new RateLimiterMemory({ points: budget.points, duration: budget.seconds, keyPrefix: `${keyPrefix}:${group}` });
-    const limiter = redis
-      ? new RateLimiterRedis({ storeClient: redis, points: budget.points, duration: budget.seconds, keyPrefix: `${keyPrefix}:${group}`, insuranceLimiter: memory })
-      : memory;
-    limiters.set(group, { limiter, budget });
+    const store = redis ? new RedisBudgets(redis, budget.points, budget.seconds, `${keyPrefix}:${group}`) : new MemoryBudgets(budget.points, budget.seconds);
+    limiters.set(group, { store, budget });
   }
   const operationOf = operationLookup(routes);
 
-  /** The key of a request that authenticates on its operation, if it has one. */
-  const authenticatedKey = async (req: Request, operationId: string | undefined): Promise<string | undefined> => {
-    if (!keys || !operationId || !keys.operations.has(operationId)) return undefined;
-    const key = apiKeyIn(req.get('Authorization'));
-    if (!key) return undefined;
+  /** The API key a request sends to an operation that checks keys (not yet known to authenticate). */
+  const keyToCheck = (req: Request, operationId: string | undefined): string | undefined =>
+    keys && operationId && keys.operations.has(operationId) ? apiKeyIn(req.get('Authorization')) : undefined;
+
+  const authenticates = async (req: Request, key: string): Promise<boolean> => {
     try {
-      return (await authenticateOnce(req, key, keys.authenticate)) ? key : undefined;
+      return (await authenticateOnce(req, key, keys!.authenticate)) !== undefined;
     } catch {
-      return undefined; // the security handler meets the same failure and answers it
+      return false; // the security handler meets the same failure and answers it
     }
   };
 
-  return async (req, res, next) => {
+  /** Charges the address, then, once the key authenticates, gives the address its point back and charges the key. */
+  const chargeKeyHolder = async (store: BudgetStore, req: Request, address: string, key: string): Promise<RateLimiterRes> => {
+    const state = await store.consume(address); // a spent address is refused before its key is looked up
+    if (!(await authenticates(req, key))) return state;
+    await store.refund(address);
+    return store.consume(hashedKey(key));
+  };
+
+  return (req, res, next) => {
     const operationId = operationOf(req.method, req.path);
     const entry = limiters.get(groupOf(operationId, req.method));
     if (!entry) return next();
-    const { limiter, budget } = entry;
+    const { store, budget } = entry;
     res.setHeader('RateLimit-Policy', `${budget.points};w=${budget.seconds}`);
-    try {
-      const address = addressOf(req);
-      let state = await limiter.consume(address);
-      const key = await authenticatedKey(req, operationId);
-      if (key) {
-        await limiter.reward(address, 1);
-        state = await limiter.consume(hashedKey(key));
-      }
+    const pass = (state: RateLimiterRes) => {
       res.setHeader('RateLimit', describe(budget, state));
       next();
-    } catch (rejection) {
+    };
+    const refuse = (rejection: unknown) => {
       if (!(rejection instanceof RateLimiterRes)) return next(rejection);
       const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
       res.setHeader('RateLimit', describe(budget, rejection));
       next(new ApiError(429, 'rate_limited', `Too many requests. Try again in ${retryAfter} seconds.`, [], { 'Retry-After': String(retryAfter) }));
+    };
+
+    const address = addressOf(req);
+    const key = keyToCheck(req, operationId);
+    if (key) return void chargeKeyHolder(store, req, address, key).then(pass, refuse).catch(next);
+    let charged: RateLimiterRes | Promise<RateLimiterRes>;
+    try {
+      charged = store.consume(address);
+    } catch (rejection) {
+      return refuse(rejection);
     }
+    // In memory the charge is known at once and the request goes on in this tick.
+    if (charged instanceof Promise) void charged.then(pass, refuse).catch(next);
+    else pass(charged);
   };
 }
 
