@@ -18,7 +18,7 @@ export const requestId: RequestHandler = (req, res, next) => {
   const id = sent !== undefined && valid ? sent : randomUUID();
   res.locals.requestId = id;
   res.locals.invalidRequestId = !valid;
-  res.set('X-Request-Id', id);
+  res.setHeader('X-Request-Id', id);
   next();
 };
 
