@@ -8,7 +8,9 @@
  * Environment: BENCH_DURATION (seconds per run, default 3), BENCH_ROUNDS (alternating rounds of the
  * ceiling and the server per row, default 3; a row is their median), BENCH_CONNECTIONS (default 50),
  * BENCH_DATABASE_URL (the PostgreSQL server, default postgres://postgres@127.0.0.1:5432/test; `none`
- * skips PostgreSQL), MUNICIPIOS_SOURCE (default ../shared/data/municipios.csv).
+ * skips PostgreSQL), MUNICIPIOS_SOURCE (default ../shared/data/municipios.csv), BENCH_ONLY (a regular
+ * expression: measure only the operations whose names match it, such as `municipalities`; a partial run
+ * prints its rows but judges no target).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +27,8 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const postgresServer = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const municipiosSource = process.env.MUNICIPIOS_SOURCE ?? join(root, '..', 'shared', 'data', 'municipios.csv');
 const secretsKey = randomBytes(32).toString('base64');
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
+const selected = (operation: Operation) => !only || only.test(operation.name);
 
 /** What a request needs from the server it goes to: keys, and ids that differ per database. */
 interface Session {
@@ -195,7 +199,7 @@ async function measureEverything(databases: PreparedDatabase[], workdir: string,
           // Issue 20's everyday reads are held to their targets with validation off, as in production.
           const reads = mainOperations.filter((operation) => operation.read && (!validateResponses || !everydayReads.includes(operation)));
           const writes = mainOperations.filter((operation) => !operation.read);
-          const operations = [...reads, ...(validateResponses ? scaledOperations : []), ...writes];
+          const operations = [...reads, ...(validateResponses ? scaledOperations : []), ...writes].filter(selected);
           for (const operation of operations) {
             log(`${label}: ${operation.name}`);
             rows.push(await measurePaired(operation, palanque, session, ceiling, ceilingSession!, label));
@@ -209,7 +213,7 @@ async function measureEverything(databases: PreparedDatabase[], workdir: string,
     const prism = await startPrism();
     try {
       const mockSession: Session = { tokens: new Map(), userIds: ceilingSession!.userIds, data: ceilingSession!.data, credentialId: ceilingSession!.credentialId };
-      for (const operation of mainOperations) {
+      for (const operation of mainOperations.filter(selected)) {
         log(`Prism mock: ${operation.name}`);
         rows.push(await measurePaired(operation, prism, mockSession, ceiling!, ceilingSession!, 'Prism mock'));
       }
@@ -342,6 +346,11 @@ function report({ rows, memory }: { rows: Row[]; memory: Array<{ server: string;
   print('|---|---:|');
   for (const line of memory) print(`| ${line.server} | ${line.residentMiB} |`);
   print('\nTargets');
+  if (only) {
+    print(`- not judged: BENCH_ONLY=${only.source} measured part of the operations`);
+    console.log(lines.join('\n'));
+    return;
+  }
   for (const verdict of verdicts(table, scaling)) print(`- ${verdict}`);
   const servers = memory.filter((line) => line.server !== 'Prism mock' && line.server !== 'ceiling');
   const largest = Math.max(...servers.map((line) => line.residentMiB));
@@ -362,7 +371,7 @@ function scalingTable(rows: Row[]) {
       const p99 = family.names.map((name) => rows.find((row) => row.server === server && row.operation === name)?.p99 ?? NaN);
       return { operation: family.operation, server, p99, ratio: Math.round((p99[2]! / p99[0]!) * 100) / 100 };
     }),
-  );
+  ).filter((line) => line.p99.some(Number.isFinite)); // a partial run (BENCH_ONLY) may have measured none of a family
 }
 
 function verdicts(table: Array<Row & { ofCeiling: number; timesPrism?: number }>, scaling: ReturnType<typeof scalingTable>): string[] {
