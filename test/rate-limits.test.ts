@@ -226,6 +226,16 @@ describe('the memory store', () => {
     expect(store.consume('ip:a')).toMatchObject({ remainingPoints: 1, consumedPoints: 1, isFirstInDuration: true });
   });
 
+  it('is bounded: past its size the least recently charged id is forgotten, not the busiest', () => {
+    const store = new MemoryBudgets(1, 60, 2);
+    store.consume('ip:busy');
+    store.consume('ip:quiet');
+    expect(() => store.consume('ip:busy')).toThrow(RateLimiterRes); // still counted, and now the most recent
+    store.consume('ip:new'); // a third id: 'ip:quiet' goes
+    expect(() => store.consume('ip:busy')).toThrow(RateLimiterRes);
+    expect(store.consume('ip:quiet').isFirstInDuration).toBe(true);
+  });
+
   it('lets a request without a key to check through in the same tick (no promise to wait for)', () => {
     const limit = rateLimits({ budgets: budgets({ read: { points: 5, seconds: 60 } }), routes: [] });
     const headers = new Map<string, string>();

@@ -5,8 +5,8 @@
  * goes on in the same tick. Waiting for an already-settled promise cost the municipality list's fast
  * path a tenth of its rate (docs/benchmarks.md, issue 20): rate-limiter-flexible's memory limiter only
  * answers through promises. The store keeps rate-limiter-flexible's semantics (a fixed window opened by
- * an id's first request, RateLimiterRes states) in an lru-cache, which also bounds its memory: a flood of
- * new addresses evicts the least recent ones instead of growing without end.
+ * an id's first request, RateLimiterRes states) in an lru-cache, which also bounds its memory (10,000
+ * ids a group): a flood of new addresses evicts the least recent ones instead of growing without end.
  * Redis stays with rate-limiter-flexible, whose insurance limiter counts in memory while Redis is down.
  */
 import type { Redis } from 'ioredis';
@@ -21,15 +21,18 @@ export interface BudgetStore {
   refund(id: string): void | Promise<unknown>;
 }
 
-/** Ids tracked at once per group in memory; past it the least recently charged are forgotten (they start afresh). */
-const MAX_TRACKED_IDS = 100_000;
+/**
+ * Ids tracked at once per group in memory; past it the least recently charged are forgotten (they start
+ * afresh). lru-cache sets aside room for all of them up front: 100,000 took 14 MB for the four groups.
+ */
+const MAX_TRACKED_IDS = 10_000;
 
 export class MemoryBudgets implements BudgetStore {
   private readonly windows: LRUCache<string, { spent: number }>;
 
-  constructor(private readonly points: number, seconds: number) {
+  constructor(private readonly points: number, seconds: number, maxIds = MAX_TRACKED_IDS) {
     // The window opens with an id's first charge and is not extended by later ones (no updateAgeOnGet).
-    this.windows = new LRUCache({ max: MAX_TRACKED_IDS, ttl: seconds * 1000 });
+    this.windows = new LRUCache({ max: maxIds, ttl: seconds * 1000 });
   }
 
   consume(id: string): RateLimiterRes {
