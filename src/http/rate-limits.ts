@@ -102,7 +102,7 @@ export function rateLimits({ budgets, routes, redis, keyPrefix = 'palanque:rl', 
 
   const authenticates = async (req: Request, key: string): Promise<boolean> => {
     try {
-      return (await authenticateOnce(req, key, keys!.authenticate)) !== undefined;
+      return Boolean(await authenticateOnce(req, key, keys!.authenticate));
     } catch {
       return false; // the security handler meets the same failure and answers it
     }
