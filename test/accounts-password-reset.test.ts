@@ -6,14 +6,13 @@
  * Mail is read from the .eml files the app writes, parsed with postal-mime.
  */
 import { createHash } from 'node:crypto';
-import { readFile, readdir } from 'node:fs/promises';
-import path from 'node:path';
-import PostalMime, { type Email } from 'postal-mime';
+import { readdir } from 'node:fs/promises';
+import type { Email } from 'postal-mime';
 import { QueryTypes } from 'sequelize';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/accounts.js';
-import { waitFor } from './helpers/process.js';
+import { readMails, recipients, SETTLE_MS, sleep, waitForMails } from './helpers/mail.js';
 
 const apps: TestApp[] = [];
 async function start(options: TestAppOptions = {}): Promise<TestApp> {
@@ -24,49 +23,6 @@ async function start(options: TestAppOptions = {}): Promise<TestApp> {
 afterEach(async () => {
   await Promise.all(apps.splice(0).map((app) => app.close()));
 });
-
-const MAIL_WRITTEN = 'mail written to a file (no SMTP_URL)';
-/** Long enough for a background send that was going to happen to have happened. */
-const SETTLE_MS = 400;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-interface Mail {
-  file: string;
-  email: Email;
-}
-
-/** Every .eml file the app wrote so far, parsed, oldest first. */
-async function readMails(app: TestApp): Promise<Mail[]> {
-  const files = (await readdir(app.mailDir)).filter((name) => name.endsWith('.eml'));
-  // Names are `<ISO time>-<pid>-<sequence>.eml`: order by time, then by sequence as a number.
-  const key = (name: string) => {
-    const match = /^(.*)-\d+-(\d+)\.eml$/.exec(name);
-    return [match?.[1] ?? name, Number(match?.[2] ?? 0)] as const;
-  };
-  files.sort((a, b) => {
-    const [ta, sa] = key(a);
-    const [tb, sb] = key(b);
-    return ta === tb ? sa - sb : ta < tb ? -1 : 1;
-  });
-  return Promise.all(files.map(async (file) => ({ file, email: await PostalMime.parse(await readFile(path.join(app.mailDir, file))) })));
-}
-
-/**
- * Waits until the app has finished writing `count` mails in all (its mailer logs each one after the file
- * is complete, so no half-written file is read), then returns the files that are in the folder.
- */
-async function waitForMails(app: TestApp, count: number): Promise<Mail[]> {
-  await waitFor(() => (app.logs.filter((line) => line.msg === MAIL_WRITTEN).length >= count ? true : undefined), {
-    timeoutMs: 10_000,
-    what: `${count} mail(s) written to ${app.mailDir}`,
-    output: () => JSON.stringify(app.logs.slice(-20), null, 1),
-  });
-  return readMails(app);
-}
-
-function recipients(email: Email): string[] {
-  return (email.to ?? []).flatMap((address) => (address.group ? address.group.map((member) => member.address) : [address.address]));
-}
 
 /** The token and the completion link of a reset mail. */
 function resetMailContents(email: Email): { token: string; link: URL } {
