@@ -52,6 +52,7 @@ describe('loadConfig defaults', () => {
         loginLock: { maxFailures: 5, addressMaxFailures: 100, maxDelayMs: 30_000, windowMs: 900_000 },
         passwordResetLifetimeMs: 30 * 60_000,
         passwordHashCost: 17,
+        passwordMinLength: 12,
       },
       firstAdmin: { username: 'admin', email: 'admin@palanque.app', password: undefined },
       mail: { smtpUrl: undefined, from: 'Palanque <no-reply@palanque.app>', directory: 'data/mail' },
@@ -97,6 +98,7 @@ describe('loadConfig defaults', () => {
       LOGIN_MAX_DELAY_SECONDS: '20',
       PASSWORD_RESET_LIFETIME_MINUTES: '10',
       PASSWORD_HASH_COST: '15',
+      PASSWORD_MIN_LENGTH: '15',
       ADMIN_USERNAME: 'ana.souza',
       ADMIN_EMAIL: 'ana.souza@palanque.app',
       ADMIN_PASSWORD: 'uma-senha-bem-longa',
@@ -110,6 +112,7 @@ describe('loadConfig defaults', () => {
       loginLock: { maxFailures: 3, addressMaxFailures: 40, maxDelayMs: 20_000, windowMs: 60_000 },
       passwordResetLifetimeMs: 10 * 60_000,
       passwordHashCost: 15,
+      passwordMinLength: 15,
     });
     expect(config.firstAdmin).toEqual({ username: 'ana.souza', email: 'ana.souza@palanque.app', password: 'uma-senha-bem-longa' });
     expect(config.mail).toEqual({ smtpUrl: 'smtps://user:secret@smtp.example.com:465', from: 'Campanha <campanha@example.com>', directory: '/var/spool/palanque' });
@@ -422,6 +425,8 @@ describe('loadConfig errors', () => {
     ['PASSWORD_RESET_LIFETIME_MINUTES', '-1'],
     ['PASSWORD_HASH_COST', '8'],
     ['PASSWORD_HASH_COST', '21'],
+    ['PASSWORD_MIN_LENGTH', '7'],
+    ['PASSWORD_MIN_LENGTH', '65'],
     ['ADMIN_USERNAME', 'ana@palanque.app'],
     ['ADMIN_EMAIL', 'not-an-address'],
     ['ADMIN_PASSWORD', 'short'],

@@ -93,7 +93,8 @@ changed ones updated and the rest kept. A progress bar shows the writing on a te
     `${DATABASE_HELP}
 
 The password is asked twice without echo, read with --password-stdin, or generated with
---generate-password (and printed once); at least 12 characters. Only its hash is stored.`,
+--generate-password (and printed once); at least PASSWORD_MIN_LENGTH characters (12 by default), not one of
+the most common passwords, not the account's own username or e-mail. Only its hash is stored.`,
   ).action(async (_options: unknown, command: Command) => {
     await (await tasks()).createUserTask(optionsOf(command), outputOf(globalsOf(command)));
   });

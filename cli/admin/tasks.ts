@@ -5,6 +5,7 @@
  */
 import type { Sequelize } from 'sequelize';
 import { defineAccountModels } from '../../src/accounts/models.js';
+import { passwordProblem, type PasswordContext } from '../../src/accounts/password-policy.js';
 import { hashPassword } from '../../src/accounts/passwords.js';
 import { publishRevocation } from '../../src/accounts/revocations.js';
 import { newReadablePassword } from '../../src/accounts/secrets.js';
@@ -172,9 +173,14 @@ async function newPassword(options: PasswordOptions, username: string): Promise<
     password = await promptPassword(`New password for ${username}:`);
     if ((await promptPassword('The same password again:')) !== password) throw new UsageError('the two passwords differ');
   }
-  if (password.length < 12) throw new UsageError('the password must be at least 12 characters');
-  if (password.length > 256) throw new UsageError('the password must be at most 256 characters');
   return { password, generated: false };
+}
+
+/** The password rules (src/accounts/password-policy.ts), checked once the deployment's PASSWORD_MIN_LENGTH and the account are known. */
+function checkChosenPassword({ password, generated }: { password: string; generated: boolean }, account: PasswordContext, config: Config): void {
+  if (generated) return;
+  const problem = passwordProblem(password, account, config.accounts.passwordMinLength);
+  if (problem) throw new UsageError(`the password ${problem.message}`);
 }
 
 export interface CreateUserOptions extends DatabaseOptions, PasswordOptions {
@@ -188,6 +194,7 @@ export interface CreateUserOptions extends DatabaseOptions, PasswordOptions {
 export async function createUserTask(options: CreateUserOptions, output: Output): Promise<void> {
   const { password, generated } = await newPassword(options, options.username);
   await withDatabase(options, async (task) => {
+    checkChosenPassword({ password, generated }, { username: options.username, email: options.email }, task.config);
     await migrated(task);
     const users = new UserDirectory(defineAccountModels(task.sequelize), task.config.accounts.passwordHashCost);
     let row;
@@ -228,6 +235,7 @@ export async function setPasswordTask(login: string, options: SetPasswordOptions
     const users = new UserDirectory(models, task.config.accounts.passwordHashCost);
     const row = await users.byLoginName(login);
     if (!row) throw new ReportedFailure(`error: no user with the username or e-mail "${login}"`);
+    checkChosenPassword({ password, generated }, row, task.config);
     const hash = await hashPassword(password, task.config.accounts.passwordHashCost);
     let revoked = 0;
     await task.sequelize.transaction(async (transaction) => {

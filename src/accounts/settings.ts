@@ -18,4 +18,6 @@ export interface AccountSettings {
    * halves or doubles the memory (see passwords.ts). Weaker hashes are upgraded at the next successful check.
    */
   passwordHashCost: number;
+  /** The fewest characters a new password may have (PASSWORD_MIN_LENGTH; password-policy.ts). */
+  passwordMinLength?: number;
 }

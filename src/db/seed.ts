@@ -50,13 +50,12 @@ import type { Strategy } from '../strategy/index.js';
 import { defineScenarioModels, type ScenarioEntityRow, type ScenarioRow, type ScenarioState } from '../strategy/models.js';
 import { checkWebAddress } from '../web-address.js';
 import { loadDemoFixtures, type DemoFixtures, type ScenarioFixture } from './demo-fixtures.js';
+import { passwordProblem } from '../accounts/password-policy.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 /** Where seeded snapshots say they came from (`metric_snapshots.source`). */
 export const SEED_SOURCE = 'seed';
-/** The shortest password accepted for the demo users (as ADMIN_PASSWORD). */
-export const MIN_SEED_PASSWORD_LENGTH = 12;
 
 /** The demo data cannot be written: the fixtures break a rule, or the database lacks what they need. */
 export class SeedError extends Error {
@@ -129,9 +128,9 @@ type Static<Row extends object> = ModelStatic<Model<Row, Partial<Row>>>;
 export async function seedDemoData(targets: SeedTargets, options: SeedOptions): Promise<SeedReport> {
   const fixtures = options.fixtures ?? loadDemoFixtures();
   const now = options.now ?? new Date();
-  if (options.password !== undefined && options.password.length < MIN_SEED_PASSWORD_LENGTH) {
-    throw new SeedError(`The demo users' password must be at least ${MIN_SEED_PASSWORD_LENGTH} characters.`);
-  }
+  // The password rules of every password a person chooses (src/accounts/password-policy.ts).
+  const problem = options.password === undefined ? undefined : passwordProblem(options.password);
+  if (problem) throw new SeedError(`The demo users' password ${problem.message}.`);
   if (targets.municipalities.size === 0) {
     throw new SeedError('The municipality list is not loaded, so the entities cannot be checked: import it first (npm run municipios:import).');
   }
