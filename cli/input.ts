@@ -17,6 +17,13 @@ export async function passwordFromStdin(): Promise<string> {
   return password;
 }
 
+/** Passwords piped on standard input, one a line (`--password-stdin` of `palanque password`: the current one, then the new one). */
+export async function passwordsFromStdin(count: number): Promise<string[]> {
+  const lines = (await readStdin()).split(/\r?\n/).slice(0, count);
+  if (lines.length < count || lines.some((line) => line === '')) throw new UsageError(`--password-stdin: standard input must hold ${count} passwords, one a line`);
+  return lines;
+}
+
 /** Asks for a password on the terminal without echoing it (masked with `*`). */
 export async function promptPassword(message: string): Promise<string> {
   if (!process.stdin.isTTY) throw new UsageError('there is no terminal to ask for the password: pipe it with --password-stdin');

@@ -23,6 +23,7 @@ export interface CommandName {
 /** Group names and what they hold, in `--help` order. */
 export const GROUPS: Readonly<Record<string, string>> = {
   auth: 'Sessions, keys, password resets and credential checks (Login/Register)',
+  sessions: "Your own keys, one per device that logged in: list and revoke (Login/Register)",
   accounts: 'User accounts and profiles (Accounts)',
   chat: 'Chat contacts (chat)',
   social: "The caller's linked social accounts (Social Networks)",
@@ -55,6 +56,9 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   validatePasswordResetToken: { path: ['auth', 'check-reset-token'], examples: ['auth check-reset-token --email ana.souza@palanque.app --token <token>'] },
   checkEmail: { path: ['auth', 'check-email'], examples: ['auth check-email --email nova.pessoa@exemplo.com.br'] },
   checkLoginAttempt: { path: ['auth', 'login-attempt'], examples: ['auth login-attempt'] },
+  changePassword: { path: ['password'], custom: true },
+  listMySessions: { path: ['sessions', 'list'], examples: ['sessions list', 'sessions list --json   # ids, devices, last use'] },
+  revokeMySession: { path: ['sessions', 'revoke'], examples: ['sessions revoke 41   # the id sessions list shows'] },
   // Accounts, chat, social networks
   listUsers: { path: ['accounts', 'list'], examples: ['accounts list', 'accounts list --all --json'] },
   getUser: { path: ['accounts', 'get'], examples: ['accounts get 1'] },

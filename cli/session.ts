@@ -1,6 +1,6 @@
 /**
  * Sessions: `login` (the password is asked without echo, or read with --password-stdin), `logout`,
- * `whoami`, and the profiles that keep one server's address and key each.
+ * `whoami`, `password` (change one's own), and the profiles that keep one server's address and key each.
  */
 import type { Command } from 'commander';
 import { createApiClient, login, logout, PalanqueApiError, unwrap } from '../sdk/index.js';
@@ -8,7 +8,7 @@ import { configPath, normaliseBaseUrl, profileName, readConfig, writeConfig, typ
 import { baseUrlOf, contextOf, globalsOf, outputOf, retryOf } from './context.js';
 import { ReportedFailure, UsageError } from './errors.js';
 import { withExamples, withGroupExamples } from './examples.js';
-import { passwordFromStdin, promptLine, promptPassword } from './input.js';
+import { passwordFromStdin, passwordsFromStdin, promptLine, promptPassword } from './input.js';
 import { printAnswer, printJson, printRows, printValue } from './output.js';
 
 export function addSessionCommands(program: Command): void {
@@ -106,6 +106,31 @@ The server is --base-url, --mock, $PALANQUE_BASE_URL, or the profile's; it is ke
       printValue(context.output, { profile, server: context.baseUrl, ...user, key_expires_at: context.options.mock ? null : (context.profile?.expiresAt ?? null) });
     });
 
+  const passwordCommand = program
+    .command('password')
+    .description('Change your own password; your other keys are revoked (operation changePassword)')
+    .option('--password-stdin', 'read the current password and then the new one from standard input, one a line (for scripts)');
+  withExamples(
+    passwordCommand,
+    ['password', 'password --profile prod', `printf '%s\\n%s\\n' "$CURRENT" "$NEW" | palanque password --password-stdin`],
+    `Asks for the current password, then the new one twice, without echoing them, and changes the password
+of the profile's user. The server checks the current one (wrong ones count toward the login lock) and the
+new one against the password rules (at least 12 characters by default, not a common password, not the
+account's own name). Every other key of the account is revoked; the profile's key keeps working.`,
+  );
+  passwordCommand.action(async (options: { passwordStdin?: boolean }, command: Command) => {
+    const context = await contextOf(command);
+    if (!context.token) throw new ReportedFailure(`Not logged in to ${context.baseUrl} (profile "${context.profileName}"): run palanque login`);
+    const [current, next] = options.passwordStdin ? await passwordsFromStdin(2) : await askCurrentAndNew();
+    const answer = await context.client.POST('/api/auth/change_password/', { body: { current_password: current!, new_password: next! }, headers: context.headers });
+    if (context.output.json) {
+      printAnswer(context.output, answer.data);
+      return;
+    }
+    const { keys_revoked: revoked } = unwrap(answer);
+    context.output.stdout.write(`Password changed; ${revoked} other key${revoked === 1 ? '' : 's'} revoked. The key of profile "${context.profileName}" keeps working.\n`);
+  });
+
   const profiles = withGroupExamples(program.command('profile').description('The profiles of the configuration file: one server and key each'));
   withExamples(profiles.command('list').description('List the profiles (never their keys)'), ['profile list', 'profile list --json'])
     .action(async (_options: unknown, command: Command) => {
@@ -161,4 +186,12 @@ The server is --base-url, --mock, $PALANQUE_BASE_URL, or the profile's; it is ke
       await writeConfig(file, config);
       outputOf(globalsOf(command)).stdout.write(`Profile "${name}" removed.\n`);
     });
+}
+
+/** The current password and the new one, typed twice, on the terminal. */
+async function askCurrentAndNew(): Promise<[string, string]> {
+  const current = await promptPassword('Current password:');
+  const next = await promptPassword('New password:');
+  if ((await promptPassword('The new password again:')) !== next) throw new UsageError('the two new passwords differ');
+  return [current, next];
 }

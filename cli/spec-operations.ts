@@ -188,6 +188,76 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "paged": false
   },
   {
+    "operationId": "changePassword",
+    "method": "post",
+    "path": "/api/auth/change_password/",
+    "tag": "Login/Register",
+    "summary": "Change one's own password",
+    "description": "Changes the caller's password, given the current one. Every other key of the account is revoked\n(each device logs in again with the new password); the key that made the request keeps working.\nThe account's e-mail address is told of the change. `Idempotency-Key` is accepted but nothing\nabout the request is stored (its body holds passwords); a retry after a change that succeeded\nanswers 401, since the current password is then the new one.\n\n**Password rules** (the same wherever a password is chosen: here, and the admin CLI's\n`user create` and `user set-password`): length over composition, after OWASP's\nAuthentication Cheat Sheet and NIST SP 800-63B. At least `PASSWORD_MIN_LENGTH` characters (12\nby default; counted as Unicode code points, so an accent or an emoji is one) and at most 256;\nany characters, spaces included, and no required digits or symbols. Refused, each with its\n`rule` in `error.details`: `min_length`, `max_length`; `common_password`, one of the 49,000\nmost common passwords (compiled from public breaches, compared case-insensitively);\n`account_name`, the account's own username, e-mail address or the part of it before `@`;\n`different_from_current`, the current password again.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "current_password",
+          "required": true,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "new_password",
+          "required": true,
+          "type": "string",
+          "description": "At least `PASSWORD_MIN_LENGTH` characters (12 by default), at most 256, and none of the refused kinds (see `changePassword`)."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listMySessions",
+    "method": "get",
+    "path": "/api/auth/sessions/",
+    "tag": "Login/Register",
+    "summary": "The caller's live keys (sessions)",
+    "description": "Lists the caller's live API keys, one per login (device), the newest first, 30 per page:\nwhen each was issued, last used (to the minute) and expires, the device that logged in (its\n`User-Agent`, up to 200 characters; null when it sent none or for keys issued before devices\nwere kept), and which one is the key of this request (`current`). Never a key or its hash.\nExpired and revoked keys are not listed. Only the caller's own keys: admins included.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
+  },
+  {
+    "operationId": "revokeMySession",
+    "method": "post",
+    "path": "/api/auth/sessions/{session_id}/revoke/",
+    "tag": "Login/Register",
+    "summary": "Revoke one of the caller's keys",
+    "description": "Revokes one of the caller's live keys by the `id` that `listMySessions` shows, for example a\nforgotten laptop's. Revoking the key of this request is a logout. Like every revocation it holds\nat once on the instance that answered and within a second on the others (see Authentication).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "session_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "The `id` of one of the caller's sessions, as `listMySessions` shows it."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
     "operationId": "listUsers",
     "method": "get",
     "path": "/api/auth/account",

@@ -71,9 +71,19 @@ interface StoredEntity {
   version: number;
   members: Member[];
 }
+/** A key issued by login: whose, and what listMySessions shows of it. */
+interface IssuedKey {
+  id: number;
+  user_id: number;
+  device: string | null;
+  created_at: string;
+  expires_at: string;
+}
 interface State {
   users: User[];
-  keys: Map<string, number>;
+  keys: Map<string, IssuedKey>;
+  /** Passwords changed with changePassword; the others are the demo password. */
+  passwords: Map<number, string>;
   entities: Map<number, StoredEntity>;
   monitors: Map<number, Json & { id: number; entity_id: number; name: string }>;
   bookmarks: Map<number, Json & { id: number; user_id: number; url: string }>;
@@ -83,6 +93,9 @@ interface State {
 }
 
 const ENTITIES_PER_PAGE = 30;
+const SESSIONS_PER_PAGE = 30;
+/** The server's default PASSWORD_MIN_LENGTH (src/accounts/password-policy.ts). */
+const PASSWORD_MIN_LENGTH = 12;
 /** Fields the API writes itself: accepted in a body (a front end sends back what it read) and ignored. */
 const READ_ONLY_FIELDS = new Set(['id', 'tp', 'updated_at', 'updated_by']);
 /** Fields the server answers as null when they have no value (the store's nullable columns). */
@@ -104,11 +117,11 @@ export function statefulHandlers({ baseUrl = 'http://palanque.test', seed = seed
       const refused = await refuseInvalidRequest(operation, request, url.pathname.slice(basePath.length) || '/');
       if (refused) return refused;
       const header = request.headers.get('authorization');
-      const userId = header === null ? undefined : state.keys.get(apiKeyIn(header) ?? '');
-      const user = state.users.find((candidate) => candidate.id === userId);
+      const key = header === null ? undefined : state.keys.get(apiKeyIn(header) ?? '');
+      const user = state.users.find((candidate) => candidate.id === key?.user_id);
       if (requiresKey(operation.node) && !user) return unauthorizedResponse('The API key is invalid, expired or revoked. Log in again.');
       const body = request.method === 'GET' ? {} : ((await request.clone().json().catch(() => ({}))) as Json);
-      return answer({ request, url, body, user: user!, state, base });
+      return answer({ request, url, body, user: user!, keyId: key?.id, state, base });
     });
   };
   const handlers = [
@@ -135,6 +148,8 @@ interface Context {
   body: Json;
   /** The caller (for ApiKeyAuth operations; they are refused without a live key before this). */
   user: User;
+  /** The id of the caller's key, as listMySessions shows it. */
+  keyId: number | undefined;
   state: State;
   base: string;
 }
@@ -159,7 +174,7 @@ function seeded(seed: StatefulSeed): State {
   const bookmarks = new Map(copy.research.bookmarks.map(({ user, ...bookmark }) => [bookmark.id, { ...bookmark, user_id: userId(user) }]));
   const newsSources = new Map(copy.research.news_sources.map(({ requested_by: _by, ...source }) => [source.id, source]));
   const credentials = new Map(copy.sms.credentials.map(({ created_by: _by, ...credential }) => [credential.id, { ...credential, provider: 'provider' }]));
-  return { users, keys: new Map(), entities, monitors, bookmarks, newsSources, credentials, nextId };
+  return { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, nextId };
 }
 
 function newId(state: State, taken: Iterable<number>): number {
@@ -217,19 +232,54 @@ function entityFor(context: Context, id: number, where: Pick<ErrorDetail, 'locat
 
 function accountHandlers(on: On, password: string): HttpHandler[] {
   return [
-    on('login', ({ body, state }) => {
+    on('login', ({ request, body, state }) => {
       const name = String(body.username).trim().toLowerCase();
       const user = state.users.find((candidate) => candidate.username === name || candidate.email.toLowerCase() === name);
-      if (!user || body.password !== password) return errorResponse(401, 'invalid_credentials', 'Invalid username or password.');
+      if (!user || body.password !== (state.passwords.get(user.id) ?? password)) return errorResponse(401, 'invalid_credentials', 'Invalid username or password.');
       const token = [...crypto.getRandomValues(new Uint8Array(24))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
-      state.keys.set(token, user.id);
+      const expires = new Date(Date.now() + 30 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const device = request.headers.get('user-agent')?.slice(0, 200) || null;
+      state.keys.set(token, { id: newId(state, []), user_id: user.id, device, created_at: now(), expires_at: expires });
       user.last_login = now();
-      const expires = new Date(Date.now() + 30 * 86_400_000).toISOString();
       return envelope(200, { token, token_type: 'Token', expires_at: expires, user: publicUser(user) }, 'Logged in.');
     }),
     on('logout', ({ request, state }) => {
       state.keys.delete(apiKeyIn(request.headers.get('authorization'))!);
       return envelope(200, { revoked: true }, 'Logged out: the key was revoked.');
+    }),
+    on('changePassword', ({ body, user, keyId, state }) => {
+      if (body.current_password !== (state.passwords.get(user.id) ?? password)) {
+        return errorResponse(401, 'invalid_credentials', 'The current password is incorrect.', [
+          { location: 'body', field: 'current_password', rule: 'current_password', message: "must be the account's current password" },
+        ]);
+      }
+      const next = String(body.new_password);
+      const length = [...next].length;
+      if (length < PASSWORD_MIN_LENGTH) return invalidBody([{ location: 'body', field: 'new_password', rule: 'min_length', message: `must be at least ${PASSWORD_MIN_LENGTH} characters (it has ${length})` }]);
+      if (next === body.current_password) return invalidBody([{ location: 'body', field: 'new_password', rule: 'different_from_current', message: 'must differ from the current password' }]);
+      state.passwords.set(user.id, next);
+      const others = [...state.keys].filter(([, key]) => key.user_id === user.id && key.id !== keyId);
+      for (const [token] of others) state.keys.delete(token);
+      const closed = others.length === 1 ? '1 other session was closed' : `${others.length} other sessions were closed`;
+      return envelope(200, { changed: true, keys_revoked: others.length }, `The password was changed; ${closed}.`);
+    }),
+    on('listMySessions', ({ url, user, keyId, state, base }) => {
+      const page = Number(url.searchParams.get('page') ?? 1);
+      const own = [...state.keys.values()].filter((key) => key.user_id === user.id).sort((a, b) => b.id - a.id);
+      const sessions = own.map((key) => ({ id: key.id, device: key.device, created_at: key.created_at, last_used_at: null, expires_at: key.expires_at, current: key.id === keyId }));
+      const paged = pageOf(sessions, page, SESSIONS_PER_PAGE, new URL(`${base}/api/auth/sessions/`));
+      return paged instanceof Response ? paged : envelope(200, paged, `${own.length} live session${own.length === 1 ? '' : 's'}.`);
+    }),
+    on('revokeMySession', ({ url, user, state }) => {
+      const id = Number(url.pathname.split('/').filter(Boolean).at(-2));
+      const found = [...state.keys].find(([, key]) => key.id === id && key.user_id === user.id);
+      if (!found) {
+        return notFound(`You have no live session ${id} (unknown, expired or already revoked).`, [
+          { location: 'path', field: 'session_id', rule: 'own_live_session', message: 'must be the id of one of your live sessions', value: id },
+        ]);
+      }
+      state.keys.delete(found[0]);
+      return envelope(200, { revoked: true }, 'The key was revoked.');
     }),
     on('getUser', ({ url, user, state }) => {
       const id = Number(url.pathname.split('/').filter(Boolean).pop());

@@ -281,6 +281,109 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/change_password/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change one's own password
+         * @description Changes the caller's password, given the current one. Every other key of the account is revoked
+         *     (each device logs in again with the new password); the key that made the request keeps working.
+         *     The account's e-mail address is told of the change. `Idempotency-Key` is accepted but nothing
+         *     about the request is stored (its body holds passwords); a retry after a change that succeeded
+         *     answers 401, since the current password is then the new one.
+         *
+         *     **Password rules** (the same wherever a password is chosen: here, and the admin CLI's
+         *     `user create` and `user set-password`): length over composition, after OWASP's
+         *     Authentication Cheat Sheet and NIST SP 800-63B. At least `PASSWORD_MIN_LENGTH` characters (12
+         *     by default; counted as Unicode code points, so an accent or an emoji is one) and at most 256;
+         *     any characters, spaces included, and no required digits or symbols. Refused, each with its
+         *     `rule` in `error.details`: `min_length`, `max_length`; `common_password`, one of the 49,000
+         *     most common passwords (compiled from public breaches, compared case-insensitively);
+         *     `account_name`, the account's own username, e-mail address or the part of it before `@`;
+         *     `different_from_current`, the current password again.
+         *
+         *     - **200**: changed; `data.keys_revoked` says how many other keys were revoked.
+         *     - **201**: not returned; same body as 200.
+         *     - **401** `invalid_credentials`: `current_password` is wrong (the detail names it; failures
+         *       count toward the login lock exactly as at `login`, with the caller's username as the
+         *       identifier); `unauthorized`: no valid key.
+         *     - **422** `validation_failed`: a field is missing, or `new_password` breaks a password rule.
+         *     - **429** `login_locked`: the login lock refuses the check; wait `Retry-After` seconds.
+         *     - 403, 404 and 409 are not returned.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sessions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's live keys (sessions)
+         * @description Lists the caller's live API keys, one per login (device), the newest first, 30 per page:
+         *     when each was issued, last used (to the minute) and expires, the device that logged in (its
+         *     `User-Agent`, up to 200 characters; null when it sent none or for keys issued before devices
+         *     were kept), and which one is the key of this request (`current`). Never a key or its hash.
+         *     Expired and revoked keys are not listed. Only the caller's own keys: admins included.
+         *
+         *     - **200**: `data` is a page of sessions (`links`, `count`, `total_pages`, `results`).
+         *     - **400** `bad_request`: `page` is not an integer of at least 1.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: `page` is past the last page.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["listMySessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sessions/{session_id}/revoke/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke one of the caller's keys
+         * @description Revokes one of the caller's live keys by the `id` that `listMySessions` shows, for example a
+         *     forgotten laptop's. Revoking the key of this request is a logout. Like every revocation it holds
+         *     at once on the instance that answered and within a second on the others (see Authentication).
+         *
+         *     - **200**: the key is revoked; `data.revoked` is true.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `session_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: the caller has no live key with this id (unknown, someone else's,
+         *       expired or already revoked: one answer, so ids reveal nothing).
+         *     - 403, 409 and 422 are not returned (there is no body to check).
+         */
+        post: operations["revokeMySession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/account": {
         parameters: {
             query?: never;
@@ -2213,6 +2316,34 @@ export interface components {
             valid: true;
             checked_at: components["schemas"]["Timestamp"];
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). The password rules are in `changePassword`. */
+        ChangePasswordRequest: {
+            current_password: string;
+            /** @description At least `PASSWORD_MIN_LENGTH` characters (12 by default), at most 256, and none of the refused kinds (see `changePassword`). */
+            new_password: string;
+        };
+        PasswordChanged: {
+            /** @constant */
+            changed: true;
+            /** @description How many other keys of the account were revoked. */
+            keys_revoked: number;
+        };
+        /** @description One of the caller's live API keys (never the key itself). */
+        SessionKey: {
+            /** @description The id `revokeMySession` takes. */
+            id: number;
+            /** @description The `User-Agent` of the login that issued the key; null when it sent none. */
+            device: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description Its last use, to the minute; null when it was never used after the login.
+             */
+            last_used_at: string | null;
+            expires_at: components["schemas"]["Timestamp"];
+            /** @description Whether this is the key the request was made with. */
+            current: boolean;
+        };
         PasswordReset: {
             /**
              * @description `reset_requested` after step 1, `password_sent` after step 2.
@@ -3259,6 +3390,10 @@ export interface components {
         UserPage: components["schemas"]["PageMeta"] & {
             results: components["schemas"]["User"][];
         };
+        /** @description A page of SessionKey records (the paginated list structure). */
+        SessionKeyPage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["SessionKey"][];
+        };
         /** @description A page of EntitySummary records (the paginated list structure). */
         EntitySummaryPage: components["schemas"]["PageMeta"] & {
             results: components["schemas"]["EntitySummary"][];
@@ -3289,6 +3424,12 @@ export interface components {
         };
         CredentialCheckEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["CredentialCheck"];
+        };
+        PasswordChangedEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["PasswordChanged"];
+        };
+        SessionKeyPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SessionKeyPage"];
         };
         PasswordResetEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["PasswordReset"];
@@ -3888,6 +4029,50 @@ export interface components {
          *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
          */
         CheckCredentialInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 401 for changePassword: `invalid_credentials` when `current_password` is wrong, `unauthorized`
+         *     when the key is missing or no longer valid.
+         */
+        ChangePasswordUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for changePassword: a field is missing or `new_password` breaks a password rule
+         *     (`validation_failed`, the rule in `error.details`), or the `Idempotency-Key` was used with
+         *     another body (`idempotency_key_reused`; not returned, as nothing is stored).
+         */
+        ChangePasswordInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for revokeMySession: the caller has no live key with this id. */
+        RevokeMySessionNotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -4864,6 +5049,182 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Password changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordChangedEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordChangedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["ChangePasswordUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ChangePasswordInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listMySessions: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the caller's sessions. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionKeyPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PageNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    revokeMySession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The `id` of one of the caller's sessions, as `listMySessions` shows it. */
+                session_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Key revoked. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenRevokedEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenRevokedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RevokeMySessionNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];

@@ -30,7 +30,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extractOperations, render } from '../cli/generate.js';
 import { COMMANDS, type OperationId } from '../cli/operations.js';
 import { buildProgram } from '../cli/program.js';
-import { createAdmin, type TestUser } from './helpers/accounts.js';
+import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { SHARED_MUNICIPIOS, startTestApp, type TestApp } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 import { startPrismMock, type RunningMock } from './helpers/prism.js';
@@ -160,6 +160,39 @@ describe('a session against a live server', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ id: admin.user.id, username: admin.user.username, is_admin: true });
     const envelope = await cli(['whoami', '--envelope']);
     expect(JSON.parse(envelope.stdout)).toMatchObject({ success: true, data: { id: admin.user.id, username: admin.user.username }, request_id: expect.any(String) });
+  });
+
+  it('changes the password (palanque password) and lists and revokes the keys of the other devices (palanque sessions)', async () => {
+    const bia = await createUser(app, { password: 'a senha antiga da bia' });
+    const configFile = join(work, 'bia.json');
+    const loginAs = (profile: string, password: string) =>
+      cli(['login', '--profile', profile, '--base-url', app.baseUrl, '-u', bia.user.username, '--password-stdin'], { input: `${password}\n`, configFile });
+    expect((await loginAs('phone', bia.password)).code).toBe(0);
+    expect((await loginAs('laptop', bia.password)).code).toBe(0);
+
+    const listed = await cli(['sessions', 'list', '--profile', 'phone', '--json'], { configFile });
+    expect(listed.code, shown(listed)).toBe(0);
+    const sessions = JSON.parse(listed.stdout).results as Array<{ id: number; current: boolean }>;
+    expect(sessions).toHaveLength(3); // createUser's key, the phone's and the laptop's
+    expect(sessions.filter((session) => session.current)).toHaveLength(1);
+    expect(listed.stdout).not.toMatch(/plq_/);
+
+    const weak = await cli(['password', '--profile', 'phone', '--password-stdin'], { input: `${bia.password}\ncurta\n`, configFile });
+    expect(weak.code, shown(weak)).toBe(3);
+    expect(weak.stderr).toContain('new_password');
+    const changed = await cli(['password', '--profile', 'phone', '--password-stdin'], { input: `${bia.password}\numa senha nova e comprida\n`, configFile });
+    expect(changed.code, shown(changed)).toBe(0);
+    expect(changed.stdout).toContain('Password changed; 2 other keys revoked');
+    const laptop = await cli(['sessions', 'list', '--profile', 'laptop', '--json'], { configFile });
+    expect(laptop.code, shown(laptop)).toBe(3);
+    expect(laptop.stderr).toMatch(/^Error 401 /m);
+
+    expect((await loginAs('laptop', 'uma senha nova e comprida')).code).toBe(0);
+    const now = JSON.parse((await cli(['sessions', 'list', '--profile', 'phone', '--json'], { configFile })).stdout).results as Array<{ id: number; current: boolean }>;
+    const other = now.find((session) => !session.current)!;
+    const revoked = await cli(['sessions', 'revoke', String(other.id), '--profile', 'phone'], { configFile });
+    expect(revoked.code, shown(revoked)).toBe(0);
+    expect((await cli(['sessions', 'list', '--profile', 'laptop'], { configFile })).code).toBe(3);
   });
 
   it('lists the municipalities of a state, one page and every page', async () => {
@@ -478,6 +511,8 @@ describe('every operation of the spec', () => {
         const args = [...COMMANDS[operationId].path];
         if (path.includes('{user_id}')) args.push(String(admin.user.id));
         if (path.includes('{sync_id}')) args.push('6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f');
+        // Not one of the sweep's own keys: a revocation would end the sweep.
+        if (path.includes('{session_id}')) args.push('2147483647');
         // The spec's example of each query and header parameter that has one (1 for a required one without).
         for (const parameter of ((operation.parameters as unknown[]) ?? []).map(deref)) {
           // Conditional headers are left out: their examples name versions of records the sweep does not have.

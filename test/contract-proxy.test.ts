@@ -300,6 +300,21 @@ describe('every operation of the contract through the validating proxy', () => {
     expectStatus(await fresh.POST('/api/auth/logout'), 200);
     expect((await fresh.POST('/api/auth/logout')).response.status).toBe(401);
 
+    // The caller's own keys and password, on a user of its own (the sweep's users keep their passwords).
+    const dana = await createUser(app);
+    const asDana = clientOf(dana);
+    await app.accounts.tokens.issue(dana.user.id);
+    const sessions = expectStatus(await asDana.GET('/api/auth/sessions/'), 200);
+    expect(sessions.count).toBe(2);
+    const revokePath = '/api/auth/sessions/{session_id}/revoke/' as const;
+    const other = { params: { path: { session_id: (sessions.results as Json[]).find((session) => !session.current).id as number } } };
+    expect(expectStatus(await asDana.POST(revokePath, other), 200).revoked).toBe(true);
+    expect(codeOf(await asDana.POST(revokePath, other))).toBe('not_found');
+    const newPassword = 'uma senha nova e comprida';
+    expect((await asDana.POST('/api/auth/change_password/', { body: { current_password: dana.password, new_password: 'curta' } })).response.status).toBe(422);
+    expect(codeOf(await asDana.POST('/api/auth/change_password/', { body: { current_password: 'not-the-password', new_password: newPassword } }))).toBe('invalid_credentials');
+    expect(expectStatus(await asDana.POST('/api/auth/change_password/', { body: { current_password: dana.password, new_password: newPassword } }), 200)).toEqual({ changed: true, keys_revoked: 0 });
+
     const { key } = await app.accounts.tokens.issue(outsider.user.id);
     expect(expectStatus(await anonymous.POST('/api/tokens/remove_token/', { body: { token_key: key } }), 200).revoked).toBe(true);
     expect(codeOf(await anonymous.POST('/api/tokens/remove_token/', { body: { token_key: key } }))).toBe('not_found');
@@ -331,7 +346,8 @@ describe('every operation of the contract through the validating proxy', () => {
     // The reset, with a user of its own: completing it revokes every key of the account.
     const resetter = await createUser(app);
     expect(expectStatus(await anonymous.GET('/api/auth/generate_new_pass', { params: { query: { email: resetter.user.email } } }), 200).status).toBe('reset_requested');
-    const token = await resetTokenFrom(1);
+    // The second mail: the first told dana her password was changed.
+    const token = await resetTokenFrom(2);
     const validity = expectStatus(await anonymous.POST('/api/auth/password_reset/validate_token', { body: { email: resetter.user.email, token } }), 200);
     expect(validity.valid).toBe(true);
     const unknown = expectStatus(await anonymous.POST('/api/auth/password_reset/validate_token', { body: { email: resetter.user.email, token: `${token}x` } }), 200);

@@ -56,6 +56,29 @@ describe('accounts', () => {
     const revoked = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false, token: key });
     expect(await failure(revoked.GET('/api/entidade/'))).toMatchObject({ status: 401, code: 'unauthorized', message: 'The API key is invalid, expired or revoked. Log in again.' });
   });
+
+  it("lists the caller's sessions, revokes one, and changes the password revoking the others", async () => {
+    const laptop = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(laptop, 'carlos.pereira', DEFAULT_MOCK_PASSWORD);
+    const sessions = unwrap(await api.GET('/api/auth/sessions/')).results;
+    expect(sessions).toHaveLength(2);
+    expect(sessions.filter((session) => session.current)).toHaveLength(1);
+    const other = sessions.find((session) => !session.current)!;
+    expect(unwrap(await api.POST('/api/auth/sessions/{session_id}/revoke/', { params: { path: { session_id: other.id } } }))).toEqual({ revoked: true });
+    expect(await failure(laptop.GET('/api/entidade/'))).toMatchObject({ status: 401, code: 'unauthorized' });
+    expect(await failure(api.POST('/api/auth/sessions/{session_id}/revoke/', { params: { path: { session_id: other.id } } }))).toMatchObject({ status: 404, code: 'not_found' });
+
+    await login(laptop, 'carlos.pereira', DEFAULT_MOCK_PASSWORD);
+    const short = await failure(api.POST('/api/auth/change_password/', { body: { current_password: DEFAULT_MOCK_PASSWORD, new_password: 'curta' } }));
+    expect(short).toMatchObject({ status: 422, code: 'validation_failed', details: [expect.objectContaining({ field: 'new_password', rule: 'min_length' })] });
+    const wrong = await failure(api.POST('/api/auth/change_password/', { body: { current_password: 'not-the-password', new_password: 'uma senha nova e comprida' } }));
+    expect(wrong).toMatchObject({ status: 401, code: 'invalid_credentials' });
+    const changed = unwrap(await api.POST('/api/auth/change_password/', { body: { current_password: DEFAULT_MOCK_PASSWORD, new_password: 'uma senha nova e comprida' } }));
+    expect(changed).toEqual({ changed: true, keys_revoked: 1 });
+    expect(await failure(laptop.GET('/api/entidade/'))).toMatchObject({ status: 401 });
+    expect(await failure(login(laptop, 'carlos.pereira', DEFAULT_MOCK_PASSWORD))).toMatchObject({ status: 401 });
+    await login(laptop, 'carlos.pereira', 'uma senha nova e comprida');
+  });
 });
 
 describe('entities', () => {

@@ -317,6 +317,27 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     query: [],
     reason: 'The sandbox returns to its demo data on request; any other server refuses with 403 not_a_sandbox (issue 10).',
   },
+  {
+    method: 'POST',
+    path: '/api/auth/change_password/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'A user changes their own password with the current one; every other key of theirs is revoked (issue 21).',
+  },
+  {
+    method: 'GET',
+    path: '/api/auth/sessions/',
+    auth: 'ApiKeyAuth',
+    query: [optional('page', 'integer')],
+    reason: "A user sees their own live keys, one per device that logged in, never the keys themselves (issue 21).",
+  },
+  {
+    method: 'POST',
+    path: '/api/auth/sessions/{session_id}/revoke/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: "A user revokes one of their own keys by the id their list shows, such as a lost laptop's (issue 21).",
+  },
 ];
 
 /** Query parameters we add to seed operations, on purpose. All optional. */

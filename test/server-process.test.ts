@@ -138,7 +138,7 @@ function isFirstAdminBanner(line: LogLine): boolean {
   if (typeof line.raw !== 'string') return false;
   return (
     line.raw === '' ||
-    /^ {2}(The first admin account was created\.|Change it with the admin command line, |or have a reset link mailed: |\(Set ADMIN_USERNAME)/.test(line.raw) ||
+    /^ {2}(The first admin account was created\.|Log in and change it: |or change it with the admin command line, |or have a reset link mailed: |\(Set ADMIN_USERNAME)/.test(line.raw) ||
     /^ {4}(username|password): \S+$/.test(line.raw) ||
     /^ {4}palanque user set-password \S+$/.test(line.raw)
   );

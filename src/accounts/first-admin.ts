@@ -39,7 +39,8 @@ export async function ensureFirstAdmin(
         '  The first admin account was created. Its password is shown only this once:\n\n' +
         `    username: ${settings.username}\n` +
         `    password: ${password}\n\n` +
-        '  Change it with the admin command line, on this server\'s database (its DATABASE_URL):\n' +
+        `  Log in and change it: palanque login -u ${settings.username}, then palanque password\n` +
+        '  or change it with the admin command line, on this server\'s database (its DATABASE_URL):\n' +
         `    palanque user set-password ${settings.username}\n` +
         `  or have a reset link mailed: palanque auth reset-password --email ${settings.email}\n` +
         '  (Set ADMIN_USERNAME and ADMIN_PASSWORD to choose them instead.)\n\n',

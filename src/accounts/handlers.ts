@@ -14,12 +14,16 @@ import { displayName, normaliseEmail, publicUser } from './users.js';
 import type { ResetLinks } from './password-reset.js';
 
 const USERS_PER_PAGE = 30;
+const SESSIONS_PER_PAGE = 30;
 
 type AccountOperations =
   | 'login'
   | 'logout'
   | 'removeToken'
   | 'checkCredential'
+  | 'changePassword'
+  | 'listMySessions'
+  | 'revokeMySession'
   | 'generateNewPassword'
   | 'validatePasswordResetToken'
   | 'checkEmail'
@@ -35,10 +39,10 @@ export interface TeamDirectory {
 }
 
 export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, teams: TeamDirectory): Pick<Required<OperationHandlers>, AccountOperations> {
-  const { sessions, tokens, resets, users } = accounts;
+  const { sessions, tokens, resets, users, passwordChanges } = accounts;
   return {
     async login(req, res) {
-      const session = await sessions.login(req.body.username, req.body.password, addressOf(req));
+      const session = await sessions.login(req.body.username, req.body.password, addressOf(req), req.get('User-Agent'));
       const data = { token: session.key, token_type: 'Token' as const, expires_at: session.expiresAt.toISOString(), user: publicUser(session.user) };
       sendEnvelope(res, 200, data, 'Logged in.');
     },
@@ -63,6 +67,43 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       if (!caller) throw unauthorized('The API key is invalid, expired or revoked. Log in again.');
       await sessions.confirm(caller, req.body.username, req.body.password, addressOf(req));
       sendEnvelope(res, 200, { valid: true as const, checked_at: new Date().toISOString() }, 'Password confirmed.');
+    },
+
+    async changePassword(req, res) {
+      const caller = callerOf(res);
+      // The stored row: the current password is checked against the current hash.
+      const user = await users.byId(caller.user.id);
+      if (!user) throw unauthorized('The API key is invalid, expired or revoked. Log in again.');
+      const change = { caller: user, keptTokenId: caller.tokenId, currentPassword: req.body.current_password, newPassword: req.body.new_password, address: addressOf(req) };
+      const revoked = await passwordChanges.change(change);
+      const closed = revoked === 1 ? '1 other session was closed' : `${revoked} other sessions were closed`;
+      sendEnvelope(res, 200, { changed: true as const, keys_revoked: revoked }, `The password was changed; ${closed}.`);
+    },
+
+    async listMySessions(req, res) {
+      const caller = callerOf(res);
+      const page = req.query.page ?? 1;
+      const { total, rows } = await tokens.liveKeysOf(caller.user.id, page, SESSIONS_PER_PAGE);
+      const results = rows.map((row) => ({
+        id: row.id,
+        device: row.device,
+        created_at: new Date(row.created_at).toISOString(),
+        last_used_at: row.last_used_at === null ? null : new Date(row.last_used_at).toISOString(),
+        expires_at: new Date(row.expires_at).toISOString(),
+        current: row.id === caller.tokenId,
+      }));
+      const body = pageOf(results, total, page, SESSIONS_PER_PAGE, apiBaseUrl(req, urls) + '/api/auth/sessions/');
+      sendEnvelope(res, 200, body, `${total} live session${total === 1 ? '' : 's'}.`);
+    },
+
+    async revokeMySession(req, res) {
+      const sessionId = Number(req.params.session_id);
+      if (!(await tokens.revokeOwn(callerOf(res).user.id, sessionId))) {
+        throw notFound(`You have no live session ${sessionId} (unknown, expired or already revoked).`, [
+          { location: 'path', field: 'session_id', rule: 'own_live_session', message: 'must be the id of one of your live sessions', value: sessionId },
+        ]);
+      }
+      sendEnvelope(res, 200, { revoked: true as const }, 'The key was revoked.');
     },
 
     async generateNewPassword(req, res) {

@@ -5,6 +5,8 @@ import type { Mailer } from '../mail/mailer.js';
 import { KeyCache, type RevocationChannel } from './key-cache.js';
 import { LoginLock } from './login-lock.js';
 import { defineAccountModels, type AccountModels, type SocialLoginRow } from './models.js';
+import { PasswordChanges } from './password-change.js';
+import { DEFAULT_MIN_LENGTH } from './password-policy.js';
 import { PasswordResets } from './password-reset.js';
 import { Sessions } from './sessions.js';
 import type { AccountSettings } from './settings.js';
@@ -23,6 +25,8 @@ export interface Accounts {
   lock: LoginLock;
   sessions: Sessions;
   resets: PasswordResets;
+  /** A user's change of their own password, which revokes their other keys. */
+  passwordChanges: PasswordChanges;
   /** The user's linked accounts, without their tokens. */
   socialLoginsOf(userId: number): Promise<Array<Pick<SocialLoginRow, 'provider' | 'external_id' | 'display_name' | 'linked_at'>>>;
   /** Housekeeping: forgets failures, reset tokens and long-dead keys that no longer count; returns how many rows went. */
@@ -40,14 +44,17 @@ export function createAccounts(sequelize: Sequelize, settings: AccountSettings, 
   const tokens = new TokenStore(models, settings.tokenLifetimeMs, keyCache);
   const lock = new LoginLock(models, settings.loginLock);
   const resets = new PasswordResets(models, users, mailer, logger, settings.passwordResetLifetimeMs, settings.passwordHashCost, keyCache);
+  const sessions = new Sessions(users, tokens, lock, settings.passwordHashCost);
+  const passwordRules = { passwordHashCost: settings.passwordHashCost, passwordMinLength: settings.passwordMinLength ?? DEFAULT_MIN_LENGTH };
   return {
     models,
     users,
     tokens,
     keyCache,
     lock,
-    sessions: new Sessions(users, tokens, lock, settings.passwordHashCost),
+    sessions,
     resets,
+    passwordChanges: new PasswordChanges(models, sessions, mailer, logger, passwordRules, keyCache),
     async socialLoginsOf(userId) {
       const attributes = ['provider', 'external_id', 'display_name', 'linked_at'] as const;
       return (await models.SocialLogin.findAll({ attributes: [...attributes], where: { user_id: userId }, order: [['linked_at', 'ASC']], raw: true })) as unknown as SocialLoginRow[];

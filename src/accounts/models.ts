@@ -1,4 +1,4 @@
-/** The Sequelize models of the accounts tables (created by migration 0004-accounts; 0017 made failures pending first). */
+/** The Sequelize models of the accounts tables (created by migration 0004-accounts; 0017 made failures pending first, 0020 gave keys their device). */
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 
 export interface UserRow {
@@ -24,6 +24,8 @@ export interface ApiTokenRow {
   last_used_at: Date | null;
   expires_at: Date;
   revoked_at: Date | null;
+  /** The login's User-Agent, cut to 200 characters (migration 0020); null when it sent none or before then. */
+  device: string | null;
 }
 
 export interface PasswordResetRow {
@@ -99,6 +101,7 @@ export function defineAccountModels(sequelize: Sequelize): AccountModels {
       last_used_at: DataTypes.DATE,
       expires_at: DataTypes.DATE,
       revoked_at: DataTypes.DATE,
+      device: DataTypes.STRING(200),
     },
     { tableName: 'api_tokens', ...plain },
   );

@@ -31,7 +31,8 @@ export class Sessions {
     this.decoy = decoyHash(passwordHashCost);
   }
 
-  async login(loginName: string, password: string, address: string): Promise<Session> {
+  /** `device` is the client's User-Agent, kept with the key for the user's list of sessions. */
+  async login(loginName: string, password: string, address: string, device?: string): Promise<Session> {
     const user = await this.users.byLoginName(loginName);
     const attempt = { identifier: loginName, address };
     const reservation = await this.reserveCheck(attempt);
@@ -41,7 +42,7 @@ export class Sessions {
     await this.lock.forget(attempt);
     const now = new Date();
     await this.users.recordLogin(account.id, now);
-    const key = await this.tokens.issue(account.id, now);
+    const key = await this.tokens.issue(account.id, now, device);
     return { ...key, user: { ...account, last_login: now } };
   }
 

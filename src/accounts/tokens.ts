@@ -41,6 +41,12 @@ export interface IssuedKey {
   expiresAt: Date;
 }
 
+/** A live key as its owner sees it in their list of sessions: never the key, nor its hash. */
+export type SessionKey = Pick<ApiTokenRow, 'id' | 'device' | 'created_at' | 'last_used_at' | 'expires_at'>;
+
+/** The most of a User-Agent kept as a key's device: enough to tell a browser and system apart. */
+const DEVICE_LENGTH = 200;
+
 export class TokenStore {
   constructor(
     private readonly models: AccountModels,
@@ -49,15 +55,38 @@ export class TokenStore {
     private readonly cache: KeyCache = new KeyCache({ ttlMs: 0 }),
   ) {}
 
-  async issue(userId: number, now = new Date()): Promise<IssuedKey> {
-    return this.issueGiven(userId, newSecret(KEY_PREFIX), now);
+  /** A new key for the user; `device` is the login's User-Agent, shown back in the user's sessions. */
+  async issue(userId: number, now = new Date(), device?: string): Promise<IssuedKey> {
+    return this.issueGiven(userId, newSecret(KEY_PREFIX), now, device);
   }
 
   /** Stores a key the caller made (the sandbox's fixed demo keys, SANDBOX_DEMO_KEYS=fixed); everything else uses `issue`. */
-  async issueGiven(userId: number, key: string, now = new Date()): Promise<IssuedKey> {
+  async issueGiven(userId: number, key: string, now = new Date(), device?: string): Promise<IssuedKey> {
     const expiresAt = new Date(now.getTime() + this.lifetimeMs);
-    await this.models.ApiToken.create({ user_id: userId, key_hash: secretHash(key), created_at: now, expires_at: expiresAt });
+    const deviceName = device?.trim().slice(0, DEVICE_LENGTH) || null;
+    await this.models.ApiToken.create({ user_id: userId, key_hash: secretHash(key), created_at: now, expires_at: expiresAt, device: deviceName });
     return { key, expiresAt };
+  }
+
+  /** A page of the user's live keys (neither expired nor revoked), the newest first, and how many there are. */
+  async liveKeysOf(userId: number, page: number, perPage: number, now = new Date()): Promise<{ total: number; rows: SessionKey[] }> {
+    const { count, rows } = await this.models.ApiToken.findAndCountAll({
+      attributes: ['id', 'device', 'created_at', 'last_used_at', 'expires_at'],
+      where: { user_id: userId, revoked_at: null, expires_at: { [Op.gt]: now } },
+      order: [['created_at', 'DESC'], ['id', 'DESC']],
+      offset: (page - 1) * perPage,
+      limit: perPage,
+      raw: true,
+    });
+    return { total: count, rows: rows as unknown as SessionKey[] };
+  }
+
+  /** Revokes one of the user's own live keys by its id; false when the user has no such live key. */
+  async revokeOwn(userId: number, tokenId: number, now = new Date()): Promise<boolean> {
+    const [revoked] = await this.models.ApiToken.update({ revoked_at: now }, { where: { id: tokenId, user_id: userId, revoked_at: null, expires_at: { [Op.gt]: now } } });
+    if (revoked === 0) return false;
+    await this.cache.revoke({ tokenId });
+    return true;
   }
 
   /** The user behind a live key, or undefined for an unknown, expired or revoked key or an inactive user. */

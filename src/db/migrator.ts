@@ -25,8 +25,9 @@ import * as socialnetDeliveries from './migrations/0016-socialnet-deliveries.js'
 import * as loginFailuresPending from './migrations/0017-login-failures-pending.js';
 import * as guardianshipCreators from './migrations/0018-guardianship-creators.js';
 import * as memberCounts from './migrations/0019-member-counts.js';
+import * as apiTokenDevices from './migrations/0020-api-token-devices.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

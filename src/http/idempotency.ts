@@ -182,9 +182,10 @@ export class IdempotencyStore {
  * Operations kept out of this table because a stored row would leak a secret: a login's answer holds
  * an API key shown only once, and the fingerprint of a body with a password is a fast hash of that
  * password (guessable offline without the password hash's cost). Retrying them is safe anyway: a second login
- * issues a second key, a second password check checks again.
+ * issues a second key, a second password check checks again, a second password change finds the
+ * current password changed (401).
  */
-const NEVER_STORED = new Set(['login', 'checkCredential']);
+const NEVER_STORED = new Set(['login', 'checkCredential', 'changePassword']);
 
 /** The middleware, mounted after validation and before the operation's handler. */
 export function idempotency(store: IdempotencyStore, logger: Logger): RequestHandler {

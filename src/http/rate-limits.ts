@@ -55,6 +55,7 @@ const AUTH_OPERATIONS = new Set([
   'logout',
   'removeToken',
   'checkCredential',
+  'changePassword',
   'generateNewPassword',
   'validatePasswordResetToken',
   'checkEmail',

@@ -1,0 +1,172 @@
+/**
+ * A user's own account over HTTP (issue 21): changing the password with the current one (the password
+ * rules, the login lock, every other key revoked, a notice mailed) and the list of one's own keys with
+ * their devices, any of which can be revoked. On SQLite, and on PostgreSQL with TEST_DATABASE_URL.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { passwordProblem } from '../src/accounts/password-policy.js';
+import { createUser, type TestUser } from './helpers/accounts.js';
+import { startTestApp, type TestApp, type TestAppOptions } from './helpers/app.js';
+import { expectError, request } from './helpers/http.js';
+import { recipients, waitForMails } from './helpers/mail.js';
+
+const apps: TestApp[] = [];
+async function start(options: TestAppOptions = {}): Promise<TestApp> {
+  const app = await startTestApp(options);
+  apps.push(app);
+  return app;
+}
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((app) => app.close()));
+});
+
+const NEW_PASSWORD = 'cerrado em flor na seca de agosto';
+
+async function logIn(app: TestApp, username: string, password: string, device?: string) {
+  const headers: Record<string, string> = device ? { 'User-Agent': device } : {};
+  return request(app.baseUrl, 'POST', '/api/auth/login', headers, { username, password });
+}
+
+function changePassword(app: TestApp, user: Pick<TestUser, 'headers'>, body: Record<string, unknown>) {
+  return request(app.baseUrl, 'POST', '/api/auth/change_password/', user.headers, body);
+}
+
+describe('the password rules', () => {
+  it('weigh length, refuse the common passwords and the account name, and take any characters', () => {
+    expect(passwordProblem('curta demais')).toBeUndefined(); // 12 characters, spaces welcome
+    expect(passwordProblem('curta dema')?.rule).toBe('min_length');
+    // An emoji is one character, as a person counts it: 11 here (17 UTF-16 units).
+    expect(passwordProblem('🗳🗳🗳🗳🗳🗳votos')?.rule).toBe('min_length');
+    expect(passwordProblem('🗳🗳🗳🗳🗳🗳 votos')).toBeUndefined();
+    expect(passwordProblem('x'.repeat(257))?.rule).toBe('max_length');
+    expect(passwordProblem('qwerty123456')?.rule).toBe('common_password');
+    expect(passwordProblem('QAZWSXEDCRFV')?.rule).toBe('common_password');
+    expect(passwordProblem('ana.souza.2026', { username: 'Ana.Souza.2026' })?.rule).toBe('account_name');
+    expect(passwordProblem('ana.souza.palanque', { email: 'ana.souza.palanque@exemplo.com.br' })?.rule).toBe('account_name');
+    expect(passwordProblem('sem números nem símbolos')).toBeUndefined();
+    expect(passwordProblem('dezesseis chars', {}, 16)?.rule).toBe('min_length');
+  });
+});
+
+describe('changePassword', () => {
+  it('changes the password, revokes every other key of the account and keeps the one that asked', async () => {
+    const app = await start();
+    const ana = await createUser(app);
+    const laptop = (await logIn(app, ana.user.username, ana.password)).body.data.token as string;
+    const stranger = await createUser(app);
+
+    const changed = await changePassword(app, ana, { current_password: ana.password, new_password: NEW_PASSWORD });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body.data).toEqual({ changed: true, keys_revoked: 1 });
+
+    expect((await request(app.baseUrl, 'GET', '/api/auth/sessions/', ana.headers)).status).toBe(200);
+    expectError(await request(app.baseUrl, 'GET', '/api/auth/sessions/', { Authorization: `Token ${laptop}` }), 401, 'unauthorized');
+    expect((await request(app.baseUrl, 'GET', '/api/auth/sessions/', stranger.headers)).status).toBe(200);
+    expectError(await logIn(app, ana.user.username, ana.password), 401, 'invalid_credentials');
+    expect((await logIn(app, ana.user.username, NEW_PASSWORD)).status).toBe(200);
+
+    const [notice] = await waitForMails(app, 1);
+    expect(recipients(notice!.email)).toEqual([ana.user.email]);
+    expect(notice!.email.subject).toBe('Palanque: your password was changed');
+    expect(notice!.email.text).not.toContain(NEW_PASSWORD);
+  });
+
+  it('refuses a wrong current password with 401 naming the field, counted by the login lock', async () => {
+    const app = await start({ accounts: { loginLock: { maxFailures: 2, addressMaxFailures: 100, maxDelayMs: 30_000, windowMs: 60_000 } } });
+    const ana = await createUser(app);
+    const wrong = await changePassword(app, ana, { current_password: 'não é a senha atual', new_password: NEW_PASSWORD });
+    expectError(wrong, 401, 'invalid_credentials');
+    expect(wrong.body.error.details).toEqual([expect.objectContaining({ field: 'current_password', rule: 'current_password' })]);
+    expect(wrong.headers.get('www-authenticate')).toBe('Token realm="palanque"');
+    expectError(await changePassword(app, ana, { current_password: 'também não é ela', new_password: NEW_PASSWORD }), 401, 'invalid_credentials');
+    // Two failures of the username from this address: even the right password waits now, here and at login.
+    expectError(await changePassword(app, ana, { current_password: ana.password, new_password: NEW_PASSWORD }), 429, 'login_locked');
+    expectError(await logIn(app, ana.user.username, ana.password), 429, 'login_locked');
+    // Nothing changed: the key still works.
+    expect((await request(app.baseUrl, 'GET', '/api/auth/sessions/', ana.headers)).status).toBe(200);
+  });
+
+  it('refuses a new password that breaks a rule with 422 naming the rule, and changes nothing', async () => {
+    const app = await start({ accounts: { passwordMinLength: 14 } });
+    const ana = await createUser(app, { username: 'ana.souza.campanha' });
+    const other = (await logIn(app, ana.user.username, ana.password)).body.data.token as string;
+    const cases: Array<[string, string]> = [
+      ['treze letras.', 'min_length'], // 13 characters under PASSWORD_MIN_LENGTH=14
+      ['1qaz2wsx3edc4rfv', 'common_password'],
+      ['Ana.Souza.Campanha', 'account_name'],
+      [ana.password, 'different_from_current'],
+    ];
+    for (const [newPassword, rule] of cases) {
+      const refused = await changePassword(app, ana, { current_password: ana.password, new_password: newPassword });
+      expectError(refused, 422, 'validation_failed');
+      expect(refused.body.error.details, newPassword).toEqual([expect.objectContaining({ location: 'body', field: 'new_password', rule })]);
+    }
+    const missing = await changePassword(app, ana, { new_password: NEW_PASSWORD });
+    expectError(missing, 422, 'validation_failed');
+    expect(missing.body.error.details).toEqual([expect.objectContaining({ field: 'current_password', rule: 'required' })]);
+    // The other key still works and the password is the old one.
+    expect((await request(app.baseUrl, 'GET', '/api/auth/sessions/', { Authorization: `Token ${other}` })).status).toBe(200);
+    expect((await logIn(app, ana.user.username, ana.password)).status).toBe(200);
+  });
+
+  it('keeps nothing of the request for an idempotent replay: its body holds passwords', async () => {
+    const app = await start();
+    const ana = await createUser(app);
+    const headers = { ...ana.headers, 'Idempotency-Key': 'troca-de-senha-1' };
+    const body = { current_password: ana.password, new_password: NEW_PASSWORD };
+    expect((await request(app.baseUrl, 'POST', '/api/auth/change_password/', headers, body)).status).toBe(200);
+    const retry = await request(app.baseUrl, 'POST', '/api/auth/change_password/', headers, body);
+    expectError(retry, 401, 'invalid_credentials');
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+  });
+});
+
+describe('listMySessions and revokeMySession', () => {
+  it("lists the caller's live keys with their devices, never a key, and marks the current one", async () => {
+    const app = await start();
+    const ana = await createUser(app);
+    const phone = 'Mozilla/5.0 (Linux; Android 14; Pixel 8) Mobile Safari/537.36';
+    const phoneKey = (await logIn(app, ana.user.username, ana.password, phone)).body.data.token as string;
+    const laptopKey = (await logIn(app, ana.user.email, ana.password, 'x'.repeat(300))).body.data.token as string;
+    const revokedKey = (await logIn(app, ana.user.username, ana.password)).body.data.token as string;
+    await request(app.baseUrl, 'POST', '/api/auth/logout', { Authorization: `Token ${revokedKey}` });
+    const carlos = await createUser(app);
+
+    const listed = await request(app.baseUrl, 'GET', '/api/auth/sessions/', { Authorization: `Token ${phoneKey}` });
+    expect(listed.status, listed.text).toBe(200);
+    const sessions = listed.body.data.results as Array<Record<string, unknown>>;
+    // The key createUser issued, the phone's and the laptop's; the logged-out one is gone.
+    expect(listed.body.data.count).toBe(3);
+    expect(sessions.map((session) => session.device)).toEqual(['x'.repeat(200), phone, null]);
+    expect(sessions.map((session) => session.current)).toEqual([false, true, false]);
+    expect(sessions[0]).toEqual({ id: expect.any(Number), device: 'x'.repeat(200), created_at: expect.any(String), last_used_at: null, expires_at: expect.any(String), current: false });
+    for (const key of [phoneKey, laptopKey, revokedKey]) expect(listed.text).not.toContain(key);
+    // Someone else's list holds only their own key.
+    const theirs = await request(app.baseUrl, 'GET', '/api/auth/sessions/', carlos.headers);
+    expect(theirs.body.data.results).toEqual([expect.objectContaining({ current: true })]);
+    expectError(await request(app.baseUrl, 'GET', '/api/auth/sessions/?page=2', carlos.headers), 404, 'not_found');
+  });
+
+  it("revokes one of the caller's keys by id; someone else's id is 404 like an unknown one", async () => {
+    const app = await start();
+    const ana = await createUser(app);
+    const laptopKey = (await logIn(app, ana.user.username, ana.password, 'Firefox on the office laptop')).body.data.token as string;
+    const carlos = await createUser(app);
+    const list = async (user: TestUser) => (await request(app.baseUrl, 'GET', '/api/auth/sessions/', user.headers)).body.data.results as Array<{ id: number; device: string | null }>;
+    const laptop = (await list(ana)).find((session) => session.device === 'Firefox on the office laptop')!;
+    const carlosKeyId = (await list(carlos))[0]!.id;
+
+    const notYours = await request(app.baseUrl, 'POST', `/api/auth/sessions/${carlosKeyId}/revoke/`, ana.headers);
+    expectError(notYours, 404, 'not_found');
+    expect(notYours.body.error.details).toEqual([expect.objectContaining({ location: 'path', field: 'session_id', rule: 'own_live_session' })]);
+    expect((await request(app.baseUrl, 'GET', '/api/auth/sessions/', carlos.headers)).status).toBe(200);
+
+    const revoked = await request(app.baseUrl, 'POST', `/api/auth/sessions/${laptop.id}/revoke/`, ana.headers);
+    expect(revoked.status, revoked.text).toBe(200);
+    expect(revoked.body.data).toEqual({ revoked: true });
+    expectError(await request(app.baseUrl, 'GET', '/api/auth/sessions/', { Authorization: `Token ${laptopKey}` }), 401, 'unauthorized');
+    expectError(await request(app.baseUrl, 'POST', `/api/auth/sessions/${laptop.id}/revoke/`, ana.headers), 404, 'not_found');
+    expect((await list(ana)).map((session) => session.id)).not.toContain(laptop.id);
+    expectError(await request(app.baseUrl, 'POST', '/api/auth/sessions/0/revoke/', ana.headers), 400, 'bad_request');
+  });
+});
