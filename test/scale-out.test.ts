@@ -5,7 +5,8 @@
  * several instances need a database they can share. It shows that:
  * - a key issued by one instance works on the others, and a logout on one is honoured by all;
  * - a key cached by one instance (AUTH_CACHE_SECONDS, long here) and revoked through another (a logout, a
- *   password reset, the admin CLI's set-password) is refused by the first within one second;
+ *   password reset, the admin CLI's set-password, a user's own revocation or password change) is refused
+ *   by the first within one second;
  * - a POST retried on another instance with the same Idempotency-Key is replayed, not run again,
  *   and the same key sent to all three at once runs once;
  * - rate-limit budgets are spent across instances (Redis, under a key prefix of this file's own);
@@ -255,6 +256,33 @@ describe('three instances, one database, one Redis', () => {
     expect(changed.code, changed.output).toBe(0);
     expect(changed.output).toContain('1 key(s) revoked');
     for (const instance of [a, b, c]) await refusedWithinOneSecond(instance, key);
+  });
+
+  it("refuses within a second, on every instance, a key its user revoked and the keys a password change on another revoked", async () => {
+    const [a, b, c] = instances as [Instance, Instance, Instance];
+    const username = `self.${randomBytes(3).toString('hex')}`;
+    const created = await adminCli(['user', 'create', '--username', username, '--email', `${username}@exemplo.com.br`, '--password-stdin'], 'a-primeira-senha-longa\n');
+    expect(created.code, created.output).toBe(0);
+    const logIn = async (instance: Instance, password: string) => {
+      const answer = await request(instance.baseUrl, 'POST', '/api/auth/login', {}, { username, password });
+      expect(answer.status, answer.text).toBe(200);
+      return answer.body.data.token as string;
+    };
+    const [phone, laptop, tablet] = [await logIn(a, 'a-primeira-senha-longa'), await logIn(b, 'a-primeira-senha-longa'), await logIn(c, 'a-primeira-senha-longa')];
+    for (const key of [phone, laptop, tablet]) for (const instance of [a, b, c]) expect((await online(instance, key)).status).toBe(200);
+
+    // The phone revokes the laptop's key by its id, on instance A.
+    const sessions = (await request(a.baseUrl, 'GET', '/api/auth/sessions/', auth(phone))).body.data.results as Array<{ id: number; created_at: string; current: boolean }>;
+    const laptopId = sessions.filter((session) => !session.current).sort((x, y) => x.id - y.id)[0]!.id;
+    expect((await request(a.baseUrl, 'POST', `/api/auth/sessions/${laptopId}/revoke/`, auth(phone))).status).toBe(200);
+    for (const instance of [a, b, c]) await refusedWithinOneSecond(instance, laptop);
+
+    // The phone changes the password on instance B: the tablet's key goes everywhere, the phone's stays.
+    const change = await request(b.baseUrl, 'POST', '/api/auth/change_password/', auth(phone), { current_password: 'a-primeira-senha-longa', new_password: 'a-segunda-senha-longa' });
+    expect(change.status, change.text).toBe(200);
+    expect(change.body.data).toEqual({ changed: true, keys_revoked: 1 });
+    for (const instance of [a, b, c]) await refusedWithinOneSecond(instance, tablet);
+    for (const instance of [a, b, c]) expect((await online(instance, phone)).status).toBe(200);
   });
 
   it('replays on another instance a POST retried with the same Idempotency-Key, and creates one record', async () => {
