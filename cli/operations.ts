@@ -62,6 +62,11 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   // Accounts, chat, social networks
   listUsers: { path: ['accounts', 'list'], examples: ['accounts list', 'accounts list --all --json'] },
   getUser: { path: ['accounts', 'get'], examples: ['accounts get 1'] },
+  getMyProfile: { path: ['accounts', 'me'], examples: ['accounts me', 'accounts me --json'] },
+  updateMyProfile: {
+    path: ['accounts', 'update-me'],
+    examples: ['accounts update-me --phone "(11) 98765-4321"', 'accounts update-me --last-name "Pereira da Silva"', 'accounts update-me --data \'{"phone":null}\'   # removes the phone'],
+  },
   listChatContacts: { path: ['chat', 'contacts'], examples: ['chat contacts --only-team true'] },
   listUserSocialLogins: { path: ['social', 'logins'], examples: ['social logins'] },
   startSocialLogin: { path: ['social', 'link'], examples: ['social link --provider searchnet'] },

@@ -258,6 +258,54 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "paged": false
   },
   {
+    "operationId": "getMyProfile",
+    "method": "get",
+    "path": "/api/auth/profile/",
+    "tag": "Accounts",
+    "summary": "The caller's own profile",
+    "description": "The caller's own account, as `getUser` shows it, without an id to know: what a settings page\nreads before `updateMyProfile`.",
+    "auth": true,
+    "parameters": [],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "updateMyProfile",
+    "method": "post",
+    "path": "/api/auth/profile/",
+    "tag": "Accounts",
+    "summary": "Change one's own name and phone",
+    "description": "Changes the caller's name and phone. A field left out keeps its value; `phone: null` (or an\nempty text) removes the phone. Names are trimmed. A phone is read as a person writes it\n(`(11) 98765-4321`, `+55 11 98765-4321`, `11987654321`; a number without a country code is\nBrazilian), checked with libphonenumber-js's metadata (a number that cannot exist is refused)\nand stored and shown in E.164 (`+5511987654321`). The username and the e-mail address are not\nchanged here: the body is closed, so `email` or `username` in it is 422 naming the field.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "first_name",
+          "required": false,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "last_name",
+          "required": false,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "phone",
+          "required": false,
+          "type": "string",
+          "description": "As a person writes it (Brazilian without a country code); null or empty removes it."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
     "operationId": "listUsers",
     "method": "get",
     "path": "/api/auth/account",

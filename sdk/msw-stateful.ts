@@ -281,6 +281,19 @@ function accountHandlers(on: On, password: string): HttpHandler[] {
       state.keys.delete(found[0]);
       return envelope(200, { revoked: true }, 'The key was revoked.');
     }),
+    on('getMyProfile', ({ user }) => envelope(200, publicUser(user), 'Your profile.')),
+    on('updateMyProfile', ({ body, user }) => {
+      if (typeof body.first_name === 'string') user.first_name = body.first_name.trim();
+      if (typeof body.last_name === 'string') user.last_name = body.last_name.trim();
+      if (body.phone !== undefined) {
+        // Only the digits are counted (the server checks the numbering plan): 10 or 11 are Brazilian.
+        const digits = String(body.phone ?? '').replace(/\D/g, '');
+        const e164 = digits === '' ? null : /^\d{10,11}$/.test(digits) ? `+55${digits}` : /^\d{12,15}$/.test(digits) ? `+${digits}` : undefined;
+        if (e164 === undefined) return invalidBody([{ location: 'body', field: 'phone', rule: 'phone_number', message: 'must be a valid phone number (a Brazilian one may leave out +55)', value: String(body.phone) }]);
+        user.phone = e164;
+      }
+      return envelope(200, publicUser(user), 'Your profile was updated.');
+    }),
     on('getUser', ({ url, user, state }) => {
       const id = Number(url.pathname.split('/').filter(Boolean).pop());
       const teammates = new Set([...state.entities.values()].filter((entity) => entity.members.some((member) => member.user_id === user.id)).flatMap((entity) => entity.members.map((member) => member.user_id)));

@@ -384,6 +384,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/profile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own profile
+         * @description The caller's own account, as `getUser` shows it, without an id to know: what a settings page
+         *     reads before `updateMyProfile`.
+         *
+         *     - **200**: the profile.
+         *     - **401** `unauthorized`: no valid key.
+         *     - 400, 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["getMyProfile"];
+        put?: never;
+        /**
+         * Change one's own name and phone
+         * @description Changes the caller's name and phone. A field left out keeps its value; `phone: null` (or an
+         *     empty text) removes the phone. Names are trimmed. A phone is read as a person writes it
+         *     (`(11) 98765-4321`, `+55 11 98765-4321`, `11987654321`; a number without a country code is
+         *     Brazilian), checked with libphonenumber-js's metadata (a number that cannot exist is refused)
+         *     and stored and shown in E.164 (`+5511987654321`). The username and the e-mail address are not
+         *     changed here: the body is closed, so `email` or `username` in it is 422 naming the field.
+         *
+         *     - **200**: the profile as it now is.
+         *     - **201**: not returned; same body as 200.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **422** `validation_failed`: a field breaks its bounds, a field is not one of the three, or
+         *       `phone` is not a valid number (rule `phone_number`).
+         *     - 403, 404 and 409 are not returned.
+         */
+        post: operations["updateMyProfile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/account": {
         parameters: {
             query?: never;
@@ -2275,6 +2316,13 @@ export interface components {
             /** Format: date-time */
             readonly last_login: string | null;
         };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). A field left out keeps its value. */
+        UpdateProfileRequest: {
+            first_name?: string;
+            last_name?: string;
+            /** @description As a person writes it (Brazilian without a country code); null or empty removes it. */
+            phone?: string | null;
+        };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         LoginRequest: {
             /** @description Username or e-mail address. */
@@ -4084,6 +4132,21 @@ export interface components {
             };
         };
         /**
+         * @description 422 for updateMyProfile: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        UpdateProfileInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
          * @description 422 for validatePasswordResetToken: its body fails validation (`validation_failed`, each failing field in
          *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
          */
@@ -5227,6 +5290,113 @@ export interface operations {
             404: components["responses"]["RevokeMySessionNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getMyProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's profile. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateMyProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateProfileRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated profile. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UpdateProfileInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];

@@ -1,7 +1,7 @@
 /**
- * A user's own account over HTTP (issue 21): changing the password with the current one (the password
- * rules, the login lock, every other key revoked, a notice mailed) and the list of one's own keys with
- * their devices, any of which can be revoked. On SQLite, and on PostgreSQL with TEST_DATABASE_URL.
+ * A user's own account over HTTP (issue 21): the profile (name and phone), changing the password with
+ * the current one (the password rules, the login lock, every other key revoked, a notice mailed) and the
+ * list of one's own keys with their devices, any of which can be revoked. On SQLite, and on PostgreSQL with TEST_DATABASE_URL.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { passwordProblem } from '../src/accounts/password-policy.js';
@@ -168,5 +168,39 @@ describe('listMySessions and revokeMySession', () => {
     expectError(await request(app.baseUrl, 'POST', `/api/auth/sessions/${laptop.id}/revoke/`, ana.headers), 404, 'not_found');
     expect((await list(ana)).map((session) => session.id)).not.toContain(laptop.id);
     expectError(await request(app.baseUrl, 'POST', '/api/auth/sessions/0/revoke/', ana.headers), 400, 'bad_request');
+  });
+});
+
+describe('getMyProfile and updateMyProfile', () => {
+  it("reads the caller's own account and changes only the fields the body names", async () => {
+    const app = await start();
+    const ana = await createUser(app, { first_name: 'Ana', last_name: 'Souza', phone: '+5521998765432' });
+    const own = await request(app.baseUrl, 'GET', '/api/auth/profile/', ana.headers);
+    expect(own.status, own.text).toBe(200);
+    expect(own.body.data).toMatchObject({ id: ana.user.id, username: ana.user.username, email: ana.user.email, first_name: 'Ana', phone: '+5521998765432' });
+
+    const renamed = await request(app.baseUrl, 'POST', '/api/auth/profile/', ana.headers, { last_name: '  Souza Lima ', phone: '(11) 98765-4321' });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(renamed.body.data).toMatchObject({ first_name: 'Ana', last_name: 'Souza Lima', phone: '+5511987654321' });
+    const foreign = await request(app.baseUrl, 'POST', '/api/auth/profile/', ana.headers, { phone: '+351 912 345 678' });
+    expect(foreign.body.data).toMatchObject({ last_name: 'Souza Lima', phone: '+351912345678' });
+    const cleared = await request(app.baseUrl, 'POST', '/api/auth/profile/', ana.headers, { phone: null });
+    expect(cleared.body.data).toMatchObject({ first_name: 'Ana', last_name: 'Souza Lima', phone: null });
+    expect(await app.accounts.users.byId(ana.user.id)).toMatchObject({ last_name: 'Souza Lima', phone: null });
+  });
+
+  it('refuses a phone that cannot exist and a field it does not change (the e-mail), changing nothing', async () => {
+    const app = await start();
+    const ana = await createUser(app, { first_name: 'Ana', phone: '+5521998765432' });
+    for (const phone of ['(11) 1234', '21 0000-0000', 'telefone']) {
+      const refused = await request(app.baseUrl, 'POST', '/api/auth/profile/', ana.headers, { first_name: 'Outra', phone });
+      expectError(refused, 422, 'validation_failed');
+      expect(refused.body.error.details, phone).toEqual([{ location: 'body', field: 'phone', rule: 'phone_number', message: expect.any(String), value: phone }]);
+    }
+    const email = await request(app.baseUrl, 'POST', '/api/auth/profile/', ana.headers, { email: 'outra@exemplo.com.br' });
+    expectError(email, 422, 'validation_failed');
+    expect(email.body.error.details).toEqual([expect.objectContaining({ field: 'email', rule: 'additionalProperties' })]);
+    expect(await app.accounts.users.byId(ana.user.id)).toMatchObject({ first_name: 'Ana', phone: '+5521998765432', email: ana.user.email });
+    expectError(await request(app.baseUrl, 'GET', '/api/auth/profile/'), 401, 'unauthorized');
   });
 });

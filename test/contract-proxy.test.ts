@@ -314,6 +314,9 @@ describe('every operation of the contract through the validating proxy', () => {
     expect((await asDana.POST('/api/auth/change_password/', { body: { current_password: dana.password, new_password: 'curta' } })).response.status).toBe(422);
     expect(codeOf(await asDana.POST('/api/auth/change_password/', { body: { current_password: 'not-the-password', new_password: newPassword } }))).toBe('invalid_credentials');
     expect(expectStatus(await asDana.POST('/api/auth/change_password/', { body: { current_password: dana.password, new_password: newPassword } }), 200)).toEqual({ changed: true, keys_revoked: 0 });
+    expect(expectStatus(await asDana.GET('/api/auth/profile/'), 200).id).toBe(dana.user.id);
+    expect(expectStatus(await asDana.POST('/api/auth/profile/', { body: { first_name: 'Dana', phone: '(11) 98765-4321' } }), 200)).toMatchObject({ first_name: 'Dana', phone: '+5511987654321' });
+    expect(codeOf(await asDana.POST('/api/auth/profile/', { body: { phone: '(11) 1234' } }))).toBe('validation_failed');
 
     const { key } = await app.accounts.tokens.issue(outsider.user.id);
     expect(expectStatus(await anonymous.POST('/api/tokens/remove_token/', { body: { token_key: key } }), 200).revoked).toBe(true);

@@ -79,6 +79,15 @@ describe('accounts', () => {
     expect(await failure(login(laptop, 'carlos.pereira', DEFAULT_MOCK_PASSWORD))).toMatchObject({ status: 401 });
     await login(laptop, 'carlos.pereira', 'uma senha nova e comprida');
   });
+
+  it("reads the caller's profile and changes its name and phone, refusing a number that is too short", async () => {
+    expect(unwrap(await api.GET('/api/auth/profile/'))).toMatchObject({ username: 'carlos.pereira' });
+    const updated = unwrap(await api.POST('/api/auth/profile/', { body: { last_name: 'Pereira da Silva', phone: '(11) 98765-4321' } }));
+    expect(updated).toMatchObject({ username: 'carlos.pereira', last_name: 'Pereira da Silva', phone: '+5511987654321' });
+    expect(unwrap(await api.GET('/api/auth/profile/'))).toMatchObject({ last_name: 'Pereira da Silva', phone: '+5511987654321' });
+    const refused = await failure(api.POST('/api/auth/profile/', { body: { phone: '1234' } }));
+    expect(refused).toMatchObject({ status: 422, code: 'validation_failed', details: [expect.objectContaining({ field: 'phone', rule: 'phone_number' })] });
+  });
 });
 
 describe('entities', () => {

@@ -338,6 +338,20 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     query: [],
     reason: "A user revokes one of their own keys by the id their list shows, such as a lost laptop's (issue 21).",
   },
+  {
+    method: 'GET',
+    path: '/api/auth/profile/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: "A settings page reads the caller's own account without knowing its id (issue 21).",
+  },
+  {
+    method: 'POST',
+    path: '/api/auth/profile/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'A user changes their own name and phone (issue 21).',
+  },
 ];
 
 /** Query parameters we add to seed operations, on purpose. All optional. */

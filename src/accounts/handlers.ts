@@ -10,6 +10,7 @@ import type { OperationHandlers } from '../http/operations.js';
 import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Accounts } from './index.js';
+import { profileChanges } from './profile.js';
 import { displayName, normaliseEmail, publicUser } from './users.js';
 import type { ResetLinks } from './password-reset.js';
 
@@ -31,6 +32,8 @@ type AccountOperations =
   | 'listUsers'
   | 'listChatContacts'
   | 'getUser'
+  | 'getMyProfile'
+  | 'updateMyProfile'
   | 'listUserSocialLogins';
 
 /** Who shares a team with a user (from the entities domain), with the shared teams. */
@@ -182,6 +185,18 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       // "Not yours" and "does not exist" are one answer: a profile id reveals nothing.
       if (!user) throw notFound(`There is no user ${userId} that you can see.`, [{ location: 'path', field: 'user_id', rule: 'visible_user', message: 'must be a user you can see', value: userId }]);
       sendEnvelope(res, 200, publicUser(user), 'User profile.');
+    },
+
+    async getMyProfile(_req, res) {
+      const user = await users.byId(callerOf(res).user.id);
+      if (!user) throw unauthorized('The API key is invalid, expired or revoked. Log in again.');
+      sendEnvelope(res, 200, publicUser(user), 'Your profile.');
+    },
+
+    async updateMyProfile(req, res) {
+      const user = await users.updateProfile(callerOf(res).user.id, profileChanges(req.body));
+      if (!user) throw unauthorized('The API key is invalid, expired or revoked. Log in again.');
+      sendEnvelope(res, 200, publicUser(user), 'Your profile was updated.');
     },
 
     async listUserSocialLogins(_req, res) {

@@ -9,6 +9,7 @@ import { asBoolean, asDate, readerOf } from '../db/reader.js';
 import type { KeyCache } from './key-cache.js';
 import type { AccountModels, UserRow } from './models.js';
 import { hashPassword } from './passwords.js';
+import type { ProfileChanges } from './profile.js';
 
 export type PublicUser = components['schemas']['User'];
 
@@ -129,6 +130,12 @@ export class UserDirectory {
 
   async admins(): Promise<UserRow[]> {
     return (await this.models.User.findAll({ where: { is_admin: true, is_active: true }, order: [['id', 'ASC']], raw: true })) as unknown as UserRow[];
+  }
+
+  /** Changes the user's own profile fields (profile.ts checked them); the row as it now is. */
+  async updateProfile(id: number, changes: ProfileChanges): Promise<UserRow | undefined> {
+    if (Object.keys(changes).length > 0) await this.models.User.update(changes, { where: { id } });
+    return this.byId(id);
   }
 
   /** Stores a hash made elsewhere (a stronger one of the same password, after a login). */
