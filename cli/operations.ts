@@ -62,6 +62,9 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   // Accounts, chat, social networks
   listUsers: { path: ['accounts', 'list'], examples: ['accounts list', 'accounts list --all --json'] },
   getUser: { path: ['accounts', 'get'], examples: ['accounts get 1'] },
+  deactivateUser: { path: ['accounts', 'deactivate'], examples: ['accounts deactivate 2   # keys revoked, no more logins'] },
+  reactivateUser: { path: ['accounts', 'reactivate'], examples: ['accounts reactivate 2'] },
+  endUserSessions: { path: ['accounts', 'end-sessions'], examples: ['accounts end-sessions 2   # every device logs in again'] },
   getMyProfile: { path: ['accounts', 'me'], examples: ['accounts me', 'accounts me --json'] },
   updateMyProfile: {
     path: ['accounts', 'update-me'],

@@ -326,6 +326,66 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "paged": true
   },
   {
+    "operationId": "deactivateUser",
+    "method": "post",
+    "path": "/api/auth/account/{user_id}/deactivate/",
+    "tag": "Accounts",
+    "summary": "Deactivate a user (admins)",
+    "description": "Deactivates an account: its user can no longer log in (403 `account_inactive`) and every key of\ntheirs is revoked, at once on this instance and within a second on the others (see\nAuthentication). Their records stay, and so do their memberships, whose guardianship links stop\nstanding while the account is inactive. Deactivating an inactive account changes nothing and\nanswers the same. Platform admins only; an admin cannot deactivate themself, so a deployment\nnever loses its last admin by mistake.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "user_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the user."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "reactivateUser",
+    "method": "post",
+    "path": "/api/auth/account/{user_id}/reactivate/",
+    "tag": "Accounts",
+    "summary": "Reactivate a user (admins)",
+    "description": "Reactivates a deactivated account: its user logs in again with their password. Keys revoked at\nthe deactivation stay revoked. Reactivating an active account changes nothing and answers the\nsame. Platform admins only.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "user_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the user."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "endUserSessions",
+    "method": "post",
+    "path": "/api/auth/account/{user_id}/end_sessions/",
+    "tag": "Accounts",
+    "summary": "End every session of a user (admins)",
+    "description": "Revokes every live key of a user (a lost laptop, a departure), at once on this instance and within\na second on the others. The account stays active: its user logs in again with their password. On\nthe caller's own account it ends the caller's session too. Platform admins only.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "user_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the user."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
     "operationId": "listChatContacts",
     "method": "get",
     "path": "/api/account/",

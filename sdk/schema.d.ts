@@ -451,6 +451,100 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/account/{user_id}/deactivate/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deactivate a user (admins)
+         * @description Deactivates an account: its user can no longer log in (403 `account_inactive`) and every key of
+         *     theirs is revoked, at once on this instance and within a second on the others (see
+         *     Authentication). Their records stay, and so do their memberships, whose guardianship links stop
+         *     standing while the account is inactive. Deactivating an inactive account changes nothing and
+         *     answers the same. Platform admins only; an admin cannot deactivate themself, so a deployment
+         *     never loses its last admin by mistake.
+         *
+         *     - **200**: the account as it now is; `is_active` is false.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `user_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: no user has this id.
+         *     - **409** `conflict`: the caller's own account (rule `not_yourself`).
+         *     - 422 is not returned (there is no body to check).
+         */
+        post: operations["deactivateUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/account/{user_id}/reactivate/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reactivate a user (admins)
+         * @description Reactivates a deactivated account: its user logs in again with their password. Keys revoked at
+         *     the deactivation stay revoked. Reactivating an active account changes nothing and answers the
+         *     same. Platform admins only.
+         *
+         *     - **200**: the account as it now is; `is_active` is true.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `user_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: no user has this id.
+         *     - 409 and 422 are not returned.
+         */
+        post: operations["reactivateUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/account/{user_id}/end_sessions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End every session of a user (admins)
+         * @description Revokes every live key of a user (a lost laptop, a departure), at once on this instance and within
+         *     a second on the others. The account stays active: its user logs in again with their password. On
+         *     the caller's own account it ends the caller's session too. Platform admins only.
+         *
+         *     - **200**: `data.keys_revoked` says how many keys were revoked.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `user_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: no user has this id.
+         *     - 409 and 422 are not returned.
+         */
+        post: operations["endUserSessions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/account/": {
         parameters: {
             query?: never;
@@ -2323,6 +2417,10 @@ export interface components {
             /** @description As a person writes it (Brazilian without a country code); null or empty removes it. */
             phone?: string | null;
         };
+        SessionsEnded: {
+            /** @description How many live keys of the user were revoked. */
+            keys_revoked: number;
+        };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         LoginRequest: {
             /** @description Username or e-mail address. */
@@ -3479,6 +3577,9 @@ export interface components {
         SessionKeyPageEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SessionKeyPage"];
         };
+        SessionsEndedEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SessionsEnded"];
+        };
         PasswordResetEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["PasswordReset"];
         };
@@ -3939,6 +4040,30 @@ export interface components {
         };
         /** @description 404 `not_found` for receiveSmsDeliveryReceipt: a receipt for a message palanque did not send. */
         ReceiveSmsDeliveryReceiptNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for the admins' operations on a user: no user has this id. */
+        AdminUserNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 409 `conflict` for deactivateUser: an admin may not deactivate their own account. */
+        DeactivateYourselfConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -4586,6 +4711,8 @@ export interface components {
          * @example "3"
          */
         IfMatch: string;
+        /** @description Id of the user. */
+        UserIdPath: number;
         /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
         Page: number;
         /**
@@ -5438,6 +5565,204 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["PageNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deactivateUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Id of the user. */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deactivated account. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["AdminUserNotFound"];
+            409: components["responses"]["DeactivateYourselfConflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    reactivateUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Id of the user. */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reactivated account. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["AdminUserNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    endUserSessions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Id of the user. */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user's keys were revoked. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsEndedEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsEndedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["AdminUserNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];

@@ -1,11 +1,12 @@
 /**
  * A user's own account over HTTP (issue 21): the profile (name and phone), changing the password with
  * the current one (the password rules, the login lock, every other key revoked, a notice mailed) and the
- * list of one's own keys with their devices, any of which can be revoked. On SQLite, and on PostgreSQL with TEST_DATABASE_URL.
+ * list of one's own keys with their devices, any of which can be revoked; and the platform admins'
+ * operations on an account (deactivate, reactivate, end its sessions). On SQLite, and on PostgreSQL with TEST_DATABASE_URL.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { passwordProblem } from '../src/accounts/password-policy.js';
-import { createUser, type TestUser } from './helpers/accounts.js';
+import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
 import { recipients, waitForMails } from './helpers/mail.js';
@@ -202,5 +203,60 @@ describe('getMyProfile and updateMyProfile', () => {
     expect(email.body.error.details).toEqual([expect.objectContaining({ field: 'email', rule: 'additionalProperties' })]);
     expect(await app.accounts.users.byId(ana.user.id)).toMatchObject({ first_name: 'Ana', phone: '+5521998765432', email: ana.user.email });
     expectError(await request(app.baseUrl, 'GET', '/api/auth/profile/'), 401, 'unauthorized');
+  });
+});
+
+describe("the admins' operations on an account", () => {
+  it('deactivates an account (its keys revoked, no login), reactivates it (a new login works, the old keys stay dead)', async () => {
+    const app = await start();
+    const admin = await createAdmin(app);
+    const carlos = await createUser(app);
+    const laptop = (await logIn(app, carlos.user.username, carlos.password)).body.data.token as string;
+
+    const deactivated = await request(app.baseUrl, 'POST', `/api/auth/account/${carlos.user.id}/deactivate/`, admin.headers);
+    expect(deactivated.status, deactivated.text).toBe(200);
+    expect(deactivated.body.data).toMatchObject({ id: carlos.user.id, is_active: false });
+    expect(deactivated.body.message).toBe(`User ${carlos.user.id} was deactivated; 2 keys were revoked.`);
+    for (const key of [carlos.key, laptop]) expectError(await request(app.baseUrl, 'GET', '/api/auth/profile/', { Authorization: `Token ${key}` }), 401, 'unauthorized');
+    expectError(await logIn(app, carlos.user.username, carlos.password), 403, 'account_inactive');
+    // Again: nothing changes, the same answer.
+    expect((await request(app.baseUrl, 'POST', `/api/auth/account/${carlos.user.id}/deactivate/`, admin.headers)).body.data.is_active).toBe(false);
+
+    const reactivated = await request(app.baseUrl, 'POST', `/api/auth/account/${carlos.user.id}/reactivate/`, admin.headers);
+    expect(reactivated.status, reactivated.text).toBe(200);
+    expect(reactivated.body.data).toMatchObject({ id: carlos.user.id, is_active: true });
+    expectError(await request(app.baseUrl, 'GET', '/api/auth/profile/', carlos.headers), 401, 'unauthorized');
+    expect((await logIn(app, carlos.user.username, carlos.password)).status).toBe(200);
+  });
+
+  it("ends every session of a user, who stays active and logs in again", async () => {
+    const app = await start();
+    const admin = await createAdmin(app);
+    const carlos = await createUser(app);
+    const laptop = (await logIn(app, carlos.user.username, carlos.password)).body.data.token as string;
+    const ended = await request(app.baseUrl, 'POST', `/api/auth/account/${carlos.user.id}/end_sessions/`, admin.headers);
+    expect(ended.status, ended.text).toBe(200);
+    expect(ended.body.data).toEqual({ keys_revoked: 2 });
+    for (const key of [carlos.key, laptop]) expectError(await request(app.baseUrl, 'GET', '/api/auth/profile/', { Authorization: `Token ${key}` }), 401, 'unauthorized');
+    expect((await logIn(app, carlos.user.username, carlos.password)).status).toBe(200);
+    expect((await request(app.baseUrl, 'GET', '/api/auth/profile/', admin.headers)).status).toBe(200);
+  });
+
+  it('refuses a non-admin (403), an unknown user (404) and an admin deactivating themself (409)', async () => {
+    const app = await start();
+    const admin = await createAdmin(app);
+    const carlos = await createUser(app);
+    const bia = await createUser(app);
+    for (const action of ['deactivate', 'reactivate', 'end_sessions']) {
+      expectError(await request(app.baseUrl, 'POST', `/api/auth/account/${bia.user.id}/${action}/`, carlos.headers), 403, 'forbidden');
+      const unknown = await request(app.baseUrl, 'POST', `/api/auth/account/2000000000/${action}/`, admin.headers);
+      expectError(unknown, 404, 'not_found');
+      expect(unknown.body.error.details).toEqual([expect.objectContaining({ field: 'user_id', rule: 'existing_user', value: 2000000000 })]);
+    }
+    const yourself = await request(app.baseUrl, 'POST', `/api/auth/account/${admin.user.id}/deactivate/`, admin.headers);
+    expectError(yourself, 409, 'conflict');
+    expect(yourself.body.error.details).toEqual([expect.objectContaining({ field: 'user_id', rule: 'not_yourself' })]);
+    // Nothing happened to anyone.
+    for (const user of [admin, carlos, bia]) expect((await request(app.baseUrl, 'GET', '/api/auth/profile/', user.headers)).status).toBe(200);
   });
 });

@@ -498,8 +498,11 @@ describe('every operation of the spec', () => {
     'listScenarioRequests.state': 'pending',
   };
 
+  const ACTS_ON_AN_ACCOUNT = new Set<string>(['deactivateUser', 'reactivateUser', 'endUserSessions']);
+
   it('runs every operation against the live server through the CLI: each reaches its endpoint', async () => {
     const key = (await app.accounts.tokens.issue(admin.user.id)).key;
+    const bystander = await createUser(app);
     const env = { PALANQUE_TOKEN: key, PALANQUE_BASE_URL: app.baseUrl };
     const configFile = join(work, 'sweep.json');
     const outcomes: string[] = [];
@@ -509,7 +512,8 @@ describe('every operation of the spec', () => {
       for (let next = queue.shift(); next; next = queue.shift()) {
         const { operationId, operation, method, path } = next;
         const args = [...COMMANDS[operationId].path];
-        if (path.includes('{user_id}')) args.push(String(admin.user.id));
+        // The admins' operations on an account act on a bystander: ending the sweep's own sessions would end the sweep.
+        if (path.includes('{user_id}')) args.push(String(ACTS_ON_AN_ACCOUNT.has(operationId) ? bystander.user.id : admin.user.id));
         if (path.includes('{sync_id}')) args.push('6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f');
         // Not one of the sweep's own keys: a revocation would end the sweep.
         if (path.includes('{session_id}')) args.push('2147483647');

@@ -11,7 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoData } from '../src/db/seed.js';
 import { startTestApp, testAccountSettings, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
 import { loadSpec, specPath } from './helpers/spec.js';
@@ -45,6 +45,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
+});
+
+/**
+ * Some operations end sessions or accounts (revokeMySession, changePassword, endUserSessions,
+ * deactivateUser): after each operation's runs the two callers are active again with fresh keys, so the
+ * next operation is fuzzed as them, not answered 401 throughout.
+ */
+afterEach(async () => {
+  for (const id of [adminId, userId]) await app.accounts.users.setActive(id, true);
+  keys.admin = (await app.accounts.tokens.issue(adminId)).key;
+  keys.user = (await app.accounts.tokens.issue(userId)).key;
 });
 
 /** The Authorization header of a caller. logout revokes the key it is sent with, so it gets a fresh one. */

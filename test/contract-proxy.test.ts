@@ -317,6 +317,14 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(expectStatus(await asDana.GET('/api/auth/profile/'), 200).id).toBe(dana.user.id);
     expect(expectStatus(await asDana.POST('/api/auth/profile/', { body: { first_name: 'Dana', phone: '(11) 98765-4321' } }), 200)).toMatchObject({ first_name: 'Dana', phone: '+5511987654321' });
     expect(codeOf(await asDana.POST('/api/auth/profile/', { body: { phone: '(11) 1234' } }))).toBe('validation_failed');
+    // The admins' operations on an account, on dana's.
+    const onDana = { params: { path: { user_id: dana.user.id } } };
+    expect(expectStatus(await clientOf(admin).POST('/api/auth/account/{user_id}/end_sessions/', onDana), 200).keys_revoked).toBe(1);
+    expect(expectStatus(await clientOf(admin).POST('/api/auth/account/{user_id}/deactivate/', onDana), 200).is_active).toBe(false);
+    expect(expectStatus(await clientOf(admin).POST('/api/auth/account/{user_id}/reactivate/', onDana), 200).is_active).toBe(true);
+    expect(codeOf(await clientOf(admin).POST('/api/auth/account/{user_id}/deactivate/', { params: { path: { user_id: admin.user.id } } }))).toBe('conflict');
+    expect(codeOf(await clientOf(owner).POST('/api/auth/account/{user_id}/end_sessions/', onDana))).toBe('forbidden');
+    expect(codeOf(await clientOf(admin).POST('/api/auth/account/{user_id}/reactivate/', { params: { path: { user_id: 2_000_000_000 } } }))).toBe('not_found');
 
     const { key } = await app.accounts.tokens.issue(outsider.user.id);
     expect(expectStatus(await anonymous.POST('/api/tokens/remove_token/', { body: { token_key: key } }), 200).revoked).toBe(true);

@@ -352,6 +352,27 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     query: [],
     reason: 'A user changes their own name and phone (issue 21).',
   },
+  {
+    method: 'POST',
+    path: '/api/auth/account/{user_id}/deactivate/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: "Platform admins deactivate an account through the API, not only the database (issue 21).",
+  },
+  {
+    method: 'POST',
+    path: '/api/auth/account/{user_id}/reactivate/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'Platform admins reactivate a deactivated account (issue 21).',
+  },
+  {
+    method: 'POST',
+    path: '/api/auth/account/{user_id}/end_sessions/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: "Platform admins end every session of a user, such as after a lost laptop or a departure (issue 21).",
+  },
 ];
 
 /** Query parameters we add to seed operations, on purpose. All optional. */

@@ -33,6 +33,9 @@ type AccountOperations =
   | 'listChatContacts'
   | 'getUser'
   | 'getMyProfile'
+  | 'deactivateUser'
+  | 'reactivateUser'
+  | 'endUserSessions'
   | 'updateMyProfile'
   | 'listUserSocialLogins';
 
@@ -43,6 +46,12 @@ export interface TeamDirectory {
 
 export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, teams: TeamDirectory): Pick<Required<OperationHandlers>, AccountOperations> {
   const { sessions, tokens, resets, users, passwordChanges } = accounts;
+  /** The user an admin names by id; 404 when there is none. */
+  const existingUser = async (userId: number) => {
+    const user = await users.byId(userId);
+    if (!user) throw notFound(`There is no user ${userId}.`, [{ location: 'path', field: 'user_id', rule: 'existing_user', message: 'must be the id of a user', value: userId }]);
+    return user;
+  };
   return {
     async login(req, res) {
       const session = await sessions.login(req.body.username, req.body.password, addressOf(req), req.get('User-Agent'));
@@ -164,6 +173,34 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       sendEnvelope(res, 200, body, `${total} users.`);
     },
 
+    async deactivateUser(req, res) {
+      const caller = callerOf(res);
+      requireAdmin(caller);
+      const user = await existingUser(Number(req.params.user_id));
+      if (user.id === caller.user.id) {
+        throw new ApiError(409, 'conflict', 'You cannot deactivate your own account; another admin can.', [
+          { location: 'path', field: 'user_id', rule: 'not_yourself', message: "must not be the caller's own account", value: user.id },
+        ]);
+      }
+      await users.setActive(user.id, false);
+      const revoked = await tokens.revokeAllOf(user.id);
+      sendEnvelope(res, 200, publicUser({ ...user, is_active: false }), `User ${user.id} was deactivated; ${keysRevoked(revoked)}.`);
+    },
+
+    async reactivateUser(req, res) {
+      requireAdmin(callerOf(res));
+      const user = await existingUser(Number(req.params.user_id));
+      await users.setActive(user.id, true);
+      sendEnvelope(res, 200, publicUser({ ...user, is_active: true }), `User ${user.id} is active.`);
+    },
+
+    async endUserSessions(req, res) {
+      requireAdmin(callerOf(res));
+      const user = await existingUser(Number(req.params.user_id));
+      const revoked = await tokens.revokeAllOf(user.id);
+      sendEnvelope(res, 200, { keys_revoked: revoked }, `User ${user.id}: ${keysRevoked(revoked)}.`);
+    },
+
     async listChatContacts(req, res) {
       const caller = callerOf(res);
       const teammates = await teams.teammatesOf(caller.user.id);
@@ -210,6 +247,11 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       sendEnvelope(res, 200, data, `${data.length} linked account${data.length === 1 ? '' : 's'}.`);
     },
   };
+}
+
+/** "1 key was revoked", "3 keys were revoked". */
+function keysRevoked(count: number): string {
+  return count === 1 ? '1 key was revoked' : `${count} keys were revoked`;
 }
 
 /** The client's address, as Express resolves it under TRUST_PROXY. */

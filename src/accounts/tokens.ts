@@ -81,6 +81,14 @@ export class TokenStore {
     return { total: count, rows: rows as unknown as SessionKey[] };
   }
 
+  /** Revokes every live key of the user (an admin's `endUserSessions`, a deactivation); returns how many. */
+  async revokeAllOf(userId: number, now = new Date()): Promise<number> {
+    const [revoked] = await this.models.ApiToken.update({ revoked_at: now }, { where: { user_id: userId, revoked_at: null, expires_at: { [Op.gt]: now } } });
+    // Even with none live in the table, an instance may still remember one that just expired: drop them all.
+    await this.cache.revoke({ userId });
+    return revoked;
+  }
+
   /** Revokes one of the user's own live keys by its id; false when the user has no such live key. */
   async revokeOwn(userId: number, tokenId: number, now = new Date()): Promise<boolean> {
     const [revoked] = await this.models.ApiToken.update({ revoked_at: now }, { where: { id: tokenId, user_id: userId, revoked_at: null, expires_at: { [Op.gt]: now } } });
