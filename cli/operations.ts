@@ -62,6 +62,10 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   // Accounts, chat, social networks
   listUsers: { path: ['accounts', 'list'], examples: ['accounts list', 'accounts list --all --json'] },
   getUser: { path: ['accounts', 'get'], examples: ['accounts get 1'] },
+  createUser: {
+    path: ['accounts', 'create'],
+    examples: ['accounts create --username joana.lima --email joana.lima@palanque.app --first-name Joana   # she gets a link by mail', 'accounts create --file user.json'],
+  },
   deactivateUser: { path: ['accounts', 'deactivate'], examples: ['accounts deactivate 2   # keys revoked, no more logins'] },
   reactivateUser: { path: ['accounts', 'reactivate'], examples: ['accounts reactivate 2'] },
   endUserSessions: { path: ['accounts', 'end-sessions'], examples: ['accounts end-sessions 2   # every device logs in again'] },

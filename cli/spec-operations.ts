@@ -326,6 +326,66 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "paged": true
   },
   {
+    "operationId": "createUser",
+    "method": "post",
+    "path": "/api/auth/account",
+    "tag": "Accounts",
+    "summary": "Create a user (admins)",
+    "description": "Creates an active account. Platform admins only. With `password`, the account has it (it\nfollows the password rules of `changePassword`; the admin hands it over). Without, the\naccount gets a random password nobody is shown, and its address is mailed a single-use link,\nas a password reset mails one (valid `PASSWORD_RESET_LIFETIME_MINUTES`), through which its owner\nreceives a password of their own. The answer never holds a password.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "username",
+          "required": true,
+          "type": "string",
+          "description": "Letters, digits and `."
+        },
+        {
+          "name": "email",
+          "required": true,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "first_name",
+          "required": false,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "last_name",
+          "required": false,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "phone",
+          "required": false,
+          "type": "string",
+          "description": "As `updateMyProfile` reads it."
+        },
+        {
+          "name": "is_admin",
+          "required": false,
+          "type": "boolean",
+          "description": "A platform admin; false when left out."
+        },
+        {
+          "name": "password",
+          "required": false,
+          "type": "string",
+          "description": "Left out, the owner gets a link by mail to receive a password of their own."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
     "operationId": "deactivateUser",
     "method": "post",
     "path": "/api/auth/account/{user_id}/deactivate/",

@@ -89,6 +89,7 @@ export const CREATE_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>(
   'createScenarioRequest',
   'createSmsCredential',
   'createSocialMonitor',
+  'createUser',
   'receiveSocialnetRemoval',
   'requestNewsSource',
   'sendSmsCampaign',

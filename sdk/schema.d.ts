@@ -444,7 +444,25 @@ export interface paths {
          */
         get: operations["listUsers"];
         put?: never;
-        post?: never;
+        /**
+         * Create a user (admins)
+         * @description Creates an active account. Platform admins only. With `password`, the account has it (it
+         *     follows the password rules of `changePassword`; the admin hands it over). Without, the
+         *     account gets a random password nobody is shown, and its address is mailed a single-use link,
+         *     as a password reset mails one (valid `PASSWORD_RESET_LIFETIME_MINUTES`), through which its owner
+         *     receives a password of their own. The answer never holds a password.
+         *
+         *     - **201**: created; `data` is the account.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **409** `conflict`: the username (case-insensitively) or the e-mail address (normalised) is
+         *       taken (rule `unique`, the field named).
+         *     - **422** `validation_failed`: a field is missing or breaks its bounds, a username with other
+         *       characters than letters, digits and `. _ + -` (rule `username`), or a password that breaks a
+         *       rule (the rule named).
+         *     - 404 is not returned.
+         */
+        post: operations["createUser"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2422,6 +2440,21 @@ export interface components {
             keys_revoked: number;
         };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        CreateUserRequest: {
+            /** @description Letters, digits and `. _ + -`; unique case-insensitively. */
+            username: string;
+            /** Format: email */
+            email: string;
+            first_name?: string;
+            last_name?: string;
+            /** @description As `updateMyProfile` reads it. */
+            phone?: string | null;
+            /** @description A platform admin; false when left out. */
+            is_admin?: boolean;
+            /** @description Left out, the owner gets a link by mail to receive a password of their own. */
+            password?: string;
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         LoginRequest: {
             /** @description Username or e-mail address. */
             username: string;
@@ -4050,6 +4083,21 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /**
+         * @description 422 for createUser: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        CreateUserInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description 404 `not_found` for the admins' operations on a user: no user has this id. */
         AdminUserNotFound: {
             headers: {
@@ -5567,6 +5615,73 @@ export interface operations {
             404: components["responses"]["PageNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateUserRequest"];
+            };
+        };
+        responses: {
+            /** @description Not returned by this operation; same body as 201. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserEnvelope"];
+                };
+            };
+            /** @description The account was created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["CreateUserInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];

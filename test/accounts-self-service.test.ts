@@ -2,7 +2,7 @@
  * A user's own account over HTTP (issue 21): the profile (name and phone), changing the password with
  * the current one (the password rules, the login lock, every other key revoked, a notice mailed) and the
  * list of one's own keys with their devices, any of which can be revoked; and the platform admins'
- * operations on an account (deactivate, reactivate, end its sessions). On SQLite, and on PostgreSQL with TEST_DATABASE_URL.
+ * operations on an account (create, deactivate, reactivate, end its sessions). On SQLite, and on PostgreSQL with TEST_DATABASE_URL.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { passwordProblem } from '../src/accounts/password-policy.js';
@@ -207,6 +207,47 @@ describe('getMyProfile and updateMyProfile', () => {
 });
 
 describe("the admins' operations on an account", () => {
+  it('creates an account with a password the admin chose, following the password rules', async () => {
+    const app = await start();
+    const admin = await createAdmin(app);
+    const body = { username: 'joana.lima', email: 'Joana.Lima@Exemplo.com.br', first_name: 'Joana', phone: '(21) 99876-5432', password: 'uma senha escolhida pelo admin' };
+    const weak = await request(app.baseUrl, 'POST', '/api/auth/account', admin.headers, { ...body, username: 'joana@lima', password: 'qwerty123456' });
+    expectError(weak, 422, 'validation_failed');
+    expect(weak.body.error.details.map((detail: { field: string; rule: string }) => [detail.field, detail.rule])).toEqual([
+      ['username', 'username'],
+      ['password', 'common_password'],
+    ]);
+    const created = await request(app.baseUrl, 'POST', '/api/auth/account', admin.headers, body);
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.data).toMatchObject({ username: 'joana.lima', email: 'joana.lima@exemplo.com.br', phone: '+5521998765432', is_admin: false, is_active: true });
+    expect(created.text).not.toContain(body.password);
+    expect((await logIn(app, 'joana.lima', body.password)).status).toBe(200);
+
+    const taken = await request(app.baseUrl, 'POST', '/api/auth/account', admin.headers, { ...body, username: 'Joana.Lima', email: 'outra.joana@exemplo.com.br' });
+    expectError(taken, 409, 'conflict');
+    expect(taken.body.error.details).toEqual([expect.objectContaining({ field: 'username', rule: 'unique' })]);
+    const sameMailbox = await request(app.baseUrl, 'POST', '/api/auth/account', admin.headers, { ...body, username: 'joana.2', email: 'JOANA.LIMA@exemplo.com.br' });
+    expectError(sameMailbox, 409, 'conflict');
+    expect(sameMailbox.body.error.details).toEqual([expect.objectContaining({ field: 'email', rule: 'unique', value: 'joana.lima@exemplo.com.br' })]);
+    expectError(await request(app.baseUrl, 'POST', '/api/auth/account', (await createUser(app)).headers, { ...body, username: 'outra', email: 'outra@exemplo.com.br' }), 403, 'forbidden');
+  });
+
+  it('creates an account without a password: its owner gets a link by mail, and through it a password nobody else saw', async () => {
+    const app = await start();
+    const admin = await createAdmin(app);
+    const created = await request(app.baseUrl, 'POST', '/api/auth/account', admin.headers, { username: 'bia.santos', email: 'bia.santos@exemplo.com.br' });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.message).toContain('a link to get a password was mailed to bia.santos@exemplo.com.br');
+    const [welcome] = await waitForMails(app, 1);
+    expect(recipients(welcome!.email)).toEqual(['bia.santos@exemplo.com.br']);
+    expect(welcome!.email.subject).toBe('Palanque: your new account');
+    const link = new URL(/(https?:\/\/\S+\/api\/auth\/generate_new_pass\?\S+)/.exec(welcome!.email.text ?? '')![1]!);
+    expect((await request(app.baseUrl, 'GET', link.pathname + link.search)).status).toBe(200);
+    const [, passwordMail] = await waitForMails(app, 2);
+    const password = /Your new password is:\s+(\S+)/.exec(passwordMail!.email.text ?? '')![1]!;
+    expect((await logIn(app, 'bia.santos', password)).status).toBe(200);
+  });
+
   it('deactivates an account (its keys revoked, no login), reactivates it (a new login works, the old keys stay dead)', async () => {
     const app = await start();
     const admin = await createAdmin(app);

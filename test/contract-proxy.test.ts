@@ -317,6 +317,10 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(expectStatus(await asDana.GET('/api/auth/profile/'), 200).id).toBe(dana.user.id);
     expect(expectStatus(await asDana.POST('/api/auth/profile/', { body: { first_name: 'Dana', phone: '(11) 98765-4321' } }), 200)).toMatchObject({ first_name: 'Dana', phone: '+5511987654321' });
     expect(codeOf(await asDana.POST('/api/auth/profile/', { body: { phone: '(11) 1234' } }))).toBe('validation_failed');
+    const newcomer = { username: `novo.${randomBytes(3).toString('hex')}`, email: `novo.${randomBytes(3).toString('hex')}@exemplo.com.br`, password: 'uma senha para o recém-chegado' };
+    expect(expectStatus(await clientOf(admin).POST('/api/auth/account', { body: newcomer }), 201).username).toBe(newcomer.username);
+    expect(codeOf(await clientOf(admin).POST('/api/auth/account', { body: newcomer }))).toBe('conflict');
+    expect(codeOf(await clientOf(owner).POST('/api/auth/account', { body: { username: 'outro', email: 'outro@exemplo.com.br' } }))).toBe('forbidden');
     // The admins' operations on an account, on dana's.
     const onDana = { params: { path: { user_id: dana.user.id } } };
     expect(expectStatus(await clientOf(admin).POST('/api/auth/account/{user_id}/end_sessions/', onDana), 200).keys_revoked).toBe(1);

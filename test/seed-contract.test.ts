@@ -354,6 +354,13 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
   },
   {
     method: 'POST',
+    path: '/api/auth/account',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'Platform admins create accounts through the API, not only with the database tasks of the CLI (issue 21).',
+  },
+  {
+    method: 'POST',
     path: '/api/auth/account/{user_id}/deactivate/',
     auth: 'ApiKeyAuth',
     query: [],

@@ -3,15 +3,19 @@
  * and answers in the envelope. Who may do what is decided here, per record.
  */
 import type { Request } from 'express';
+import { USERNAME_PATTERN } from '../config.js';
 import { callerOf, requireAdmin } from '../http/auth.js';
+import { invalidBody } from '../http/body-fields.js';
 import { sendEnvelope } from '../http/envelope.js';
-import { ApiError, badRequest, notFound, unauthorized } from '../http/errors.js';
+import { ApiError, badRequest, notFound, unauthorized, type ErrorDetail } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
 import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Accounts } from './index.js';
+import { passwordProblem } from './password-policy.js';
 import { profileChanges } from './profile.js';
-import { displayName, normaliseEmail, publicUser } from './users.js';
+import { newReadablePassword } from './secrets.js';
+import { displayName, DuplicateUserError, normaliseEmail, publicUser } from './users.js';
 import type { ResetLinks } from './password-reset.js';
 
 const USERS_PER_PAGE = 30;
@@ -33,6 +37,7 @@ type AccountOperations =
   | 'listChatContacts'
   | 'getUser'
   | 'getMyProfile'
+  | 'createUser'
   | 'deactivateUser'
   | 'reactivateUser'
   | 'endUserSessions'
@@ -171,6 +176,31 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       const { total, rows } = await users.page(page, USERS_PER_PAGE);
       const body = pageOf(rows.map(publicUser), total, page, USERS_PER_PAGE, apiBaseUrl(req, urls) + '/api/auth/account');
       sendEnvelope(res, 200, body, `${total} users.`);
+    },
+
+    async createUser(req, res) {
+      requireAdmin(callerOf(res));
+      const { username, email, password, is_admin: isAdmin, ...profileFields } = req.body;
+      const problems: ErrorDetail[] = [];
+      const profile = profileChanges(profileFields, problems);
+      if (!USERNAME_PATTERN.test(username)) problems.push({ location: 'body', field: 'username', rule: 'username', message: 'must be letters, digits and . _ + - only (no @)', value: username });
+      const weak = password === undefined ? undefined : passwordProblem(password, { username, email }, accounts.passwordMinLength);
+      if (weak) problems.push({ location: 'body', field: 'password', rule: weak.rule, message: weak.message });
+      if (problems.length > 0) throw invalidBody(problems);
+      let user;
+      try {
+        // Without a password, one nobody sees: the owner gets their own through the mailed link.
+        user = await users.create({ username, email, password: password ?? newReadablePassword(), is_admin: isAdmin ?? false, ...profile });
+      } catch (error) {
+        if (!(error instanceof DuplicateUserError)) throw error;
+        const value = error.field === 'email' ? normaliseEmail(email) : username;
+        throw new ApiError(409, 'conflict', `Another account already has this ${error.field === 'email' ? 'e-mail address' : 'username'}.`, [
+          { location: 'body', field: error.field, rule: 'unique', message: 'is taken by another account', value },
+        ]);
+      }
+      if (password === undefined) resets.welcome(user, resetLinks(req, urls));
+      const how = password === undefined ? `; a link to get a password was mailed to ${user.email}` : '';
+      sendEnvelope(res, 201, publicUser(user), `User ${user.id} was created${how}.`);
     },
 
     async deactivateUser(req, res) {

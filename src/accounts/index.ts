@@ -27,6 +27,8 @@ export interface Accounts {
   resets: PasswordResets;
   /** A user's change of their own password, which revokes their other keys. */
   passwordChanges: PasswordChanges;
+  /** The fewest characters a new password may have (PASSWORD_MIN_LENGTH; password-policy.ts). */
+  passwordMinLength: number;
   /** The user's linked accounts, without their tokens. */
   socialLoginsOf(userId: number): Promise<Array<Pick<SocialLoginRow, 'provider' | 'external_id' | 'display_name' | 'linked_at'>>>;
   /** Housekeeping: forgets failures, reset tokens and long-dead keys that no longer count; returns how many rows went. */
@@ -55,6 +57,7 @@ export function createAccounts(sequelize: Sequelize, settings: AccountSettings, 
     sessions,
     resets,
     passwordChanges: new PasswordChanges(models, sessions, mailer, logger, passwordRules, keyCache),
+    passwordMinLength: passwordRules.passwordMinLength,
     async socialLoginsOf(userId) {
       const attributes = ['provider', 'external_id', 'display_name', 'linked_at'] as const;
       return (await models.SocialLogin.findAll({ attributes: [...attributes], where: { user_id: userId }, order: [['linked_at', 'ASC']], raw: true })) as unknown as SocialLoginRow[];

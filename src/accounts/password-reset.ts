@@ -4,6 +4,8 @@
  *    stored (its hash only) and e-mailed. Nothing tells the caller whether the address exists.
  * 2. `complete`: a valid token is consumed, a new random password is set and e-mailed, and every API
  *    key of the user is revoked (whoever held a session with the old password loses it).
+ * An account an admin created without a password gets the same token by mail (`welcome`), so its owner
+ * receives a password nobody else has seen.
  */
 import { Op } from 'sequelize';
 import type { Logger } from '../logger.js';
@@ -41,6 +43,13 @@ export class PasswordResets {
     if (!user?.is_active) return;
     setImmediate(() => {
       this.issueAndMail(user, links).catch((error: unknown) => this.logger.error({ err: error, user_id: user.id }, 'could not start a password reset'));
+    });
+  }
+
+  /** Mails a new account's owner the link through which they receive their password (after the answer). */
+  welcome(user: UserRow, links: ResetLinks): void {
+    setImmediate(() => {
+      this.issueAndMail(user, links, 'welcome').catch((error: unknown) => this.logger.error({ err: error, user_id: user.id }, 'could not mail a new account its link'));
     });
   }
 
@@ -95,22 +104,38 @@ export class PasswordResets {
     return reset ? { user, reset } : undefined;
   }
 
-  private async issueAndMail(user: UserRow, links: ResetLinks): Promise<void> {
+  private async issueAndMail(user: UserRow, links: ResetLinks, kind: 'reset' | 'welcome' = 'reset'): Promise<void> {
     const token = newSecret('');
     const now = new Date();
     const expiresAt = new Date(now.getTime() + this.lifetimeMs);
     await this.models.PasswordReset.create({ user_id: user.id, token_hash: secretHash(token), created_at: now, expires_at: expiresAt });
-    await this.mailer.send({
-      to: user.email,
-      subject: 'Palanque: password reset',
-      text:
-        `Hello ${user.first_name || user.username},\n\n` +
-        `Someone (hopefully you) asked to reset the password of your Palanque account.\n\n` +
-        `Reset token: ${token}\n\n` +
-        `Open this address to receive a new password by e-mail:\n${links.completeUrl(user.email, token)}\n\n` +
-        `The token works once, until ${expiresAt.toISOString()}. If you did not ask for this, ignore this message:\n` +
-        `your password stays as it is.\n`,
-    });
+    const link = links.completeUrl(user.email, token);
+    const greeting = `Hello ${user.first_name || user.username},\n\n`;
+    await this.mailer.send(
+      kind === 'reset'
+        ? {
+            to: user.email,
+            subject: 'Palanque: password reset',
+            text:
+              greeting +
+              `Someone (hopefully you) asked to reset the password of your Palanque account.\n\n` +
+              `Reset token: ${token}\n\n` +
+              `Open this address to receive a new password by e-mail:\n${link}\n\n` +
+              `The token works once, until ${expiresAt.toISOString()}. If you did not ask for this, ignore this message:\n` +
+              `your password stays as it is.\n`,
+          }
+        : {
+            to: user.email,
+            subject: 'Palanque: your new account',
+            text:
+              greeting +
+              `An administrator created a Palanque account for you. Your username is ${user.username}.\n\n` +
+              `Reset token: ${token}\n\n` +
+              `Open this address to receive your password by e-mail:\n${link}\n\n` +
+              `The link works once, until ${expiresAt.toISOString()}; after that, ask for a password reset with this address.\n` +
+              `Once logged in, change the password to one of your own (palanque password, or your settings page).\n`,
+          },
+    );
   }
 
   private sendInBackground(message: { to: string; subject: string; text: string }): void {

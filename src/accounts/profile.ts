@@ -17,14 +17,17 @@ export interface ProfileFields {
   phone?: string | null;
 }
 
-/** The changes a body asks for, checked; 422 naming each field that is wrong. */
-export function profileChanges(body: ProfileFields): ProfileChanges {
-  const problems: ErrorDetail[] = [];
+/**
+ * The changes a body asks for, checked: 422 naming each field that is wrong, or, given `problems`, those
+ * added to it for the caller to report with its own.
+ */
+export function profileChanges(body: ProfileFields, gathered?: ErrorDetail[]): ProfileChanges {
+  const problems: ErrorDetail[] = gathered ?? [];
   const changes: ProfileChanges = {};
   if (body.first_name !== undefined) changes.first_name = body.first_name.trim();
   if (body.last_name !== undefined) changes.last_name = body.last_name.trim();
   if (body.phone !== undefined) changes.phone = phoneOf(body.phone, problems);
-  if (problems.length > 0) throw invalidBody(problems);
+  if (!gathered && problems.length > 0) throw invalidBody(problems);
   return changes;
 }
 
