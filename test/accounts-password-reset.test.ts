@@ -9,20 +9,12 @@ import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import type { Email } from 'postal-mime';
 import { QueryTypes } from 'sequelize';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestAppOptions } from './helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { appsClosedAfterEach, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/accounts.js';
 import { readMails, recipients, SETTLE_MS, sleep, waitForMails } from './helpers/mail.js';
 
-const apps: TestApp[] = [];
-async function start(options: TestAppOptions = {}): Promise<TestApp> {
-  const app = await startTestApp(options);
-  apps.push(app);
-  return app;
-}
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((app) => app.close()));
-});
+const start = appsClosedAfterEach();
 
 /** The token and the completion link of a reset mail. */
 function resetMailContents(email: Email): { token: string; link: URL } {

@@ -4,22 +4,14 @@
  * list of one's own keys with their devices, any of which can be revoked; and the platform admins'
  * operations on an account (create, deactivate, reactivate, end its sessions). On SQLite, and on PostgreSQL with TEST_DATABASE_URL.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { passwordProblem } from '../src/accounts/password-policy.js';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
-import { startTestApp, type TestApp, type TestAppOptions } from './helpers/app.js';
+import { appsClosedAfterEach, type TestApp } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
 import { recipients, waitForMails } from './helpers/mail.js';
 
-const apps: TestApp[] = [];
-async function start(options: TestAppOptions = {}): Promise<TestApp> {
-  const app = await startTestApp(options);
-  apps.push(app);
-  return app;
-}
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((app) => app.close()));
-});
+const start = appsClosedAfterEach();
 
 const NEW_PASSWORD = 'cerrado em flor na seca de agosto';
 

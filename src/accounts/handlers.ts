@@ -187,17 +187,12 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       const weak = password === undefined ? undefined : passwordProblem(password, { username, email }, accounts.passwordMinLength);
       if (weak) problems.push({ location: 'body', field: 'password', rule: weak.rule, message: weak.message });
       if (problems.length > 0) throw invalidBody(problems);
-      let user;
-      try {
-        // Without a password, one nobody sees: the owner gets their own through the mailed link.
-        user = await users.create({ username, email, password: password ?? newReadablePassword(), is_admin: isAdmin ?? false, ...profile });
-      } catch (error) {
-        if (!(error instanceof DuplicateUserError)) throw error;
-        const value = error.field === 'email' ? normaliseEmail(email) : username;
-        throw new ApiError(409, 'conflict', `Another account already has this ${error.field === 'email' ? 'e-mail address' : 'username'}.`, [
-          { location: 'body', field: error.field, rule: 'unique', message: 'is taken by another account', value },
-        ]);
-      }
+      // Without a password, one nobody sees: the owner gets their own through the mailed link.
+      const user = await users
+        .create({ username, email, password: password ?? newReadablePassword(), is_admin: isAdmin ?? false, ...profile })
+        .catch((error: unknown) => {
+          throw error instanceof DuplicateUserError ? takenConflict(error.field, error.field === 'email' ? normaliseEmail(email) : username) : error;
+        });
       if (password === undefined) resets.welcome(user, resetLinks(req, urls));
       const how = password === undefined ? `; a link to get a password was mailed to ${user.email}` : '';
       sendEnvelope(res, 201, publicUser(user), `User ${user.id} was created${how}.`);
@@ -277,6 +272,13 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       sendEnvelope(res, 200, data, `${data.length} linked account${data.length === 1 ? '' : 's'}.`);
     },
   };
+}
+
+/** 409 for a username or e-mail address another account has. */
+function takenConflict(field: 'username' | 'email', value: string): ApiError {
+  return new ApiError(409, 'conflict', `Another account already has this ${field === 'email' ? 'e-mail address' : 'username'}.`, [
+    { location: 'body', field, rule: 'unique', message: 'is taken by another account', value },
+  ]);
 }
 
 /** "1 key was revoked", "3 keys were revoked". */
