@@ -53,8 +53,8 @@ type Entity = components['schemas']['CandidateEntity'];
 type TeamRole = 'owner' | 'admin' | 'operator' | 'viewer';
 type Json = Record<string, unknown>;
 
-/** A demo user as fixtures/ has it, with what logging in adds. */
-type User = StatefulSeed['users'][number] & { last_login: string | null };
+/** A demo user as fixtures/ has it, with what logging in and the admins' operations add. */
+type User = StatefulSeed['users'][number] & { last_login: string | null; is_active: boolean };
 interface Member {
   id: number;
   user_id: number;
@@ -119,7 +119,7 @@ export function statefulHandlers({ baseUrl = 'http://palanque.test', seed = seed
       const header = request.headers.get('authorization');
       const key = header === null ? undefined : state.keys.get(apiKeyIn(header) ?? '');
       const user = state.users.find((candidate) => candidate.id === key?.user_id);
-      if (requiresKey(operation.node) && !user) return unauthorizedResponse('The API key is invalid, expired or revoked. Log in again.');
+      if (requiresKey(operation.node) && !user?.is_active) return unauthorizedResponse('The API key is invalid, expired or revoked. Log in again.');
       const body = request.method === 'GET' ? {} : ((await request.clone().json().catch(() => ({}))) as Json);
       return answer({ request, url, body, user: user!, keyId: key?.id, state, base });
     });
@@ -159,7 +159,7 @@ type On = (operationId: string, answer: (context: Context) => Response | Promise
 
 function seeded(seed: StatefulSeed): State {
   const copy = structuredClone(seed);
-  const users: User[] = copy.users.map((user) => ({ ...user, phone: user.phone ?? null, last_login: null }));
+  const users: User[] = copy.users.map((user) => ({ ...user, phone: user.phone ?? null, last_login: null, is_active: true }));
   const userId = (username: string) => users.find((user) => user.username === username)?.id ?? 0;
   let nextId = 1000;
   const entities = new Map<number, StoredEntity>();
@@ -184,7 +184,7 @@ function newId(state: State, taken: Iterable<number>): number {
 
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 const displayName = (user: User) => `${user.first_name} ${user.last_name}`.trim() || user.username;
-const publicUser = (user: User) => ({ ...user, is_active: true });
+const publicUser = (user: User) => ({ ...user });
 
 function envelope(status: number, data: unknown, message: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ success: true, data, message, request_id: crypto.randomUUID() }), { status, headers: { 'Content-Type': 'application/json', ...headers } });
@@ -236,6 +236,7 @@ function accountHandlers(on: On, password: string): HttpHandler[] {
       const name = String(body.username).trim().toLowerCase();
       const user = state.users.find((candidate) => candidate.username === name || candidate.email.toLowerCase() === name);
       if (!user || body.password !== (state.passwords.get(user.id) ?? password)) return errorResponse(401, 'invalid_credentials', 'Invalid username or password.');
+      if (!user.is_active) return errorResponse(403, 'account_inactive', 'This account is deactivated. Ask an administrator to reactivate it.');
       const token = [...crypto.getRandomValues(new Uint8Array(24))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
       const expires = new Date(Date.now() + 30 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
       const device = request.headers.get('user-agent')?.slice(0, 200) || null;
@@ -282,6 +283,7 @@ function accountHandlers(on: On, password: string): HttpHandler[] {
       return envelope(200, { revoked: true }, 'The key was revoked.');
     }),
     on('getMyProfile', ({ user }) => envelope(200, publicUser(user), 'Your profile.')),
+    ...adminAccountHandlers(on),
     on('updateMyProfile', ({ body, user }) => {
       if (typeof body.first_name === 'string') user.first_name = body.first_name.trim();
       if (typeof body.last_name === 'string') user.last_name = body.last_name.trim();
@@ -300,6 +302,69 @@ function accountHandlers(on: On, password: string): HttpHandler[] {
       const found = state.users.find((candidate) => candidate.id === id && (user.is_admin || candidate.id === user.id || teammates.has(candidate.id)));
       if (!found) return notFound(`There is no user ${id} that you can see.`, [{ location: 'path', field: 'user_id', rule: 'visible_user', message: 'must be a user you can see', value: id }]);
       return envelope(200, publicUser(found), 'User profile.');
+    }),
+  ];
+}
+
+/** The platform admins' operations on accounts; a created user logs in with the password given, else the demo one. */
+function adminAccountHandlers(on: On): HttpHandler[] {
+  const adminOnly = (user: User) => (user.is_admin ? undefined : forbidden('Only platform administrators may do this.'));
+  /** The user the path names, or the server's 404. */
+  const named = ({ url, state }: Context): User | Response => {
+    const id = Number(url.pathname.split('/').filter(Boolean).at(-2));
+    return state.users.find((user) => user.id === id) ?? notFound(`There is no user ${id}.`, [{ location: 'path', field: 'user_id', rule: 'existing_user', message: 'must be the id of a user', value: id }]);
+  };
+  const revokeAllOf = (state: State, userId: number) => {
+    const theirs = [...state.keys].filter(([, key]) => key.user_id === userId);
+    for (const [token] of theirs) state.keys.delete(token);
+    return theirs.length;
+  };
+  const keysRevoked = (count: number) => (count === 1 ? '1 key was revoked' : `${count} keys were revoked`);
+  return [
+    on('createUser', ({ body, user, state }) => {
+      const refused = adminOnly(user);
+      if (refused) return refused;
+      const username = String(body.username);
+      const email = String(body.email).trim().toLowerCase();
+      if (username.includes('@')) return invalidBody([{ location: 'body', field: 'username', rule: 'username', message: 'must be letters, digits and . _ + - only (no @)', value: username }]);
+      const taken = state.users.find((other) => other.email === email) ? 'email' : state.users.find((other) => other.username.toLowerCase() === username.toLowerCase()) ? 'username' : undefined;
+      if (taken) return conflict(`Another account already has this ${taken === 'email' ? 'e-mail address' : 'username'}.`, [{ location: 'body', field: taken, rule: 'unique', message: 'is taken by another account', value: taken === 'email' ? email : username }]);
+      const created: User = {
+        id: newId(state, state.users.map((other) => other.id)),
+        username,
+        email,
+        first_name: String(body.first_name ?? ''),
+        last_name: String(body.last_name ?? ''),
+        phone: null,
+        is_admin: body.is_admin === true,
+        date_joined: now(),
+        last_login: null,
+        is_active: true,
+      };
+      state.users.push(created);
+      if (typeof body.password === 'string') state.passwords.set(created.id, body.password);
+      const how = typeof body.password === 'string' ? '' : `; a link to get a password was mailed to ${email}`;
+      return envelope(201, publicUser(created), `User ${created.id} was created${how}.`);
+    }),
+    on('deactivateUser', (context) => {
+      const target = adminOnly(context.user) ?? named(context);
+      if (target instanceof Response) return target;
+      if (target.id === context.user.id) return conflict('You cannot deactivate your own account; another admin can.', [{ location: 'path', field: 'user_id', rule: 'not_yourself', message: "must not be the caller's own account", value: target.id }]);
+      target.is_active = false;
+      const revoked = revokeAllOf(context.state, target.id);
+      return envelope(200, publicUser(target), `User ${target.id} was deactivated; ${keysRevoked(revoked)}.`);
+    }),
+    on('reactivateUser', (context) => {
+      const target = adminOnly(context.user) ?? named(context);
+      if (target instanceof Response) return target;
+      target.is_active = true;
+      return envelope(200, publicUser(target), `User ${target.id} is active.`);
+    }),
+    on('endUserSessions', (context) => {
+      const target = adminOnly(context.user) ?? named(context);
+      if (target instanceof Response) return target;
+      const revoked = revokeAllOf(context.state, target.id);
+      return envelope(200, { keys_revoked: revoked }, `User ${target.id}: ${keysRevoked(revoked)}.`);
     }),
   ];
 }

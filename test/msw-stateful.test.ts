@@ -80,6 +80,28 @@ describe('accounts', () => {
     await login(laptop, 'carlos.pereira', 'uma senha nova e comprida');
   });
 
+  it("keeps the admins' operations on accounts: create, deactivate (keys revoked, no login), reactivate, end sessions", async () => {
+    const admin = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(admin, 'ana.souza', DEFAULT_MOCK_PASSWORD);
+    const created = unwrap(await admin.POST('/api/auth/account', { body: { username: 'rita.alves', email: 'Rita.Alves@exemplo.com.br', password: 'a senha da rita aqui' } }));
+    expect(created).toMatchObject({ username: 'rita.alves', email: 'rita.alves@exemplo.com.br', is_active: true, is_admin: false });
+    expect(await failure(admin.POST('/api/auth/account', { body: { username: 'outra', email: 'rita.alves@exemplo.com.br' } }))).toMatchObject({ status: 409, code: 'conflict' });
+    expect(await failure(api.POST('/api/auth/account', { body: { username: 'outra', email: 'outra@exemplo.com.br' } }))).toMatchObject({ status: 403, code: 'forbidden' });
+    const rita = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(rita, 'rita.alves', 'a senha da rita aqui');
+
+    const onRita = { params: { path: { user_id: created.id } } };
+    expect(unwrap(await admin.POST('/api/auth/account/{user_id}/deactivate/', onRita))).toMatchObject({ is_active: false });
+    expect(await failure(rita.GET('/api/auth/profile/'))).toMatchObject({ status: 401 });
+    expect(await failure(login(rita, 'rita.alves', 'a senha da rita aqui'))).toMatchObject({ status: 403, code: 'account_inactive' });
+    expect(await failure(admin.POST('/api/auth/account/{user_id}/deactivate/', { params: { path: { user_id: 1 } } }))).toMatchObject({ status: 409, code: 'conflict' });
+    expect(unwrap(await admin.POST('/api/auth/account/{user_id}/reactivate/', onRita))).toMatchObject({ is_active: true });
+    await login(rita, 'rita.alves', 'a senha da rita aqui');
+    expect(unwrap(await admin.POST('/api/auth/account/{user_id}/end_sessions/', onRita))).toEqual({ keys_revoked: 1 });
+    expect(await failure(rita.GET('/api/auth/profile/'))).toMatchObject({ status: 401 });
+    expect(await failure(admin.POST('/api/auth/account/{user_id}/end_sessions/', { params: { path: { user_id: 999999 } } }))).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
   it("reads the caller's profile and changes its name and phone, refusing a number that is too short", async () => {
     expect(unwrap(await api.GET('/api/auth/profile/'))).toMatchObject({ username: 'carlos.pereira' });
     const updated = unwrap(await api.POST('/api/auth/profile/', { body: { last_name: 'Pereira da Silva', phone: '(11) 98765-4321' } }));
