@@ -4,6 +4,7 @@
  */
 import type { Request } from 'express';
 import { USERNAME_PATTERN } from '../config.js';
+import { asIsoTimestamp } from '../db/reader.js';
 import { callerOf, requireAdmin } from '../http/auth.js';
 import { invalidBody } from '../http/body-fields.js';
 import { sendEnvelope } from '../http/envelope.js';
@@ -104,9 +105,9 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       const results = rows.map((row) => ({
         id: row.id,
         device: row.device,
-        created_at: new Date(row.created_at).toISOString(),
-        last_used_at: row.last_used_at === null ? null : new Date(row.last_used_at).toISOString(),
-        expires_at: new Date(row.expires_at).toISOString(),
+        created_at: asIsoTimestamp(row.created_at),
+        last_used_at: row.last_used_at === null ? null : asIsoTimestamp(row.last_used_at),
+        expires_at: asIsoTimestamp(row.expires_at),
         current: row.id === caller.tokenId,
       }));
       const body = pageOf(results, total, page, SESSIONS_PER_PAGE, apiBaseUrl(req, urls) + '/api/auth/sessions/');

@@ -8,7 +8,11 @@
  * The common passwords are the 49,000 of `@zxcvbn-ts/language-common` (compiled from public breaches),
  * loaded the first time a password is checked and compared case-insensitively.
  */
-import { dictionary } from '@zxcvbn-ts/language-common';
+import { createRequire } from 'node:module';
+
+// The package decompresses its lists when loaded (about 60 ms and a few MB): loaded at the first check,
+// not at every start of the server or the CLI.
+const require = createRequire(import.meta.url);
 
 /** At least 12 characters by default: OWASP's floor is 8 and NIST's 15 for a password used alone; deployments set PASSWORD_MIN_LENGTH. */
 export const DEFAULT_MIN_LENGTH = 12;
@@ -31,7 +35,10 @@ export interface PasswordContext {
 let common: Set<string> | undefined;
 
 function commonPasswords(): Set<string> {
-  common ??= new Set(dictionary['passwords-common'].map((password) => password.toLowerCase()));
+  if (!common) {
+    const { dictionary } = require('@zxcvbn-ts/language-common') as { dictionary: Record<'passwords-common', string[]> };
+    common = new Set(dictionary['passwords-common'].map((password) => password.toLowerCase()));
+  }
   return common;
 }
 

@@ -84,8 +84,8 @@ export class TokenStore {
   /** Revokes every live key of the user (an admin's `endUserSessions`, a deactivation); returns how many. */
   async revokeAllOf(userId: number, now = new Date()): Promise<number> {
     const [revoked] = await this.models.ApiToken.update({ revoked_at: now }, { where: { user_id: userId, revoked_at: null, expires_at: { [Op.gt]: now } } });
-    // Even with none live in the table, an instance may still remember one that just expired: drop them all.
-    await this.cache.revoke({ userId });
+    // Only live keys are remembered, and each earlier revocation was announced: none revoked, nothing to tell.
+    if (revoked > 0) await this.cache.revoke({ userId });
     return revoked;
   }
 
