@@ -17,9 +17,10 @@ import { specFile } from './project-root.js';
 import { readLane } from './http/read-lane.js';
 import { ContractSchemas } from './http/contract-schemas.js';
 import { errorHandler, translateApiError, translateBodyParserError } from './http/errors.js';
-import { corsFor, securityHeaders } from './http/hygiene.js';
+import { corsFor, fixedHeaders, securityHeaders } from './http/hygiene.js';
 import { metricsEndpoint, requestMetrics, type Metrics } from './http/metrics.js';
 import { observeCompletion } from './http/completion.js';
+import { inSequence } from './http/sequence.js';
 import { idempotency, type IdempotencyStore } from './http/idempotency.js';
 import { rateLimits } from './http/rate-limits.js';
 import { keyAuthenticatedOperations, type KeyAuthenticator } from './http/auth.js';
@@ -168,45 +169,42 @@ export function createApp(dependencies: AppDependencies): Express {
 
   app.locals.implementedOperations = new Set(Object.keys(handlers));
 
-  const { responseHeaders } = dependencies;
-  if (responseHeaders) {
-    app.use((_req, res, next) => {
-      res.set(responseHeaders);
-      next();
-    });
-  }
-  app.use(observeCompletion([requestMetrics(metrics), earlyAnswerLogging(logger)]));
-  app.use(requestId);
-  app.use(securityHeaders());
-  const crossOrigin = corsFor(config.corsOrigins);
-  if (crossOrigin) app.use(crossOrigin);
-  app.use(metricsEndpoint(metrics, config.metricsToken));
   const routes = buildRoutes(contract, config.basePath);
   const authenticate: KeyAuthenticator = (key) => accounts.tokens.authenticate(key);
   const keys = { operations: keyAuthenticatedOperations(contract), authenticate };
-  app.use(rateLimits({ budgets: config.rateLimits, routes, redis, keyPrefix: rateLimitPrefix, keys }));
   const schemas = new ContractSchemas(contract);
-  if (fastPaths) {
-    app.use(
-      municipalityListFastPath({
-        catalog: municipalities,
-        schemas,
-        urls: config,
-        validateResponses: config.validateResponses,
-        logger,
-      }),
-    );
-  }
-  app.use(requestLogging(logger));
-  app.use(rejectInvalidRequestId);
-  // The documentation page's scripts and styles (not operations of the contract), before the path guard.
-  app.use(docsAssets(config.basePath));
-  app.use(methodGuard(routes));
   const signatureChecks = { ...socialnetSignatureChecks(config.socialnet), ...smsSignatureChecks(dependencies.sms, config) };
-  if (fastPaths && !config.validateResponses) {
-    const excluded = new Set([...GETS_THAT_CHANGE_STATE, ...Object.keys(signatureChecks)]);
-    app.use(readLane({ document: contract, routes, schemas, handlers, authenticate, excluded }));
-  }
+  const { responseHeaders } = dependencies;
+  // What every request crosses before its body is read, in order, as one layer (sequence.ts says why).
+  app.use(
+    inSequence([
+      responseHeaders ? fixedHeaders(responseHeaders) : undefined,
+      observeCompletion([requestMetrics(metrics), earlyAnswerLogging(logger)]),
+      requestId,
+      securityHeaders(),
+      corsFor(config.corsOrigins),
+      metricsEndpoint(metrics, config.metricsToken),
+      rateLimits({ budgets: config.rateLimits, routes, redis, keyPrefix: rateLimitPrefix, keys }),
+      fastPaths
+        ? municipalityListFastPath({ catalog: municipalities, schemas, urls: config, validateResponses: config.validateResponses, logger })
+        : undefined,
+      requestLogging(logger),
+      rejectInvalidRequestId,
+      // The documentation page's scripts and styles (not operations of the contract), before the path guard.
+      docsAssets(config.basePath),
+      methodGuard(routes),
+      fastPaths && !config.validateResponses
+        ? readLane({
+            document: contract,
+            routes,
+            schemas,
+            handlers,
+            authenticate,
+            excluded: new Set([...GETS_THAT_CHANGE_STATE, ...Object.keys(signatureChecks)]),
+          })
+        : undefined,
+    ]),
+  );
   // The raw bytes are kept for the idempotency fingerprint ("the same body" means the same bytes).
   const keepRawBody = (req: IncomingMessage, _res: unknown, raw: Buffer) => {
     (req as IncomingMessage & { rawBody?: Buffer }).rawBody = raw;

@@ -26,6 +26,15 @@ export function securityHeaders(): RequestHandler {
   };
 }
 
+/** Headers set on every answer (the hybrid mode's `X-Served-By`). */
+export function fixedHeaders(headers: Record<string, string>): RequestHandler {
+  const pairs = Object.entries(headers);
+  return (_req, res, next) => {
+    for (const [name, value] of pairs) res.setHeader(name, value);
+    next();
+  };
+}
+
 function headersSetBy(middleware: ReturnType<typeof helmet>): Array<[string, string]> {
   const headers: Array<[string, string]> = [];
   const recorder = { setHeader: (name: string, value: string) => headers.push([name, value]), removeHeader: () => {} };

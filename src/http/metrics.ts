@@ -84,13 +84,14 @@ function operationOf(req: Request, locals: Record<string, unknown>): string {
 
 /** GET /metrics for a caller with the token; 404 (as if absent) when no token is configured. */
 export function metricsEndpoint(metrics: Metrics, token: string | undefined): RequestHandler {
-  return async (req, res, next) => {
+  // Not an async function: every request passes here, and only /metrics needs to wait.
+  return (req, res, next) => {
     if (req.path !== '/metrics' || !token) return next();
     if (!bearerMatches(req.get('Authorization'), token)) {
       res.status(401).set('WWW-Authenticate', 'Bearer realm="metrics"').type('text/plain').send('Unauthorized\n');
       return;
     }
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    metrics.registry.metrics().then((text) => void res.type(metrics.registry.contentType).send(text), next);
   };
 }
 
