@@ -24,6 +24,7 @@ export interface CommandName {
 export const GROUPS: Readonly<Record<string, string>> = {
   auth: 'Sessions, keys, password resets and credential checks (Login/Register)',
   sessions: "Your own keys, one per device that logged in: list and revoke (Login/Register)",
+  signup: 'Sign up for an account and confirm its e-mail address (Login/Register)',
   accounts: 'User accounts and profiles (Accounts)',
   chat: 'Chat contacts (chat)',
   social: "The caller's linked social accounts (Social Networks)",
@@ -56,7 +57,17 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   validatePasswordResetToken: { path: ['auth', 'check-reset-token'], examples: ['auth check-reset-token --email ana.souza@palanque.app --token <token>'] },
   checkEmail: { path: ['auth', 'check-email'], examples: ['auth check-email --email nova.pessoa@exemplo.com.br'] },
   checkLoginAttempt: { path: ['auth', 'login-attempt'], examples: ['auth login-attempt'] },
+  signUp: {
+    path: ['signup', 'create'],
+    examples: [
+      'signup create --file signup.json   # {"username": ..., "email": ..., "password": ...}: keeps the password out of the shell history',
+      'signup create --username rafael.costa --email rafael.costa@exemplo.com.br --first-name Rafael --password "$PASSWORD" --invitation <token>',
+    ],
+  },
+  resendSignUpConfirmation: { path: ['signup', 'resend'], examples: ['signup resend --email rafael.costa@exemplo.com.br   # at most one link a minute'] },
+  verifyEmail: { path: ['signup', 'verify'], examples: ['signup verify --token <token from the mailed link>'] },
   changePassword: { path: ['password'], custom: true },
+  changeMyEmail: { path: ['accounts', 'change-email'], examples: ['accounts change-email --file change.json   # {"new_email": ..., "current_password": ...}'] },
   listMySessions: { path: ['sessions', 'list'], examples: ['sessions list', 'sessions list --json   # ids, devices, last use'] },
   revokeMySession: { path: ['sessions', 'revoke'], examples: ['sessions revoke 41   # the id sessions list shows'] },
   // Accounts, chat, social networks

@@ -156,6 +156,140 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "paged": false
   },
   {
+    "operationId": "signUp",
+    "method": "post",
+    "path": "/api/auth/signup/",
+    "tag": "Login/Register",
+    "summary": "Sign up for an account",
+    "description": "Creates an account that stays inactive until its owner confirms the e-mail address through a\nsingle-use link mailed to it (valid `EMAIL_VERIFICATION_LIFETIME_HOURS`, 48 by default; see\n`verifyEmail`). Who may sign up is the server's `SIGNUP` setting:\n- `open`: anyone.\n- `invite` (the default): only the person an entity's team invited, with the invitation's\n  token in `invitation`; the address must be the one invited.\n- `closed`: nobody; accounts come from platform admins (`createUser`).\n\n**Nothing here tells whether an address has an account.** The answer (and the work done\nbefore it: the same checks and one password hash) is the same whether `email` was free or\ntaken. A free address receives the confirmation link; the owner of a taken one receives a mail\nsaying someone tried to sign up with it (with the way to reset a password), and nothing else\nhappens. A new sign-up with the address of one that was never confirmed replaces it, so that\nnobody can hold someone else's address by signing up first; an unconfirmed sign-up is removed\nonce its link has expired. The username is not secret (teammates see it): a taken one is 409.\n\nThe password follows the password rules of `changePassword`. `Idempotency-Key` is accepted but\nnothing about the request is stored (its body holds a password).",
+    "auth": false,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "username",
+          "required": true,
+          "type": "string",
+          "description": "Letters, digits and `."
+        },
+        {
+          "name": "email",
+          "required": true,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "password",
+          "required": true,
+          "type": "string",
+          "description": "At least `PASSWORD_MIN_LENGTH` characters (12 by default), at most 256, and none of the refused kinds (see `changePassword`)."
+        },
+        {
+          "name": "first_name",
+          "required": false,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "last_name",
+          "required": false,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "phone",
+          "required": false,
+          "type": "string",
+          "description": "As `updateMyProfile` reads it."
+        },
+        {
+          "name": "invitation",
+          "required": false,
+          "type": "string",
+          "description": "The token of an invitation to this address (required when `SIGNUP` is `invite`)."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "resendSignUpConfirmation",
+    "method": "post",
+    "path": "/api/auth/signup/resend/",
+    "tag": "Login/Register",
+    "summary": "Mail a new confirmation link for a sign-up",
+    "description": "Mails a new confirmation link to an address whose sign-up is waiting for confirmation; the\nlinks sent before it stop working. At most one link per address every\n`SIGNUP_RESEND_SECONDS` (60 by default): a request sooner sends nothing. The answer is the\nsame in every case (no sign-up, a confirmed account, too soon), so it reveals no accounts.",
+    "auth": false,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "email",
+          "required": true,
+          "type": "string",
+          "description": ""
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "changeMyEmail",
+    "method": "post",
+    "path": "/api/auth/change_email/",
+    "tag": "Login/Register",
+    "summary": "Change one's own e-mail address",
+    "description": "Asks to move the caller's account to another e-mail address, given the current password\n(checked as `changePassword` checks it, through the login lock: a stolen key alone cannot move\nan account to another mailbox). The address changes only when its owner opens the single-use\nlink mailed to it (`verifyEmail`, valid `EMAIL_VERIFICATION_LIFETIME_HOURS`); a newer request\nreplaces an older one, whose link stops working. The current address is told when the change\nis asked and again when it is done.\n\nThe answer is the same whether or not another account has the new address: that account's\nowner is told that someone tried, and nothing changes. `Idempotency-Key` is accepted but nothing\nabout the request is stored (its body holds a password).",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "new_email",
+          "required": true,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "current_password",
+          "required": true,
+          "type": "string",
+          "description": ""
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "verifyEmail",
+    "method": "get",
+    "path": "/api/auth/verify_email/",
+    "tag": "Login/Register",
+    "summary": "Confirm an e-mail address with the mailed link",
+    "description": "Uses a single-use token mailed to confirm an address: the one `signUp` (or\n`resendSignUpConfirmation`) mailed, after which the account exists and its owner can log in\n(`account_activated`), or the one `changeMyEmail` mailed to the new address, after which the\naccount has that address and the old one is told (`email_changed`). The token is consumed; it\nis unknown, used or expired afterwards, and so are the other links of the same request.\n\nThe mailed link is built on the server's configured public address, never on the request's\n`Host`. When the server is configured with a front-end confirmation page\n(`FRONTEND_VERIFY_URL`), the link opens that page with `token` in its query, and the page calls\nthis operation (a mail scanner that opens links then does not spend the token). This GET\nchanges state: clients and proxies must not prefetch or cache it.",
+    "auth": false,
+    "parameters": [
+      {
+        "name": "token",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "The token of the mailed link (required in practice; missing gives 400)."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
     "operationId": "checkEmail",
     "method": "get",
     "path": "/api/check/email/",
@@ -275,7 +409,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/auth/profile/",
     "tag": "Accounts",
     "summary": "Change one's own name and phone",
-    "description": "Changes the caller's name and phone. A field left out keeps its value; `phone: null` (or an\nempty text) removes the phone. Names are trimmed. A phone is read as a person writes it\n(`(11) 98765-4321`, `+55 11 98765-4321`, `11987654321`; a number without a country code is\nBrazilian), checked with libphonenumber-js's metadata (a number that cannot exist is refused)\nand stored and shown in E.164 (`+5511987654321`). The username and the e-mail address are not\nchanged here: the body is closed, so `email` or `username` in it is 422 naming the field.",
+    "description": "Changes the caller's name and phone. A field left out keeps its value; `phone: null` (or an\nempty text) removes the phone. Names are trimmed. A phone is read as a person writes it\n(`(11) 98765-4321`, `+55 11 98765-4321`, `11987654321`; a number without a country code is\nBrazilian), checked with libphonenumber-js's metadata (a number that cannot exist is refused)\nand stored and shown in E.164 (`+5511987654321`). The username and the e-mail address are not\nchanged here (the address changes through `changeMyEmail`, confirmed from the new address): the\nbody is closed, so `email` or `username` in it is 422 naming the field.",
     "auth": true,
     "parameters": [],
     "body": {

@@ -14,5 +14,5 @@ export { PalanqueApiError, PalanqueNetworkError, type ErrorBody, type ErrorCode,
 export { eachMunicipality, login, logout, municipalityPages, unwrap, type LoginResponse, type Municipality, type MunicipalityPage, type MunicipalityQuery } from './helpers.js';
 export { retryAfterMs, type RetryEvent, type RetryOptions } from './retry.js';
 export type { components, operations, paths } from './schema.js';
-export { requiredQueryParameters, type SdkPaths } from './sdk-paths.js';
+export type { SdkPaths } from './sdk-paths.js';
 export type { Exact, ExactClient } from './exact.js';

@@ -45,6 +45,11 @@ export interface StatefulHandlers {
   handlers: HttpHandler[];
   /** Back to the seed: every write undone, every key issued forgotten. */
   reset(): void;
+  /**
+   * The token the confirmation mail to `email` would carry, for a pending sign-up or change of address
+   * (the mock mails nothing): what a front end's test gives verifyEmail. Undefined when none is pending.
+   */
+  confirmationToken(email: string): string | undefined;
 }
 
 type Seed = typeof seedData;
@@ -89,7 +94,18 @@ interface State {
   bookmarks: Map<number, Json & { id: number; user_id: number; url: string }>;
   newsSources: Map<number, Json & { id: number; url: string; status: string }>;
   credentials: Map<number, Json & { id: number; account_id: string; sender_id: string; entity_id: number | null }>;
+  /** Sign-ups waiting for confirmation, by the token of their (unsent) mail. */
+  pendingSignUps: Map<string, PendingSignUp>;
+  /** Users' new addresses waiting for confirmation, by token. */
+  pendingEmailChanges: Map<string, { user_id: number; email: string }>;
   nextId: number;
+}
+interface PendingSignUp {
+  username: string;
+  email: string;
+  password: string;
+  first_name: string;
+  last_name: string;
 }
 
 const ENTITIES_PER_PAGE = 30;
@@ -139,6 +155,11 @@ export function statefulHandlers({ baseUrl = 'http://palanque.test', seed = seed
       // The handlers read `state` at each request, so replacing it resets them all.
       state = seeded(seed);
     },
+    confirmationToken(email) {
+      const address = email.trim().toLowerCase();
+      const waiting = [...state.pendingSignUps, ...state.pendingEmailChanges];
+      return waiting.find(([, pending]) => pending.email === address)?.[0];
+    },
   };
 }
 
@@ -174,7 +195,7 @@ function seeded(seed: StatefulSeed): State {
   const bookmarks = new Map(copy.research.bookmarks.map(({ user, ...bookmark }) => [bookmark.id, { ...bookmark, user_id: userId(user) }]));
   const newsSources = new Map(copy.research.news_sources.map(({ requested_by: _by, ...source }) => [source.id, source]));
   const credentials = new Map(copy.sms.credentials.map(({ created_by: _by, ...credential }) => [credential.id, { ...credential, provider: 'provider' }]));
-  return { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, nextId };
+  return { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, pendingSignUps: new Map(), pendingEmailChanges: new Map(), nextId };
 }
 
 function newId(state: State, taken: Iterable<number>): number {
@@ -235,6 +256,10 @@ function accountHandlers(on: On, password: string): HttpHandler[] {
     on('login', ({ request, body, state }) => {
       const name = String(body.username).trim().toLowerCase();
       const user = state.users.find((candidate) => candidate.username === name || candidate.email.toLowerCase() === name);
+      const pending = user ? undefined : [...state.pendingSignUps.values()].find((signUp) => signUp.username.toLowerCase() === name || signUp.email === name);
+      if (pending && pending.password === body.password) {
+        return errorResponse(403, 'email_not_verified', `Confirm your e-mail address first: open the link sent to ${pending.email}, or ask for a new one.`);
+      }
       if (!user || body.password !== (state.passwords.get(user.id) ?? password)) return errorResponse(401, 'invalid_credentials', 'Invalid username or password.');
       if (!user.is_active) return errorResponse(403, 'account_inactive', 'This account is deactivated. Ask an administrator to reactivate it.');
       const token = [...crypto.getRandomValues(new Uint8Array(24))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
@@ -284,6 +309,7 @@ function accountHandlers(on: On, password: string): HttpHandler[] {
     }),
     on('getMyProfile', ({ user }) => envelope(200, publicUser(user), 'Your profile.')),
     ...adminAccountHandlers(on),
+    ...signUpHandlers(on, password),
     on('updateMyProfile', ({ body, user }) => {
       if (typeof body.first_name === 'string') user.first_name = body.first_name.trim();
       if (typeof body.last_name === 'string') user.last_name = body.last_name.trim();
@@ -302,6 +328,99 @@ function accountHandlers(on: On, password: string): HttpHandler[] {
       const found = state.users.find((candidate) => candidate.id === id && (user.is_admin || candidate.id === user.id || teammates.has(candidate.id)));
       if (!found) return notFound(`There is no user ${id} that you can see.`, [{ location: 'path', field: 'user_id', rule: 'visible_user', message: 'must be a user you can see', value: id }]);
       return envelope(200, publicUser(found), 'User profile.');
+    }),
+  ];
+}
+
+/**
+ * Sign-up as a server with SIGNUP=open answers it, and a user's change of address: the same answer for a
+ * free and a taken address, a change only once verifyEmail gets the token (`confirmationToken` tells it;
+ * nothing is mailed).
+ */
+function signUpHandlers(on: On, password: string): HttpHandler[] {
+  const linkLifetimeSeconds = 48 * 3600;
+  const accepted = (email: string, message: string) => envelope(200, { status: 'confirmation_sent', email, link_expires_in_seconds: linkLifetimeSeconds }, message);
+  const newToken = () => [...crypto.getRandomValues(new Uint8Array(24))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+  const forget = (state: State, email: string) => {
+    for (const [token, pending] of state.pendingSignUps) if (pending.email === email) state.pendingSignUps.delete(token);
+  };
+  return [
+    on('signUp', ({ body, state }) => {
+      const username = String(body.username);
+      const email = String(body.email).trim().toLowerCase();
+      const chosen = String(body.password);
+      const problems: ErrorDetail[] = [];
+      if (username.includes('@')) problems.push({ location: 'body', field: 'username', rule: 'username', message: 'must be letters, digits and . _ + - only (no @)', value: username });
+      if ([...chosen].length < PASSWORD_MIN_LENGTH) problems.push({ location: 'body', field: 'password', rule: 'min_length', message: `must be at least ${PASSWORD_MIN_LENGTH} characters (it has ${[...chosen].length})` });
+      if (problems.length > 0) return invalidBody(problems);
+      const key = username.toLowerCase();
+      const held = [...state.pendingSignUps.values()].some((pending) => pending.username.toLowerCase() === key && pending.email !== email);
+      if (held || state.users.some((other) => other.username.toLowerCase() === key)) {
+        return conflict('Another account already has this username.', [{ location: 'body', field: 'username', rule: 'unique', message: 'is taken by another account', value: username }]);
+      }
+      // A taken address changes nothing (the server mails its owner); a free one gets a pending sign-up.
+      if (!state.users.some((other) => other.email === email)) {
+        forget(state, email);
+        state.pendingSignUps.set(newToken(), { username, email, password: chosen, first_name: String(body.first_name ?? ''), last_name: String(body.last_name ?? '') });
+      }
+      return accepted(email, 'Check your e-mail. If the address can be used, a link to confirm the account was sent to it.');
+    }),
+    on('resendSignUpConfirmation', ({ body, state }) => {
+      const email = String(body.email).trim().toLowerCase();
+      const pending = [...state.pendingSignUps.values()].find((signUp) => signUp.email === email);
+      if (pending) {
+        forget(state, email);
+        state.pendingSignUps.set(newToken(), pending);
+      }
+      return accepted(email, 'If a sign-up with this address waits for confirmation, a new link was sent to it.');
+    }),
+    on('changeMyEmail', ({ body, user, state }) => {
+      if (body.current_password !== (state.passwords.get(user.id) ?? password)) {
+        return errorResponse(401, 'invalid_credentials', 'The current password is incorrect.', [
+          { location: 'body', field: 'current_password', rule: 'current_password', message: "must be the account's current password" },
+        ]);
+      }
+      const email = String(body.new_email).trim().toLowerCase();
+      if (email === user.email) return invalidBody([{ location: 'body', field: 'new_email', rule: 'different_from_current', message: "must differ from the account's current address", value: email }]);
+      // Another account's address changes nothing (the server tells its owner); a newer request replaces the older.
+      if (!state.users.some((other) => other.email === email)) {
+        for (const [token, pending] of state.pendingEmailChanges) if (pending.user_id === user.id) state.pendingEmailChanges.delete(token);
+        state.pendingEmailChanges.set(newToken(), { user_id: user.id, email });
+      }
+      return envelope(200, { status: 'confirmation_sent', email, link_expires_in_seconds: linkLifetimeSeconds }, "Check the new address's mail. If it can be used, a link to confirm it was sent to it.");
+    }),
+    on('verifyEmail', ({ url, state }) => {
+      const token = url.searchParams.get('token');
+      if (token === null) return errorResponse(400, 'bad_request', 'The request is malformed: token is required.', [{ location: 'query', field: 'token', rule: 'required', message: 'is required' }]);
+      const change = state.pendingEmailChanges.get(token);
+      const mover = change && state.users.find((other) => other.id === change.user_id);
+      if (change && mover) {
+        state.pendingEmailChanges.delete(token);
+        mover.email = change.email;
+        return envelope(200, { status: 'email_changed', username: mover.username, email: mover.email }, `The account's e-mail address is now ${mover.email}.`);
+      }
+      const pending = state.pendingSignUps.get(token);
+      if (!pending) {
+        return errorResponse(400, 'invalid_token', 'The confirmation link is not valid: unknown, already used or expired. Sign up again, or ask for a new link.', [
+          { location: 'query', field: 'token', rule: 'valid_confirmation_token', message: 'must be the token of an unused, unexpired confirmation link' },
+        ]);
+      }
+      forget(state, pending.email);
+      const created: User = {
+        id: newId(state, state.users.map((other) => other.id)),
+        username: pending.username,
+        email: pending.email,
+        first_name: pending.first_name,
+        last_name: pending.last_name,
+        phone: null,
+        is_admin: false,
+        date_joined: now(),
+        last_login: null,
+        is_active: true,
+      };
+      state.users.push(created);
+      state.passwords.set(created.id, pending.password);
+      return envelope(200, { status: 'account_activated', username: created.username, email: created.email }, 'The e-mail address is confirmed; you can log in now.');
     }),
   ];
 }

@@ -25,7 +25,9 @@ export interface paths {
          *     - **400**: the body is not valid JSON.
          *     - **401** `invalid_credentials`: wrong username or password. The answer and the work done are
          *       the same whether or not the account exists, so it reveals no accounts.
-         *     - **403** `account_inactive`: right credentials, but the account is deactivated.
+         *     - **403** `account_inactive`: right credentials, but the account is deactivated;
+         *       `email_not_verified`: right credentials, but the account was signed up and its e-mail address
+         *       is not confirmed yet (see `signUp`).
          *     - **422** `validation_failed`: a field is missing or breaks its bounds.
          *     - **429** `login_locked`: the login lock refuses this check; even the right password is refused
          *       until `Retry-After` seconds pass. `rate_limited` is the general budget.
@@ -221,6 +223,160 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/signup/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign up for an account
+         * @description Creates an account that stays inactive until its owner confirms the e-mail address through a
+         *     single-use link mailed to it (valid `EMAIL_VERIFICATION_LIFETIME_HOURS`, 48 by default; see
+         *     `verifyEmail`). Who may sign up is the server's `SIGNUP` setting:
+         *     - `open`: anyone.
+         *     - `invite` (the default): only the person an entity's team invited, with the invitation's
+         *       token in `invitation`; the address must be the one invited.
+         *     - `closed`: nobody; accounts come from platform admins (`createUser`).
+         *
+         *     **Nothing here tells whether an address has an account.** The answer (and the work done
+         *     before it: the same checks and one password hash) is the same whether `email` was free or
+         *     taken. A free address receives the confirmation link; the owner of a taken one receives a mail
+         *     saying someone tried to sign up with it (with the way to reset a password), and nothing else
+         *     happens. A new sign-up with the address of one that was never confirmed replaces it, so that
+         *     nobody can hold someone else's address by signing up first; an unconfirmed sign-up is removed
+         *     once its link has expired. The username is not secret (teammates see it): a taken one is 409.
+         *
+         *     The password follows the password rules of `changePassword`. `Idempotency-Key` is accepted but
+         *     nothing about the request is stored (its body holds a password).
+         *
+         *     - **200**: accepted; `data.status` is `confirmation_sent`, whatever became of the address.
+         *     - **201**: not returned; same body as 200.
+         *     - **403** `signup_closed`: `SIGNUP` is `closed`; `invitation_required`: `SIGNUP` is `invite` and
+         *       `invitation` is missing, or is not an open invitation to this address.
+         *     - **409** `conflict`: the username is taken (case-insensitively; rule `unique`).
+         *     - **422** `validation_failed`: a field is missing or breaks its bounds, a username with other
+         *       characters than letters, digits and `. _ + -` (rule `username`), or a password that breaks a
+         *       rule (the rule named).
+         *     - **429** `rate_limited`: the budget of the authentication operations per address.
+         *     - 401 and 404 are not returned.
+         */
+        post: operations["signUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/signup/resend/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a new confirmation link for a sign-up
+         * @description Mails a new confirmation link to an address whose sign-up is waiting for confirmation; the
+         *     links sent before it stop working. At most one link per address every
+         *     `SIGNUP_RESEND_SECONDS` (60 by default): a request sooner sends nothing. The answer is the
+         *     same in every case (no sign-up, a confirmed account, too soon), so it reveals no accounts.
+         *
+         *     - **200**: `data.status` is `confirmation_sent`.
+         *     - **201**: not returned; same body as 200.
+         *     - **422** `validation_failed`: `email` is missing or not an e-mail address.
+         *     - **429** `rate_limited`: the budget of the authentication operations per address.
+         *     - 401, 403, 404 and 409 are not returned.
+         */
+        post: operations["resendSignUpConfirmation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/change_email/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change one's own e-mail address
+         * @description Asks to move the caller's account to another e-mail address, given the current password
+         *     (checked as `changePassword` checks it, through the login lock: a stolen key alone cannot move
+         *     an account to another mailbox). The address changes only when its owner opens the single-use
+         *     link mailed to it (`verifyEmail`, valid `EMAIL_VERIFICATION_LIFETIME_HOURS`); a newer request
+         *     replaces an older one, whose link stops working. The current address is told when the change
+         *     is asked and again when it is done.
+         *
+         *     The answer is the same whether or not another account has the new address: that account's
+         *     owner is told that someone tried, and nothing changes. `Idempotency-Key` is accepted but nothing
+         *     about the request is stored (its body holds a password).
+         *
+         *     - **200**: accepted; `data.status` is `confirmation_sent`.
+         *     - **201**: not returned; same body as 200.
+         *     - **401** `invalid_credentials`: `current_password` is wrong (the detail names it);
+         *       `unauthorized`: no valid key.
+         *     - **422** `validation_failed`: a field is missing or malformed, or `new_email` is the current
+         *       address (rule `different_from_current`).
+         *     - **429** `login_locked`: the login lock refuses the check; `rate_limited`: the budget of the
+         *       authentication operations.
+         *     - 403, 404 and 409 are not returned.
+         */
+        post: operations["changeMyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/verify_email/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Confirm an e-mail address with the mailed link
+         * @description Uses a single-use token mailed to confirm an address: the one `signUp` (or
+         *     `resendSignUpConfirmation`) mailed, after which the account exists and its owner can log in
+         *     (`account_activated`), or the one `changeMyEmail` mailed to the new address, after which the
+         *     account has that address and the old one is told (`email_changed`). The token is consumed; it
+         *     is unknown, used or expired afterwards, and so are the other links of the same request.
+         *
+         *     The mailed link is built on the server's configured public address, never on the request's
+         *     `Host`. When the server is configured with a front-end confirmation page
+         *     (`FRONTEND_VERIFY_URL`), the link opens that page with `token` in its query, and the page calls
+         *     this operation (a mail scanner that opens links then does not spend the token). This GET
+         *     changes state: clients and proxies must not prefetch or cache it.
+         *
+         *     - **200**: confirmed; `data` names the account and its address.
+         *     - **400** `bad_request`: `token` is missing or malformed; `invalid_token`: the token is unknown,
+         *       used or expired (sign up again, or ask for a new link with `resendSignUpConfirmation`).
+         *     - **409** `conflict`: another account took the username or the address since the link was
+         *       mailed (rule `unique`); nothing changed, and the link is used up.
+         *     - **429** `rate_limited`: the budget of the authentication operations per address.
+         *     - 401, 403, 404 and 422 are not returned.
+         */
+        get: operations["verifyEmail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/check/email/": {
         parameters: {
             query?: never;
@@ -409,7 +565,8 @@ export interface paths {
          *     (`(11) 98765-4321`, `+55 11 98765-4321`, `11987654321`; a number without a country code is
          *     Brazilian), checked with libphonenumber-js's metadata (a number that cannot exist is refused)
          *     and stored and shown in E.164 (`+5511987654321`). The username and the e-mail address are not
-         *     changed here: the body is closed, so `email` or `username` in it is 422 naming the field.
+         *     changed here (the address changes through `changeMyEmail`, confirmed from the new address): the
+         *     body is closed, so `email` or `username` in it is 422 naming the field.
          *
          *     - **200**: the profile as it now is.
          *     - **201**: not returned; same body as 200.
@@ -2319,6 +2476,9 @@ export interface components {
          *     | `forbidden` | 403 | authenticated, but not allowed to do this |
          *     | `not_a_sandbox` | 403 | `resetSandbox` on a server that is not a sandbox |
          *     | `account_inactive` | 403 | the account is deactivated |
+         *     | `email_not_verified` | 403 | the account's e-mail address is not confirmed yet (see `signUp`) |
+         *     | `signup_closed` | 403 | the server takes no sign-ups |
+         *     | `invitation_required` | 403 | the server takes sign-ups only with an invitation to the address |
          *     | `not_found` | 404 | no such record, or one the caller may not know about; or a page past the last |
          *     | `method_not_allowed` | 405 | the path exists but not with this method; see `Allow` |
          *     | `conflict` | 409 | the request conflicts with a record that exists |
@@ -2336,7 +2496,7 @@ export interface components {
          *     | `service_unavailable` | 503 | a dependency is down; try again later |
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "invalid_token" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "not_a_sandbox" | "account_inactive" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_flight" | "edit_conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "rate_limited" | "login_locked" | "internal_error" | "not_implemented" | "reference_data_unavailable" | "service_unavailable";
+        ErrorCode: "bad_request" | "invalid_token" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "not_a_sandbox" | "account_inactive" | "email_not_verified" | "signup_closed" | "invitation_required" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_flight" | "edit_conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "rate_limited" | "login_locked" | "internal_error" | "not_implemented" | "reference_data_unavailable" | "service_unavailable";
         /** @description One thing that was wrong with the request. */
         ErrorDetail: {
             /**
@@ -2506,6 +2666,56 @@ export interface components {
             changed: true;
             /** @description How many other keys of the account were revoked. */
             keys_revoked: number;
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        SignUpRequest: {
+            /** @description Letters, digits and `. _ + -`; unique case-insensitively. */
+            username: string;
+            /** Format: email */
+            email: string;
+            /** @description At least `PASSWORD_MIN_LENGTH` characters (12 by default), at most 256, and none of the refused kinds (see `changePassword`). */
+            password: string;
+            first_name?: string;
+            last_name?: string;
+            /** @description As `updateMyProfile` reads it. */
+            phone?: string | null;
+            /** @description The token of an invitation to this address (required when `SIGNUP` is `invite`). */
+            invitation?: string;
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        ChangeEmailRequest: {
+            /** Format: email */
+            new_email: string;
+            current_password: string;
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        ResendSignUpConfirmationRequest: {
+            /** Format: email */
+            email: string;
+        };
+        ConfirmationSent: {
+            /**
+             * @description Always `confirmation_sent`, whether or not a mail went out (see `signUp` and `changeMyEmail`).
+             * @enum {string}
+             */
+            status: "confirmation_sent";
+            /**
+             * Format: email
+             * @description The address as accounts store it (trimmed, lower-cased).
+             */
+            email: string;
+            /** @description How long a mailed link works (`EMAIL_VERIFICATION_LIFETIME_HOURS`). */
+            link_expires_in_seconds: number;
+        };
+        EmailVerified: {
+            /**
+             * @description `account_activated`: a sign-up was confirmed and its account can log in; `email_changed`: the account's address is now `email` (`changeMyEmail`).
+             * @enum {string}
+             */
+            status: "account_activated" | "email_changed";
+            username: string;
+            /** Format: email */
+            email: string;
         };
         /** @description One of the caller's live API keys (never the key itself). */
         SessionKey: {
@@ -3604,6 +3814,12 @@ export interface components {
         CredentialCheckEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["CredentialCheck"];
         };
+        ConfirmationSentEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ConfirmationSent"];
+        };
+        EmailVerifiedEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["EmailVerified"];
+        };
         PasswordChangedEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["PasswordChanged"];
         };
@@ -3789,8 +4005,8 @@ export interface components {
         };
         /**
          * @description 403: authenticated, but not allowed: the caller's role does not permit this (`forbidden`), the
-         *     account is deactivated (`account_inactive`), or a provider signature does not match
-         *     (`invalid_signature`).
+         *     account is deactivated (`account_inactive`) or its sign-up not confirmed yet
+         *     (`email_not_verified`), or a provider signature does not match (`invalid_signature`).
          */
         Forbidden: {
             headers: {
@@ -4073,6 +4289,69 @@ export interface components {
         };
         /** @description 404 `not_found` for receiveSmsDeliveryReceipt: a receipt for a message palanque did not send. */
         ReceiveSmsDeliveryReceiptNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 403 for signUp: the server takes no sign-ups (`signup_closed`), or takes them only with an
+         *     invitation and none valid for this address was given (`invitation_required`).
+         */
+        SignUpForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for changeMyEmail: a field is missing or malformed, or `new_email` is the current address
+         *     (`validation_failed`, the rule in `error.details`), or the `Idempotency-Key` was used with
+         *     another body (`idempotency_key_reused`; not returned, as nothing is stored).
+         */
+        ChangeEmailInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for resendSignUpConfirmation: `email` is missing or not an e-mail address
+         *     (`validation_failed`), or the `Idempotency-Key` was used with another body
+         *     (`idempotency_key_reused`).
+         */
+        ResendSignUpConfirmationInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for signUp: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`;
+         *     not returned, as nothing is stored).
+         */
+        SignUpInvalid: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -5206,6 +5485,250 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidatePasswordResetTokenInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    signUp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignUpRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; a link was mailed if the address can be used. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfirmationSentEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfirmationSentEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["SignUpForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["SignUpInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    resendSignUpConfirmation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResendSignUpConfirmationRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; a link was mailed if a sign-up with this address waits for one. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfirmationSentEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfirmationSentEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ResendSignUpConfirmationInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    changeMyEmail: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeEmailRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; a link was mailed to the new address if it can be used. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfirmationSentEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfirmationSentEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["ChangePasswordUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ChangeEmailInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    verifyEmail: {
+        parameters: {
+            query?: {
+                /** @description The token of the mailed link (required in practice; missing gives 400). */
+                token?: string;
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The address is confirmed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailVerifiedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];

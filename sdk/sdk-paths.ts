@@ -13,9 +13,13 @@ import type { paths } from './schema.js';
 /** `id`: a record id, a number or its digits; `text`: a string as the contract declares it. */
 type ParameterKind = 'id' | 'text';
 
-/** Query parameters that are optional in the contract and required by the server, by path and method. */
+/**
+ * Query parameters that are optional in the contract and required by the server, by path and method.
+ * Read for its type; not exported by index.ts, so a front end's bundle does not carry the table.
+ */
 export const requiredQueryParameters = {
   '/api/auth/generate_new_pass': { get: { email: 'text' } },
+  '/api/auth/verify_email/': { get: { token: 'text' } },
   '/api/check/email/': { get: { email: 'text' } },
   '/api/operators/get_operators/': { get: { id: 'id' } },
   '/api/operators/check_operator_email/': { get: { email: 'text', entity_id: 'id' } },

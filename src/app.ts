@@ -65,6 +65,7 @@ export type AppConfig = Pick<
   | 'basePath'
   | 'publicUrl'
   | 'frontendResetUrl'
+  | 'frontendVerifyUrl'
   | 'trustProxy'
   | 'bodyLimit'
   | 'validateResponses'
@@ -130,7 +131,7 @@ export interface AppDependencies {
  * The contract's GETs that change state (a guardianship action, an OAuth callback spending its state, a
  * password reset): rare, and not reads, so they always take the full pipeline rather than the read lane.
  */
-export const GETS_THAT_CHANGE_STATE = ['manageGuardianship', 'searchnetOAuthCallback', 'socialVideoOAuthCallback', 'generateNewPassword'];
+export const GETS_THAT_CHANGE_STATE = ['manageGuardianship', 'searchnetOAuthCallback', 'socialVideoOAuthCallback', 'generateNewPassword', 'verifyEmail'];
 
 /** The operationIds this app has a handler for (`app.locals.implementedOperations`). */
 export function implementedOperations(app: Express): ReadonlySet<string> {

@@ -5,7 +5,7 @@
  */
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
-import type { AccountSettings } from './accounts/settings.js';
+import { SIGNUP_MODES, type AccountSettings } from './accounts/settings.js';
 import type { MailSettings } from './mail/mailer.js';
 import { DEFAULT_BUDGETS, type Budget, type RateLimitBudgets } from './http/rate-limits.js';
 
@@ -118,6 +118,11 @@ const environmentSchema = z.object({
     .url('must be an absolute URL such as https://app.palanque.app/reset-password')
     .regex(/^https?:\/\/[^#]*$/, 'must be http(s), without a fragment')
     .optional(),
+  FRONTEND_VERIFY_URL: z
+    .string()
+    .url('must be an absolute URL such as https://app.palanque.app/confirm-email')
+    .regex(/^https?:\/\/[^#]*$/, 'must be http(s), without a fragment')
+    .optional(),
   TRUST_PROXY: trustProxy.optional(),
   DATABASE_URL: z
     .string()
@@ -167,6 +172,10 @@ const environmentSchema = z.object({
   PASSWORD_HASH_COST: z.coerce.number().int().min(10).max(20).default(17),
   // Length over composition (src/accounts/password-policy.ts): OWASP's floor is 8, NIST's 15 for a password used alone.
   PASSWORD_MIN_LENGTH: z.coerce.number().int().min(8).max(64).default(12),
+  // Who may sign up (src/accounts/signup.ts): invitations only unless a deployment opens it.
+  SIGNUP: z.enum(SIGNUP_MODES).default('invite'),
+  EMAIL_VERIFICATION_LIFETIME_HOURS: z.coerce.number().int().min(1).max(30 * 24).default(48),
+  SIGNUP_RESEND_SECONDS: z.coerce.number().int().min(1).max(24 * 3600).default(60),
   ADMIN_USERNAME: z.string().regex(USERNAME_PATTERN, 'must be 1-150 letters, digits or . _ + - (no @)').optional(),
   ADMIN_EMAIL: z.string().email('must be an e-mail address').optional(),
   ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').max(256).optional(),
@@ -242,6 +251,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** FRONTEND_RESET_URL: the front-end page a password-reset e-mail links to (with `email` and `token`); the API's own link when unset. */
   frontendResetUrl: string | undefined;
+  /** FRONTEND_VERIFY_URL: the front-end page a sign-up's confirmation e-mail links to (with `token`); the API's own link when unset. */
+  frontendVerifyUrl: string | undefined;
   trustProxy: boolean | number | string;
   databaseUrl: string;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -346,6 +357,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     basePath: env.BASE_PATH,
     publicUrl: env.PUBLIC_URL,
     frontendResetUrl: env.FRONTEND_RESET_URL,
+    frontendVerifyUrl: env.FRONTEND_VERIFY_URL,
     trustProxy: env.TRUST_PROXY ?? false,
     databaseUrl: env.DATABASE_URL,
     logLevel: env.LOG_LEVEL,
@@ -383,6 +395,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       passwordResetLifetimeMs: env.PASSWORD_RESET_LIFETIME_MINUTES * 60_000,
       passwordHashCost: env.PASSWORD_HASH_COST,
       passwordMinLength: env.PASSWORD_MIN_LENGTH,
+      signUp: { mode: env.SIGNUP, linkLifetimeMs: env.EMAIL_VERIFICATION_LIFETIME_HOURS * 3600_000, resendIntervalMs: env.SIGNUP_RESEND_SECONDS * 1000 },
     },
     firstAdmin: {
       username: env.ADMIN_USERNAME ?? 'admin',

@@ -496,6 +496,7 @@ describe('every operation of the spec', () => {
     state: 'a-state-palanque-did-not-sign',
     'getSocialnetRemovalStatus.id': 'abcdef123456',
     'listScenarioRequests.state': 'pending',
+    'verifyEmail.token': 'a-token-palanque-did-not-mail',
   };
 
   const ACTS_ON_AN_ACCOUNT = new Set<string>(['deactivateUser', 'reactivateUser', 'endUserSessions']);

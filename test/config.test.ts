@@ -53,6 +53,7 @@ describe('loadConfig defaults', () => {
         passwordResetLifetimeMs: 30 * 60_000,
         passwordHashCost: 17,
         passwordMinLength: 12,
+        signUp: { mode: 'invite', linkLifetimeMs: 48 * 3600_000, resendIntervalMs: 60_000 },
       },
       firstAdmin: { username: 'admin', email: 'admin@palanque.app', password: undefined },
       mail: { smtpUrl: undefined, from: 'Palanque <no-reply@palanque.app>', directory: 'data/mail' },
@@ -99,6 +100,9 @@ describe('loadConfig defaults', () => {
       PASSWORD_RESET_LIFETIME_MINUTES: '10',
       PASSWORD_HASH_COST: '15',
       PASSWORD_MIN_LENGTH: '15',
+      SIGNUP: 'open',
+      EMAIL_VERIFICATION_LIFETIME_HOURS: '24',
+      SIGNUP_RESEND_SECONDS: '300',
       ADMIN_USERNAME: 'ana.souza',
       ADMIN_EMAIL: 'ana.souza@palanque.app',
       ADMIN_PASSWORD: 'uma-senha-bem-longa',
@@ -113,6 +117,7 @@ describe('loadConfig defaults', () => {
       passwordResetLifetimeMs: 10 * 60_000,
       passwordHashCost: 15,
       passwordMinLength: 15,
+      signUp: { mode: 'open', linkLifetimeMs: 24 * 3600_000, resendIntervalMs: 300_000 },
     });
     expect(config.firstAdmin).toEqual({ username: 'ana.souza', email: 'ana.souza@palanque.app', password: 'uma-senha-bem-longa' });
     expect(config.mail).toEqual({ smtpUrl: 'smtps://user:secret@smtp.example.com:465', from: 'Campanha <campanha@example.com>', directory: '/var/spool/palanque' });
@@ -266,6 +271,8 @@ describe('loadConfig values', () => {
 
   it('reads FRONTEND_RESET_URL, an http(s) page that may carry a query', () => {
     expect(loadConfig({}).frontendResetUrl).toBeUndefined();
+    expect(loadConfig({}).frontendVerifyUrl).toBeUndefined();
+    expect(loadConfig({ FRONTEND_VERIFY_URL: 'https://app.palanque.app/confirmar?lang=pt' }).frontendVerifyUrl).toBe('https://app.palanque.app/confirmar?lang=pt');
     expect(loadConfig({ FRONTEND_RESET_URL: 'https://app.palanque.app/reset?lang=pt' }).frontendResetUrl).toBe('https://app.palanque.app/reset?lang=pt');
     expect(() => loadConfig({ FRONTEND_RESET_URL: 'javascript:alert(1)' })).toThrow(/FRONTEND_RESET_URL/);
   });
@@ -426,6 +433,10 @@ describe('loadConfig errors', () => {
     ['PASSWORD_HASH_COST', '8'],
     ['PASSWORD_HASH_COST', '21'],
     ['PASSWORD_MIN_LENGTH', '7'],
+    ['SIGNUP', 'anyone'],
+    ['EMAIL_VERIFICATION_LIFETIME_HOURS', '0'],
+    ['SIGNUP_RESEND_SECONDS', 'soon'],
+    ['FRONTEND_VERIFY_URL', 'app.palanque.app/confirmar'],
     ['PASSWORD_MIN_LENGTH', '65'],
     ['ADMIN_USERNAME', 'ana@palanque.app'],
     ['ADMIN_EMAIL', 'not-an-address'],

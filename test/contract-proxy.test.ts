@@ -225,6 +225,7 @@ beforeAll(async () => {
     sms: { providerUrl: smsProvider.url },
     oauth: { searchnet: searchnet.clientSettings('/userinfo'), socialvideo: { ...socialvideo.clientSettings('/channels'), redirectUri: VIDEO_PAGE } },
     electionsPanelUrl: panel.url,
+    accounts: { signUp: { mode: 'open', linkLifetimeMs: 3600_000, resendIntervalMs: 60_000 } },
     // resetSandbox's real handler, on a stand-in reset: a real one would undo the sweep's records
     // (test/sandbox.test.ts covers it); what is checked here is what the operation answers.
     handlers: sandboxHandlers({ reset: async () => ({ resetAt: new Date(), durationMs: 1, rows: 5570 }) }),
@@ -369,6 +370,28 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(unknown).toMatchObject({ valid: false, expires_at: null });
     expect(expectStatus(await anonymous.GET('/api/auth/generate_new_pass', { params: { query: { email: resetter.user.email, token } } }), 200).status).toBe('password_sent');
     expect(codeOf(await anonymous.GET('/api/auth/generate_new_pass', { params: { query: { email: resetter.user.email, token } } }))).toBe('invalid_token');
+
+    // Sign-up (the app takes sign-ups from anyone): the fourth mail is the confirmation link.
+    const volunteer = { username: `voluntario.${randomBytes(3).toString('hex')}`, email: `voluntario.${randomBytes(3).toString('hex')}@exemplo.com.br`, password: 'ipê amarelo na praça da matriz' };
+    expect(expectStatus(await anonymous.POST('/api/auth/signup/', { body: volunteer }), 200).status).toBe('confirmation_sent');
+    expect(codeOf(await anonymous.POST('/api/auth/signup/', { body: { ...volunteer, username: owner.user.username } }))).toBe('conflict');
+    expect(codeOf(await anonymous.POST('/api/auth/signup/', { body: { ...volunteer, password: 'curta' } }))).toBe('validation_failed');
+    const confirmation = await mailedToken(4, /verify_email\/\?token=(\S+)/);
+    expect(codeOf(await anonymous.POST('/api/auth/login', { body: { username: volunteer.username, password: volunteer.password } }))).toBe('email_not_verified');
+    expect(expectStatus(await anonymous.POST('/api/auth/signup/resend/', { body: { email: volunteer.email } }), 200).status).toBe('confirmation_sent');
+    expect(expectStatus(await anonymous.GET('/api/auth/verify_email/', { params: { query: { token: confirmation } } }), 200).username).toBe(volunteer.username);
+    expect(codeOf(await anonymous.GET('/api/auth/verify_email/', { params: { query: { token: confirmation } } }))).toBe('invalid_token');
+    // Valid for the contract (the seed's parameters are optional), refused by the server: a normal call.
+    expect((await send('GET', '/api/auth/verify_email/')).body.error.code).toBe('bad_request');
+    const volunteerSession = expectStatus(await anonymous.POST('/api/auth/login', { body: { username: volunteer.username, password: volunteer.password } }), 200);
+    // The volunteer moves to another address: the link to it and the notice to the old one (mails 5 and 6; the resend above came too soon to send one).
+    const asVolunteer = createApiClient({ baseUrl: proxy.baseUrl, token: volunteerSession.token, throwOnError: false, retry: false });
+    const newAddress = `nova.${randomBytes(3).toString('hex')}@exemplo.com.br`;
+    expect(codeOf(await asVolunteer.POST('/api/auth/change_email/', { body: { new_email: newAddress, current_password: 'not-the-password' } }))).toBe('invalid_credentials');
+    expect(codeOf(await asVolunteer.POST('/api/auth/change_email/', { body: { new_email: volunteer.email, current_password: volunteer.password } }))).toBe('validation_failed');
+    expect(expectStatus(await asVolunteer.POST('/api/auth/change_email/', { body: { new_email: newAddress, current_password: volunteer.password } }), 200).email).toBe(newAddress);
+    const change = await mailedToken(6, /confirm it:\n\S+verify_email\/\?token=(\S+)/);
+    expect(expectStatus(await anonymous.GET('/api/auth/verify_email/', { params: { query: { token: change } } }), 200)).toMatchObject({ status: 'email_changed', email: newAddress });
   });
 
   sweep('entities, teams and guardianship', async () => {
@@ -734,12 +757,17 @@ async function consent(authorizationUrl: string): Promise<URL> {
 
 /** The reset token of the `count`th mail the app wrote (each is logged once complete). */
 async function resetTokenFrom(count: number): Promise<string> {
+  return mailedToken(count, /Reset token: (\S+)/);
+}
+
+/** The token of the first mail that has one (`pattern` finds it), once the app has written `count` mails. */
+async function mailedToken(count: number, pattern: RegExp): Promise<string> {
   await waitFor(() => (app.logs.filter((line) => line.msg === MAIL_WRITTEN).length >= count ? true : undefined), { timeoutMs: 10_000, what: `${count} mail(s) in ${app.mailDir}` });
   const files = (await readdir(app.mailDir)).filter((name) => name.endsWith('.eml')).sort();
   for (const file of files) {
     const text = (await PostalMime.parse(await readFile(path.join(app.mailDir, file)))).text ?? '';
-    const token = /Reset token: (\S+)/.exec(text)?.[1];
+    const token = pattern.exec(text)?.[1];
     if (token) return token;
   }
-  throw new Error(`no reset token in ${files.join(', ')}`);
+  throw new Error(`no token matching ${pattern} in ${files.join(', ')}`);
 }

@@ -102,6 +102,35 @@ describe('accounts', () => {
     expect(await failure(admin.POST('/api/auth/account/{user_id}/end_sessions/', { params: { path: { user_id: 999999 } } }))).toMatchObject({ status: 404, code: 'not_found' });
   });
 
+  it('signs up (the same answer for a taken address, 403 at login until verifyEmail gets the token), then changes the address', async () => {
+    const anonymous = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    const volunteer = { username: 'rafael.costa', email: 'Rafael.Costa@exemplo.com.br', password: 'ipê amarelo na praça da matriz' };
+    const accepted = unwrap(await anonymous.POST('/api/auth/signup/', { body: volunteer }));
+    expect(accepted).toEqual({ status: 'confirmation_sent', email: 'rafael.costa@exemplo.com.br', link_expires_in_seconds: 172800 });
+    const taken = unwrap(await anonymous.POST('/api/auth/signup/', { body: { ...volunteer, username: 'outra.pessoa', email: 'ana.souza@palanque.app' } }));
+    expect(taken.status).toBe('confirmation_sent');
+    expect(mock.confirmationToken('ana.souza@palanque.app')).toBeUndefined();
+    expect(await failure(anonymous.POST('/api/auth/signup/', { body: { ...volunteer, username: 'ana.souza' } }))).toMatchObject({ status: 409, code: 'conflict' });
+    expect(await failure(login(anonymous, 'rafael.costa', volunteer.password))).toMatchObject({ status: 403, code: 'email_not_verified' });
+
+    const first = mock.confirmationToken('rafael.costa@exemplo.com.br')!;
+    unwrap(await anonymous.POST('/api/auth/signup/resend/', { body: { email: volunteer.email } }));
+    const token = mock.confirmationToken(volunteer.email)!;
+    expect(token).not.toBe(first);
+    expect(await failure(anonymous.GET('/api/auth/verify_email/', { params: { query: { token: first } } }))).toMatchObject({ status: 400, code: 'invalid_token' });
+    expect(unwrap(await anonymous.GET('/api/auth/verify_email/', { params: { query: { token } } }))).toEqual({ status: 'account_activated', username: 'rafael.costa', email: 'rafael.costa@exemplo.com.br' });
+    await login(anonymous, 'rafael.costa', volunteer.password);
+    expect(unwrap(await anonymous.GET('/api/auth/profile/'))).toMatchObject({ username: 'rafael.costa', is_active: true });
+
+    // Then a change of address, confirmed from the new one.
+    expect(await failure(anonymous.POST('/api/auth/change_email/', { body: { new_email: 'rafa@exemplo.com.br', current_password: 'not the password' } }))).toMatchObject({ status: 401, code: 'invalid_credentials' });
+    unwrap(await anonymous.POST('/api/auth/change_email/', { body: { new_email: 'rafa@exemplo.com.br', current_password: volunteer.password } }));
+    expect(unwrap(await anonymous.GET('/api/auth/profile/')).email).toBe('rafael.costa@exemplo.com.br');
+    const change = mock.confirmationToken('rafa@exemplo.com.br')!;
+    expect(unwrap(await anonymous.GET('/api/auth/verify_email/', { params: { query: { token: change } } }))).toEqual({ status: 'email_changed', username: 'rafael.costa', email: 'rafa@exemplo.com.br' });
+    expect(unwrap(await anonymous.GET('/api/auth/profile/')).email).toBe('rafa@exemplo.com.br');
+  });
+
   it("reads the caller's profile and changes its name and phone, refusing a number that is too short", async () => {
     expect(unwrap(await api.GET('/api/auth/profile/'))).toMatchObject({ username: 'carlos.pereira' });
     const updated = unwrap(await api.POST('/api/auth/profile/', { body: { last_name: 'Pereira da Silva', phone: '(11) 98765-4321' } }));

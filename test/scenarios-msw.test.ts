@@ -18,6 +18,7 @@ frontEndScenarios({
       admin: { username: 'ana.souza', password: DEFAULT_MOCK_PASSWORD },
       // Joana Lima has an account and is in no team of the story (fixtures/README.md).
       newcomerEmail: 'joana.lima@exemplo.com.br',
+      confirmationToken: async (email) => mock.confirmationToken(email)!,
       close: async () => server.close(),
     };
   },

@@ -2,6 +2,7 @@
 import { pino } from 'pino';
 import { startSandbox } from '../src/sandbox/sandbox.js';
 import { SHARED_MUNICIPIOS } from './helpers/app.js';
+import { confirmationTokenIn } from './helpers/mail.js';
 import { freePort } from './helpers/process.js';
 import { frontEndScenarios } from './scenarios/front-end.js';
 
@@ -18,6 +19,8 @@ frontEndScenarios({
       admin: { username: admin.username, password: admin.password },
       // Joana Lima has an account and is in no team of the story (fixtures/README.md).
       newcomerEmail: 'joana.lima@exemplo.com.br',
+      // The sandbox takes sign-ups (SIGNUP=open) and writes its mail as files.
+      confirmationToken: (email) => confirmationTokenIn(sandbox.mailDir, email),
       close: () => sandbox.stop(),
     };
   },

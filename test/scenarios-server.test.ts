@@ -5,12 +5,13 @@
 import { createApiClient } from '../sdk/index.js';
 import { createAdmin, createUser } from './helpers/accounts.js';
 import { startTestApp } from './helpers/app.js';
+import { confirmationTokenIn } from './helpers/mail.js';
 import { frontEndScenarios } from './scenarios/front-end.js';
 
 frontEndScenarios({
   name: `the real server (${process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'SQLite'})`,
   async start() {
-    const app = await startTestApp();
+    const app = await startTestApp({ accounts: { signUp: { mode: 'open', linkLifetimeMs: 3600_000, resendIntervalMs: 60_000 } } });
     const admin = await createAdmin(app);
     // An entity of the admin's own, so that the list is not empty before the scenarios create theirs.
     await createApiClient({ baseUrl: app.baseUrl, token: admin.key }).POST('/api/entidade/add/', { body: { nome: 'Maria da Silva Santos' } });
@@ -19,6 +20,7 @@ frontEndScenarios({
       baseUrl: app.baseUrl,
       admin: { username: admin.user.username, password: admin.password },
       newcomerEmail: newcomer.user.email,
+      confirmationToken: (email) => confirmationTokenIn(app.mailDir, email),
       close: () => app.close(),
     };
   },

@@ -4,7 +4,8 @@
  * intended, and they fail to compile if a regeneration changes them.
  */
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { createApiClient, requiredQueryParameters, unwrap, type components, type PalanqueClient, type paths } from '../sdk/index.js';
+import { createApiClient, unwrap, type components, type PalanqueClient, type paths } from '../sdk/index.js';
+import { requiredQueryParameters } from '../sdk/sdk-paths.js';
 import { loadSpec, tryResolvePointer } from './helpers/spec.js';
 
 type Schemas = components['schemas'];

@@ -14,10 +14,11 @@ import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Accounts } from './index.js';
 import { passwordProblem } from './password-policy.js';
-import { profileChanges } from './profile.js';
+import { profileChanges, type ProfileChanges, type ProfileFields } from './profile.js';
 import { newReadablePassword } from './secrets.js';
 import { displayName, DuplicateUserError, normaliseEmail, publicUser } from './users.js';
 import type { ResetLinks } from './password-reset.js';
+import type { SignUpLinks } from './signup.js';
 
 const USERS_PER_PAGE = 30;
 const SESSIONS_PER_PAGE = 30;
@@ -43,7 +44,11 @@ type AccountOperations =
   | 'reactivateUser'
   | 'endUserSessions'
   | 'updateMyProfile'
-  | 'listUserSocialLogins';
+  | 'listUserSocialLogins'
+  | 'signUp'
+  | 'resendSignUpConfirmation'
+  | 'verifyEmail'
+  | 'changeMyEmail';
 
 /** Who shares a team with a user (from the entities domain), with the shared teams. */
 export interface TeamDirectory {
@@ -51,7 +56,7 @@ export interface TeamDirectory {
 }
 
 export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, teams: TeamDirectory): Pick<Required<OperationHandlers>, AccountOperations> {
-  const { sessions, tokens, resets, users, passwordChanges } = accounts;
+  const { sessions, tokens, resets, users, passwordChanges, signUps, emailChanges } = accounts;
   /** The user an admin names by id; 404 when there is none. */
   const existingUser = async (userId: number) => {
     const user = await users.byId(userId);
@@ -149,6 +154,49 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       sendEnvelope(res, 200, data, expiresAt ? 'The reset token is valid.' : 'The reset token is not valid.');
     },
 
+    async signUp(req, res) {
+      const { username, email, password, invitation, ...profileFields } = req.body;
+      const profile = checkedNewAccount({ username, email, password, ...profileFields }, accounts.passwordMinLength);
+      await signUps.signUp({ username, email, password, invitation, ...profile }, signUpLinks(req, urls));
+      const message = 'Check your e-mail. If the address can be used, a link to confirm the account was sent to it.';
+      sendEnvelope(res, 200, confirmationSent(email, signUps.linkLifetimeMs), message);
+    },
+
+    async resendSignUpConfirmation(req, res) {
+      await signUps.resend(req.body.email, signUpLinks(req, urls));
+      const message = 'If a sign-up with this address waits for confirmation, a new link was sent to it.';
+      sendEnvelope(res, 200, confirmationSent(req.body.email, signUps.linkLifetimeMs), message);
+    },
+
+    async verifyEmail(req, res) {
+      const { token } = req.query;
+      if (token === undefined) {
+        throw badRequest('The request is malformed: token is required.', [{ location: 'query', field: 'token', rule: 'required', message: 'is required' }]);
+      }
+      const account = await signUps.confirm(token);
+      if (account) {
+        sendEnvelope(res, 200, { status: 'account_activated', username: account.username, email: account.email }, 'The e-mail address is confirmed; you can log in now.');
+        return;
+      }
+      const moved = await emailChanges.confirm(token);
+      if (!moved) {
+        throw new ApiError(400, 'invalid_token', 'The confirmation link is not valid: unknown, already used or expired. Sign up again, or ask for a new link.', [
+          { location: 'query', field: 'token', rule: 'valid_confirmation_token', message: 'must be the token of an unused, unexpired confirmation link' },
+        ]);
+      }
+      sendEnvelope(res, 200, { status: 'email_changed', username: moved.username, email: moved.email }, `The account's e-mail address is now ${moved.email}.`);
+    },
+
+    async changeMyEmail(req, res) {
+      // The stored row: the password is checked against the current hash.
+      const caller = await users.byId(callerOf(res).user.id);
+      if (!caller) throw unauthorized('The API key is invalid, expired or revoked. Log in again.');
+      const { new_email: newEmail, current_password: currentPassword } = req.body;
+      await emailChanges.request({ caller, newEmail, currentPassword, address: addressOf(req) }, signUpLinks(req, urls));
+      const message = "Check the new address's mail. If it can be used, a link to confirm it was sent to it.";
+      sendEnvelope(res, 200, confirmationSent(newEmail, signUps.linkLifetimeMs), message);
+    },
+
     async checkEmail(req, res) {
       if (req.query.email === undefined) {
         throw badRequest('The request is malformed: email is required.', [{ location: 'query', field: 'email', rule: 'required', message: 'is required' }]);
@@ -182,12 +230,7 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
     async createUser(req, res) {
       requireAdmin(callerOf(res));
       const { username, email, password, is_admin: isAdmin, ...profileFields } = req.body;
-      const problems: ErrorDetail[] = [];
-      const profile = profileChanges(profileFields, problems);
-      if (!USERNAME_PATTERN.test(username)) problems.push({ location: 'body', field: 'username', rule: 'username', message: 'must be letters, digits and . _ + - only (no @)', value: username });
-      const weak = password === undefined ? undefined : passwordProblem(password, { username, email }, accounts.passwordMinLength);
-      if (weak) problems.push({ location: 'body', field: 'password', rule: weak.rule, message: weak.message });
-      if (problems.length > 0) throw invalidBody(problems);
+      const profile = checkedNewAccount({ username, email, password, ...profileFields }, accounts.passwordMinLength);
       // Without a password, one nobody sees: the owner gets their own through the mailed link.
       const user = await users
         .create({ username, email, password: password ?? newReadablePassword(), is_admin: isAdmin ?? false, ...profile })
@@ -295,6 +338,43 @@ function addressOf(req: Pick<Request, 'ip'>): string {
 interface ResetLinkSettings extends PublicUrlSettings {
   /** FRONTEND_RESET_URL: the front-end page the e-mailed link opens. */
   frontendResetUrl: string | undefined;
+  /** FRONTEND_VERIFY_URL: the front-end page a sign-up's confirmation link opens. */
+  frontendVerifyUrl: string | undefined;
+}
+
+/**
+ * A new account's fields as createUser and signUp take them: 422 naming every field that breaks a rule
+ * (the username's characters, the password rules, the profile's fields); the profile's fields as stored.
+ */
+function checkedNewAccount(fields: { username: string; email: string; password?: string } & ProfileFields, passwordMinLength: number): ProfileChanges {
+  const { username, email, password, ...profileFields } = fields;
+  const problems: ErrorDetail[] = [];
+  const profile = profileChanges(profileFields, problems);
+  if (!USERNAME_PATTERN.test(username)) problems.push({ location: 'body', field: 'username', rule: 'username', message: 'must be letters, digits and . _ + - only (no @)', value: username });
+  const weak = password === undefined ? undefined : passwordProblem(password, { username, email }, passwordMinLength);
+  if (weak) problems.push({ location: 'body', field: 'password', rule: weak.rule, message: weak.message });
+  if (problems.length > 0) throw invalidBody(problems);
+  return profile;
+}
+
+/** The answer of signUp, resendSignUpConfirmation and changeMyEmail: the same whatever became of the address. */
+function confirmationSent(email: string, linkLifetimeMs: number) {
+  return { status: 'confirmation_sent' as const, email: normaliseEmail(email), link_expires_in_seconds: Math.ceil(linkLifetimeMs / 1000) };
+}
+
+/**
+ * Where a confirmation e-mail sends its reader: FRONTEND_VERIFY_URL's page with `token` added (it calls
+ * verifyEmail when the person asks, so a mail scanner does not spend the link), or verifyEmail itself on
+ * the API's public address, as reset links are built (resetLinks).
+ */
+function signUpLinks(req: Request, urls: ResetLinkSettings): SignUpLinks {
+  return {
+    confirmUrl(token) {
+      const link = new URL(urls.frontendVerifyUrl ?? apiBaseUrl(req, urls) + '/api/auth/verify_email/');
+      link.searchParams.set('token', token);
+      return link.toString();
+    },
+  };
 }
 
 /**

@@ -9,12 +9,17 @@ import { PasswordChanges } from './password-change.js';
 import { DEFAULT_MIN_LENGTH } from './password-policy.js';
 import { PasswordResets } from './password-reset.js';
 import { Sessions } from './sessions.js';
+import { EmailChanges } from './email-change.js';
+import { SignUps, type InvitationGate } from './signup.js';
 import type { AccountSettings } from './settings.js';
 import { TokenStore } from './tokens.js';
 import { UserDirectory } from './users.js';
 
 /** Expired and revoked API keys are kept this long (for investigating a session), then deleted. */
 const DEAD_KEYS_KEPT_MS = 30 * 24 * 3600_000;
+
+/** Sign-up as SIGNUP and its companions default (config.ts). */
+const DEFAULT_SIGNUP = { mode: 'invite', linkLifetimeMs: 48 * 3600_000, resendIntervalMs: 60_000 } as const;
 
 export interface Accounts {
   models: AccountModels;
@@ -29,9 +34,13 @@ export interface Accounts {
   passwordChanges: PasswordChanges;
   /** The fewest characters a new password may have (PASSWORD_MIN_LENGTH; password-policy.ts). */
   passwordMinLength: number;
+  /** Sign-ups waiting for their address to be confirmed, and the confirmation (signup.ts). */
+  signUps: SignUps;
+  /** A user's change of their own address, confirmed from the new one (email-change.ts). */
+  emailChanges: EmailChanges;
   /** The user's linked accounts, without their tokens. */
   socialLoginsOf(userId: number): Promise<Array<Pick<SocialLoginRow, 'provider' | 'external_id' | 'display_name' | 'linked_at'>>>;
-  /** Housekeeping: forgets failures, reset tokens and long-dead keys that no longer count; returns how many rows went. */
+  /** Housekeeping: forgets failures, reset tokens, long-dead keys and expired sign-ups and e-mail changes that no longer count; returns how many rows went. */
   purgeExpired(): Promise<number>;
 }
 
@@ -39,14 +48,24 @@ export interface Accounts {
  * `revocations` tells the other instances about revoked keys, and them this one (the server's: Redis or
  * PostgreSQL, see revocations.ts); without it, revocations reach only this process's key cache.
  */
-export function createAccounts(sequelize: Sequelize, settings: AccountSettings, mailer: Mailer, logger: Logger, revocations?: RevocationChannel): Accounts {
+export function createAccounts(
+  sequelize: Sequelize,
+  settings: AccountSettings,
+  mailer: Mailer,
+  logger: Logger,
+  revocations?: RevocationChannel,
+  invitations?: InvitationGate,
+): Accounts {
   const models = defineAccountModels(sequelize);
   const keyCache = new KeyCache({ ttlMs: settings.keyCacheMs ?? 0, channel: revocations, logger });
   const users = new UserDirectory(models, settings.passwordHashCost, keyCache);
   const tokens = new TokenStore(models, settings.tokenLifetimeMs, keyCache);
   const lock = new LoginLock(models, settings.loginLock);
   const resets = new PasswordResets(models, users, mailer, logger, settings.passwordResetLifetimeMs, settings.passwordHashCost, keyCache);
-  const sessions = new Sessions(users, tokens, lock, settings.passwordHashCost);
+  const signUpSettings = settings.signUp ?? DEFAULT_SIGNUP;
+  const signUps = new SignUps(models, users, mailer, logger, { ...signUpSettings, passwordHashCost: settings.passwordHashCost }, invitations);
+  const sessions = new Sessions(users, tokens, lock, settings.passwordHashCost, signUps);
+  const emailChanges = new EmailChanges(models, users, sessions, mailer, logger, signUpSettings.linkLifetimeMs);
   const passwordRules = { passwordHashCost: settings.passwordHashCost, passwordMinLength: settings.passwordMinLength ?? DEFAULT_MIN_LENGTH };
   return {
     models,
@@ -58,12 +77,14 @@ export function createAccounts(sequelize: Sequelize, settings: AccountSettings, 
     resets,
     passwordChanges: new PasswordChanges(models, sessions, mailer, logger, passwordRules, keyCache),
     passwordMinLength: passwordRules.passwordMinLength,
+    signUps,
+    emailChanges,
     async socialLoginsOf(userId) {
       const attributes = ['provider', 'external_id', 'display_name', 'linked_at'] as const;
       return (await models.SocialLogin.findAll({ attributes: [...attributes], where: { user_id: userId }, order: [['linked_at', 'ASC']], raw: true })) as unknown as SocialLoginRow[];
     },
     async purgeExpired() {
-      return (await lock.purgeExpired()) + (await resets.purgeExpired()) + (await tokens.purgeDead(DEAD_KEYS_KEPT_MS));
+      return (await lock.purgeExpired()) + (await resets.purgeExpired()) + (await tokens.purgeDead(DEAD_KEYS_KEPT_MS)) + (await signUps.purgeExpired()) + (await emailChanges.purgeExpired());
     },
   };
 }

@@ -1,4 +1,4 @@
-/** The Sequelize models of the accounts tables (created by migration 0004-accounts; 0017 made failures pending first, 0020 gave keys their device). */
+/** The Sequelize models of the accounts tables (created by migration 0004-accounts; 0017 made failures pending first, 0020 gave keys their device, 0021 added pending sign-ups and e-mail changes). */
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 
 export interface UserRow {
@@ -37,6 +37,32 @@ export interface PasswordResetRow {
   used_at: Date | null;
 }
 
+/** A sign-up waiting for its address to be confirmed (migration 0021; signup.ts). */
+export interface PendingSignUpRow {
+  id: number;
+  username: string;
+  username_key: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  phone: string | null;
+  password_hash: string;
+  token_hash: string;
+  created_at: Date;
+  sent_at: Date;
+  expires_at: Date;
+}
+
+/** A user's new address waiting to be confirmed from it (migration 0021; email-change.ts). */
+export interface PendingEmailChangeRow {
+  id: number;
+  user_id: number;
+  email: string;
+  token_hash: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
 export interface LoginFailureRow {
   id: number;
   subject: string;
@@ -67,6 +93,8 @@ export interface AccountModels {
   PasswordReset: Static<PasswordResetRow>;
   LoginFailure: Static<LoginFailureRow>;
   SocialLogin: Static<SocialLoginRow>;
+  PendingSignUp: Static<PendingSignUpRow>;
+  PendingEmailChange: Static<PendingEmailChangeRow>;
 }
 
 const id = { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true };
@@ -138,5 +166,28 @@ export function defineAccountModels(sequelize: Sequelize): AccountModels {
     },
     { tableName: 'social_logins', ...plain },
   );
-  return { User, ApiToken, PasswordReset, LoginFailure, SocialLogin };
+  const PendingSignUp = sequelize.define<Model<PendingSignUpRow, Partial<PendingSignUpRow>>>(
+    'PendingSignUp',
+    {
+      id,
+      username: DataTypes.STRING(150),
+      username_key: DataTypes.STRING(150),
+      email: DataTypes.STRING(254),
+      first_name: DataTypes.STRING(150),
+      last_name: DataTypes.STRING(150),
+      phone: DataTypes.STRING(16),
+      password_hash: DataTypes.STRING(255),
+      token_hash: DataTypes.STRING(64),
+      created_at: DataTypes.DATE,
+      sent_at: DataTypes.DATE,
+      expires_at: DataTypes.DATE,
+    },
+    { tableName: 'pending_signups', ...plain },
+  );
+  const PendingEmailChange = sequelize.define<Model<PendingEmailChangeRow, Partial<PendingEmailChangeRow>>>(
+    'PendingEmailChange',
+    { id, user_id: DataTypes.INTEGER, email: DataTypes.STRING(254), token_hash: DataTypes.STRING(64), created_at: DataTypes.DATE, expires_at: DataTypes.DATE },
+    { tableName: 'pending_email_changes', ...plain },
+  );
+  return { User, ApiToken, PasswordReset, LoginFailure, SocialLogin, PendingSignUp, PendingEmailChange };
 }

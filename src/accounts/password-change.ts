@@ -18,6 +18,21 @@ import { hashPassword } from './passwords.js';
 import { passwordProblem } from './password-policy.js';
 import type { Sessions } from './sessions.js';
 
+/**
+ * The caller's current password, checked as a login checks it (through the login lock), before a change
+ * a stolen key alone must not make (the password, the e-mail address); a wrong one is 401 naming the field.
+ */
+export async function checkCurrentPassword(sessions: Pick<Sessions, 'confirm'>, caller: UserRow, currentPassword: string, address: string): Promise<void> {
+  try {
+    await sessions.confirm(caller, caller.username, currentPassword, address);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== 'invalid_credentials') throw error;
+    throw new ApiError(401, 'invalid_credentials', 'The current password is incorrect.', [
+      { location: 'body', field: 'current_password', rule: 'current_password', message: "must be the account's current password" },
+    ], AUTH_CHALLENGE);
+  }
+}
+
 export interface PasswordChange {
   caller: UserRow;
   /** The key the request came with: it keeps working. */
@@ -41,7 +56,7 @@ export class PasswordChanges {
   async change({ caller, keptTokenId, currentPassword, newPassword, address }: PasswordChange): Promise<number> {
     const problem = passwordProblem(newPassword, caller, this.settings.passwordMinLength);
     if (problem) throw invalidBody([{ location: 'body', field: 'new_password', rule: problem.rule, message: problem.message }]);
-    await this.checkCurrent(caller, currentPassword, address);
+    await checkCurrentPassword(this.sessions, caller, currentPassword, address);
     // The current password was just verified, so comparing the texts says what a second hash check would.
     if (newPassword === currentPassword) {
       throw invalidBody([{ location: 'body', field: 'new_password', rule: 'different_from_current', message: 'must differ from the current password' }]);
@@ -62,17 +77,6 @@ export class PasswordChanges {
     return revoked;
   }
 
-  /** The current password, checked through the login lock; a wrong one is 401 naming the field. */
-  private async checkCurrent(caller: UserRow, currentPassword: string, address: string): Promise<void> {
-    try {
-      await this.sessions.confirm(caller, caller.username, currentPassword, address);
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.code !== 'invalid_credentials') throw error;
-      throw new ApiError(401, 'invalid_credentials', 'The current password is incorrect.', [
-        { location: 'body', field: 'current_password', rule: 'current_password', message: "must be the account's current password" },
-      ], AUTH_CHALLENGE);
-    }
-  }
 
   private tell(user: UserRow, revoked: number, at: Date): void {
     const message = {

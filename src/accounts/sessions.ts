@@ -9,6 +9,7 @@ import { ApiError, AUTH_CHALLENGE } from '../http/errors.js';
 import { normaliseIdentifier, type Attempt, type LoginLock } from './login-lock.js';
 import type { UserRow } from './models.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
+import type { SignUps } from './signup.js';
 import type { IssuedKey, TokenStore } from './tokens.js';
 import type { UserDirectory } from './users.js';
 
@@ -27,6 +28,8 @@ export class Sessions {
     private readonly tokens: TokenStore,
     private readonly lock: LoginLock,
     private readonly passwordHashCost: number,
+    /** Pending sign-ups: their owner's login is told to confirm the address first. */
+    private readonly signUps?: Pick<SignUps, 'pendingFor'>,
   ) {
     this.decoy = decoyHash(passwordHashCost);
   }
@@ -36,6 +39,13 @@ export class Sessions {
     const user = await this.users.byLoginName(loginName);
     const attempt = { identifier: loginName, address };
     const reservation = await this.reserveCheck(attempt);
+    // Without an account, a pending sign-up's hash takes the decoy's place: the same single verification.
+    const pending = user ? undefined : await this.signUps?.pendingFor(loginName);
+    if (pending) {
+      const matches = await this.settle(reservation, async () => (await verifyPassword(password, pending.password_hash, this.passwordHashCost)).valid);
+      if (!matches) throw new ApiError(401, 'invalid_credentials', WRONG_CREDENTIALS, [], AUTH_CHALLENGE);
+      throw new ApiError(403, 'email_not_verified', `Confirm your e-mail address first: open the link sent to ${pending.email}, or ask for a new one.`);
+    }
     if (!(await this.checkReserved(reservation, user, password))) throw new ApiError(401, 'invalid_credentials', WRONG_CREDENTIALS, [], AUTH_CHALLENGE);
     const account = user!;
     if (!account.is_active) throw new ApiError(403, 'account_inactive', 'This account is deactivated. Ask an administrator to reactivate it.');
@@ -73,9 +83,14 @@ export class Sessions {
 
   /** Checks the password of a reserved check, then settles the reservation: a failure unless it matched. */
   private async checkReserved(reservation: number[], user: UserRow | undefined, password: string): Promise<boolean> {
+    return this.settle(reservation, () => this.passwordMatches(user, password));
+  }
+
+  /** Runs a reserved password check, then settles the reservation: a failure unless it matched. */
+  private async settle(reservation: number[], check: () => Promise<boolean>): Promise<boolean> {
     let matches = false;
     try {
-      matches = await this.passwordMatches(user, password);
+      matches = await check();
     } finally {
       await (matches ? this.lock.release(reservation) : this.lock.fail(reservation));
     }

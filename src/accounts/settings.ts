@@ -1,5 +1,9 @@
 import type { LoginLockSettings } from './login-lock.js';
 
+/** Who may sign up (SIGNUP): anyone, the invited only, or nobody (signup.ts). */
+export const SIGNUP_MODES = ['open', 'invite', 'closed'] as const;
+export type SignUpMode = (typeof SIGNUP_MODES)[number];
+
 /** The account rules a deployment tunes (see config.ts for the variables and defaults). */
 export interface AccountSettings {
   /** How long an API key works after login. */
@@ -20,4 +24,6 @@ export interface AccountSettings {
   passwordHashCost: number;
   /** The fewest characters a new password may have (PASSWORD_MIN_LENGTH; password-policy.ts). */
   passwordMinLength?: number;
+  /** Sign-up: who may, how long a confirmation link works, how often one may be mailed again (signup.ts). */
+  signUp?: { mode: SignUpMode; linkLifetimeMs: number; resendIntervalMs: number };
 }

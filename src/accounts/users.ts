@@ -49,6 +49,12 @@ export class UserDirectory {
   ) {}
 
   async create(user: NewUser): Promise<UserRow> {
+    const { password, ...rest } = user;
+    return this.createWithHash({ ...rest, passwordHash: await hashPassword(password, this.passwordHashCost) });
+  }
+
+  /** Creates a user whose password was hashed before (a confirmed sign-up's). */
+  async createWithHash(user: Omit<NewUser, 'password'> & { passwordHash: string }): Promise<UserRow> {
     if (!USERNAME_PATTERN.test(user.username)) throw new Error(`Invalid username "${user.username}": ${USERNAME_PATTERN}`);
     const email = normaliseEmail(user.email);
     if (await this.models.User.count({ where: { email } })) throw new DuplicateUserError('email');
@@ -60,7 +66,7 @@ export class UserDirectory {
         first_name: user.first_name ?? '',
         last_name: user.last_name ?? '',
         phone: user.phone ?? null,
-        password_hash: await hashPassword(user.password, this.passwordHashCost),
+        password_hash: user.passwordHash,
         is_admin: user.is_admin ?? false,
         is_active: user.is_active ?? true,
         date_joined: new Date(),

@@ -26,8 +26,9 @@ import * as loginFailuresPending from './migrations/0017-login-failures-pending.
 import * as guardianshipCreators from './migrations/0018-guardianship-creators.js';
 import * as memberCounts from './migrations/0019-member-counts.js';
 import * as apiTokenDevices from './migrations/0020-api-token-devices.js';
+import * as emailConfirmations from './migrations/0021-email-confirmations.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices, emailConfirmations];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

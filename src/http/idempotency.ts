@@ -185,7 +185,7 @@ export class IdempotencyStore {
  * issues a second key, a second password check checks again, a second password change finds the
  * current password changed (401).
  */
-const NEVER_STORED = new Set(['login', 'checkCredential', 'changePassword']);
+const NEVER_STORED = new Set(['login', 'checkCredential', 'changePassword', 'signUp', 'changeMyEmail']);
 
 /** The middleware, mounted after validation and before the operation's handler. */
 export function idempotency(store: IdempotencyStore, logger: Logger): RequestHandler {

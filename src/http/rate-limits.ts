@@ -61,6 +61,10 @@ const AUTH_OPERATIONS = new Set([
   'checkEmail',
   'checkLoginAttempt',
   'checkOperatorEmail',
+  'signUp',
+  'resendSignUpConfirmation',
+  'verifyEmail',
+  'changeMyEmail',
 ]);
 const CALLBACK_OPERATIONS = new Set([
   'receiveSmsDeliveryReceipt',

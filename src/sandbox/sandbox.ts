@@ -90,6 +90,8 @@ export interface SandboxSimulators {
 
 export interface Sandbox {
   url: string;
+  /** Where the sandbox writes its mail (.eml files): a sign-up's confirmation link, a reset link. */
+  mailDir: string;
   users: DemoUser[];
   /** Whether the demo keys change at every start or stay the same (SANDBOX_DEMO_KEYS). */
   demoKeys: DemoKeys;
@@ -119,6 +121,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       PUBLIC_URL: url,
       DATABASE_URL: `sqlite:${join(workdir, 'sandbox.sqlite')}`,
       MAIL_DIR: join(workdir, 'mail'),
+      // A front end's sign-up page works against the sandbox; the confirmation mail is a file in MAIL_DIR.
+      SIGNUP: base.SIGNUP ?? 'open',
       SECRETS_KEY: randomBytes(32).toString('base64'),
       SOCIALNET_VERIFY_TOKEN: SANDBOX_SOCIALNET_VERIFY_TOKEN,
       SOCIALNET_APP_SECRET: SANDBOX_SOCIALNET_APP_SECRET,
@@ -139,6 +143,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     });
     return {
       url: server.url,
+      mailDir: config.mail.directory,
       users: seeded!.users,
       demoKeys,
       corsOrigins: config.corsOrigins,

@@ -67,6 +67,7 @@ export const defaultAppConfig: AppConfig = {
   basePath: '',
   publicUrl: undefined,
   frontendResetUrl: undefined,
+  frontendVerifyUrl: undefined,
   trustProxy: false,
   bodyLimit: 1024 * 1024,
   validateResponses: true,

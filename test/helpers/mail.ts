@@ -47,3 +47,20 @@ export async function waitForMails(app: TestApp, count: number): Promise<Mail[]>
 export function recipients(email: Email): string[] {
   return (email.to ?? []).flatMap((address) => (address.group ? address.group.map((member) => member.address) : [address.address]));
 }
+
+/**
+ * The token of the newest sign-up confirmation mailed to `email` in a folder of .eml files, waiting for
+ * it to be written (the mail goes out after the answer).
+ */
+export async function confirmationTokenIn(mailDir: string, email: string): Promise<string> {
+  const found = async () => {
+    const files = (await readdir(mailDir).catch(() => [] as string[])).filter((name) => name.endsWith('.eml')).sort().reverse();
+    for (const file of files) {
+      const mail = await PostalMime.parse(await readFile(path.join(mailDir, file)));
+      const token = /verify_email\/\?token=(\S+)/.exec(mail.text ?? '')?.[1];
+      if (token && recipients(mail).includes(email.toLowerCase())) return token;
+    }
+    return undefined;
+  };
+  return waitFor(found, { timeoutMs: 10_000, what: `a confirmation mail to ${email} in ${mailDir}` });
+}

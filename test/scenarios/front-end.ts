@@ -15,6 +15,11 @@ export interface RunningBackend {
   admin: { username: string; password: string };
   /** The e-mail of a registered user who is in none of the admin's teams. */
   newcomerEmail: string;
+  /**
+   * The token of the confirmation link mailed to `email` after a sign-up (a backend with state takes
+   * sign-ups from anyone, as SIGNUP=open does; the mock says what its mail would hold).
+   */
+  confirmationToken?(email: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -102,6 +107,23 @@ export function frontEndScenarios(backend: ScenarioBackend): void {
       it('answers 404 not_found for an entity that does not exist', async () => {
         const error = await failure(api.GET('/api/entidade/data/', { params: { query: { id: '999999' } } }));
         expect([error.status, error.code]).toEqual([404, 'not_found']);
+      });
+
+      it('signs up, is told to confirm the address at login, confirms it through the mailed link, then logs in', async () => {
+        const anonymous = createApiClient({ baseUrl: running.baseUrl, retry: false });
+        const volunteer = { username: `voluntaria.${suffix}`, email: `voluntaria.${suffix}@exemplo.com.br`, password: 'ipê amarelo na praça da matriz', first_name: 'Rita' };
+        const accepted = unwrap(await anonymous.POST('/api/auth/signup/', { body: volunteer }));
+        expect(accepted).toEqual(expect.objectContaining({ status: 'confirmation_sent', email: volunteer.email }));
+        const early = await failure(login(anonymous, volunteer.username, volunteer.password));
+        expect([early.status, early.code]).toEqual([403, 'email_not_verified']);
+        if (!running.confirmationToken) throw new Error(`${backend.name} cannot tell a sign-up's confirmation token`);
+        const token = await running.confirmationToken(volunteer.email);
+        const confirmed = unwrap(await anonymous.GET('/api/auth/verify_email/', { params: { query: { token } } }));
+        expect(confirmed).toEqual({ status: 'account_activated', username: volunteer.username, email: volunteer.email });
+        const session = await login(anonymous, volunteer.username, volunteer.password);
+        expect(session.user).toEqual(expect.objectContaining({ username: volunteer.username, first_name: 'Rita', is_active: true }));
+        const again = await failure(anonymous.GET('/api/auth/verify_email/', { params: { query: { token } } }));
+        expect([again.status, again.code]).toEqual([400, 'invalid_token']);
       });
 
       it('adds an operator to the team, lists and removes them', async () => {
