@@ -81,6 +81,7 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   reactivateUser: { path: ['accounts', 'reactivate'], examples: ['accounts reactivate 2'] },
   endUserSessions: { path: ['accounts', 'end-sessions'], examples: ['accounts end-sessions 2   # every device logs in again'] },
   getMyProfile: { path: ['accounts', 'me'], examples: ['accounts me', 'accounts me --json'] },
+  exportMyData: { path: ['accounts', 'my-data'], examples: ['accounts my-data --json > my-data.json   # everything held about you (LGPD)'] },
   updateMyProfile: {
     path: ['accounts', 'update-me'],
     examples: ['accounts update-me --phone "(11) 98765-4321"', 'accounts update-me --last-name "Pereira da Silva"', 'accounts update-me --data \'{"phone":null}\'   # removes the phone'],

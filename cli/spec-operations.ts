@@ -392,6 +392,18 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "paged": false
   },
   {
+    "operationId": "exportMyData",
+    "method": "get",
+    "path": "/api/auth/my_data/",
+    "tag": "Accounts",
+    "summary": "Everything the service holds about the caller (LGPD access)",
+    "description": "The data subject's right of access (LGPD, art. 18, II), as one JSON document to download\n(`Content-Disposition: attachment`): the caller's account, and each table's rows about them,\ngrouped in `sections`, each naming where it comes from (`source`: the table and the column that\nnames the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),\n`password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,\n`social_login_attempts`, `memberships` (teams and roles), `entities_owned`,\n`entities_last_written`, `guardianship_links_created`, `research_bookmarks`,\n`news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),\n`sms_credentials_added`, `sms_campaigns_sent`, `elections_panel_syncs`,\n`social_network_removals`, `membership_counts` (teams per entity type, kept for paging), and\n`failed_logins` (failed password checks of the username or address, with the client address\neach came from). Timestamps are ISO 8601 in UTC. Never a secret: no password\nhash, key or token (nor their hashes), sealed provider token or SMS account secret.\n\nThe records of an entity the caller's team keeps (a candidate's record, its monitors' data)\nare the team's, not the caller's: `memberships` lists the teams, and each team's records are\nread through the operations of the entities.",
+    "auth": true,
+    "parameters": [],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
     "operationId": "getMyProfile",
     "method": "get",
     "path": "/api/auth/profile/",

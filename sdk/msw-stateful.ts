@@ -308,6 +308,18 @@ function accountHandlers(on: On, password: string): HttpHandler[] {
       return envelope(200, { revoked: true }, 'The key was revoked.');
     }),
     on('getMyProfile', ({ user }) => envelope(200, publicUser(user), 'Your profile.')),
+    on('exportMyData', ({ user, state }) => {
+      const sessions = [...state.keys.values()].filter((key) => key.user_id === user.id).map(({ id, device, created_at, expires_at }) => ({ id, device, created_at, last_used_at: null, expires_at, revoked_at: null }));
+      const memberships = [...state.entities.values()].flatMap((entity) =>
+        entity.members.filter((member) => member.user_id === user.id).map((member) => ({ entity_id: entity.id, entity_name: entity.record.nome, entity_type: entity.tp, role: member.role, added_at: member.added_at })),
+      );
+      const bookmarks = [...state.bookmarks.values()].filter((bookmark) => bookmark.user_id === user.id).map(({ user_id: _owner, ...bookmark }) => bookmark);
+      const kept: Record<string, Json[]> = { sessions, memberships, research_bookmarks: bookmarks };
+      const sections = Object.fromEntries(Object.entries(EXPORT_SOURCES).map(([name, source]) => [name, { source, rows: kept[name] ?? [] }]));
+      const generated = new Date().toISOString();
+      const headers = { 'Content-Disposition': `attachment; filename="palanque-data-${user.username}-${generated.slice(0, 10)}.json"` };
+      return envelope(200, { generated_at: generated, account: publicUser(user), sections }, 'Everything Palanque holds about you.', headers);
+    }),
     ...adminAccountHandlers(on),
     ...signUpHandlers(on, password),
     on('updateMyProfile', ({ body, user }) => {
@@ -424,6 +436,33 @@ function signUpHandlers(on: On, password: string): HttpHandler[] {
     }),
   ];
 }
+
+/**
+ * The sections of exportMyData and where the server reads them (src/accounts/data-export.ts); the mock
+ * fills sessions, memberships and research bookmarks, and leaves the others empty.
+ */
+const EXPORT_SOURCES: Record<string, string> = {
+  sessions: 'api_tokens.user_id',
+  password_resets: 'password_reset_tokens.user_id',
+  pending_email_changes: 'pending_email_changes.user_id',
+  social_logins: 'social_logins.user_id',
+  pending_social_logins: 'oauth_pending_links.user_id',
+  social_login_attempts: 'oauth_states.user_id',
+  memberships: 'entity_members.user_id',
+  entities_owned: 'entities.owner_id',
+  entities_last_written: 'entities.updated_by',
+  guardianship_links_created: 'guardianship_links.created_by',
+  research_bookmarks: 'research_bookmarks.user_id',
+  news_sources_requested: 'news_sources.requested_by',
+  monitors_created: 'social_monitors.created_by',
+  scenario_requests: 'scenario_requests.requested_by, scenario_requests.decided_by',
+  sms_credentials_added: 'sms_credentials.created_by',
+  sms_campaigns_sent: 'sms_campaigns.created_by',
+  elections_panel_syncs: 'elections_panel_syncs.user_id',
+  social_network_removals: 'socialnet_removals.user_id',
+  membership_counts: 'entity_member_counts.user_id',
+  failed_logins: 'login_failures.subject',
+};
 
 /** The platform admins' operations on accounts; a created user logs in with the password given, else the demo one. */
 function adminAccountHandlers(on: On): HttpHandler[] {

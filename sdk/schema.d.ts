@@ -540,6 +540,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/my_data/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything the service holds about the caller (LGPD access)
+         * @description The data subject's right of access (LGPD, art. 18, II), as one JSON document to download
+         *     (`Content-Disposition: attachment`): the caller's account, and each table's rows about them,
+         *     grouped in `sections`, each naming where it comes from (`source`: the table and the column that
+         *     names the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),
+         *     `password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,
+         *     `social_login_attempts`, `memberships` (teams and roles), `entities_owned`,
+         *     `entities_last_written`, `guardianship_links_created`, `research_bookmarks`,
+         *     `news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),
+         *     `sms_credentials_added`, `sms_campaigns_sent`, `elections_panel_syncs`,
+         *     `social_network_removals`, `membership_counts` (teams per entity type, kept for paging), and
+         *     `failed_logins` (failed password checks of the username or address, with the client address
+         *     each came from). Timestamps are ISO 8601 in UTC. Never a secret: no password
+         *     hash, key or token (nor their hashes), sealed provider token or SMS account secret.
+         *
+         *     The records of an entity the caller's team keeps (a candidate's record, its monitors' data)
+         *     are the team's, not the caller's: `memberships` lists the teams, and each team's records are
+         *     read through the operations of the entities.
+         *
+         *     - **200**: `data` is the export.
+         *     - **401** `unauthorized`: no valid key.
+         *     - 400, 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["exportMyData"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/profile/": {
         parameters: {
             query?: never;
@@ -2682,6 +2722,20 @@ export interface components {
             /** @description The token of an invitation to this address (required when `SIGNUP` is `invite`). */
             invitation?: string;
         };
+        PersonalDataExport: {
+            /** Format: date-time */
+            generated_at: string;
+            account: components["schemas"]["User"];
+            /** @description One entry per section named in `exportMyData`, each present even when it has no rows. */
+            sections: {
+                [key: string]: {
+                    /** @description The table and the column naming the user (`table.column`). */
+                    source: string;
+                    /** @description The table's rows about the user, with the columns listed for the section; timestamps in ISO 8601, UTC. */
+                    rows: Record<string, never>[];
+                };
+            };
+        };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         ChangeEmailRequest: {
             /** Format: email */
@@ -3813,6 +3867,9 @@ export interface components {
         };
         CredentialCheckEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["CredentialCheck"];
+        };
+        PersonalDataExportEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["PersonalDataExport"];
         };
         ConfirmationSentEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["ConfirmationSent"];
@@ -5986,6 +6043,48 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["RevokeMySessionNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    exportMyData: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's data. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `attachment; filename="palanque-data-<username>-<date>.json"`, so that a browser saves it. */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalDataExportEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];

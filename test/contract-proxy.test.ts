@@ -316,6 +316,7 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(codeOf(await asDana.POST('/api/auth/change_password/', { body: { current_password: 'not-the-password', new_password: newPassword } }))).toBe('invalid_credentials');
     expect(expectStatus(await asDana.POST('/api/auth/change_password/', { body: { current_password: dana.password, new_password: newPassword } }), 200)).toEqual({ changed: true, keys_revoked: 0 });
     expect(expectStatus(await asDana.GET('/api/auth/profile/'), 200).id).toBe(dana.user.id);
+    expect(expectStatus(await asDana.GET('/api/auth/my_data/'), 200).account.id).toBe(dana.user.id);
     expect(expectStatus(await asDana.POST('/api/auth/profile/', { body: { first_name: 'Dana', phone: '(11) 98765-4321' } }), 200)).toMatchObject({ first_name: 'Dana', phone: '+5511987654321' });
     expect(codeOf(await asDana.POST('/api/auth/profile/', { body: { phone: '(11) 1234' } }))).toBe('validation_failed');
     const newcomer = { username: `novo.${randomBytes(3).toString('hex')}`, email: `novo.${randomBytes(3).toString('hex')}@exemplo.com.br`, password: 'uma senha para o recém-chegado' };

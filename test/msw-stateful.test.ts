@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createApiClient, login, logout, PalanqueApiError, unwrap, type PalanqueClient } from '../sdk/index.js';
 import { createStatefulHandlers, DEFAULT_BASE_URL, DEFAULT_MOCK_PASSWORD } from '../sdk/msw.js';
 import contract from '../sdk/openapi.json' with { type: 'json' };
+import { EXPORT_SECTIONS } from '../src/accounts/data-export.js';
 import { mswFixturesPath, mswFixturesText } from '../sdk/scripts/bundle-fixtures.js';
 
 const mock = createStatefulHandlers();
@@ -129,6 +130,16 @@ describe('accounts', () => {
     const change = mock.confirmationToken('rafa@exemplo.com.br')!;
     expect(unwrap(await anonymous.GET('/api/auth/verify_email/', { params: { query: { token: change } } }))).toEqual({ status: 'email_changed', username: 'rafael.costa', email: 'rafa@exemplo.com.br' });
     expect(unwrap(await anonymous.GET('/api/auth/profile/')).email).toBe('rafa@exemplo.com.br');
+  });
+
+  it("exports the caller's data with the server's sections: sessions, teams and bookmarks filled", async () => {
+    const exported = unwrap(await api.GET('/api/auth/my_data/'));
+    expect(exported.account.username).toBe('carlos.pereira');
+    expect(Object.fromEntries(Object.entries(exported.sections).map(([name, section]) => [name, section.source]))).toEqual(
+      Object.fromEntries(Object.entries(EXPORT_SECTIONS).map(([name, section]) => [name, section.table])),
+    );
+    expect(exported.sections.sessions!.rows).toHaveLength(1);
+    expect(exported.sections.memberships!.rows.length).toBeGreaterThan(0);
   });
 
   it("reads the caller's profile and changes its name and phone, refusing a number that is too short", async () => {

@@ -332,6 +332,13 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     reason: 'A confirmation link that expired or went to the spam folder can be mailed again, throttled (issue 21).',
   },
   {
+    method: 'GET',
+    path: '/api/auth/my_data/',
+    auth: 'ApiKeyAuth',
+    query: [],
+    reason: 'The data subject downloads everything the service holds about them (LGPD art. 18, II; issue 21).',
+  },
+  {
     method: 'POST',
     path: '/api/auth/change_email/',
     auth: 'ApiKeyAuth',

@@ -12,6 +12,7 @@ import { ApiError, badRequest, notFound, unauthorized, type ErrorDetail } from '
 import type { OperationHandlers } from '../http/operations.js';
 import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
+import { exportPersonalData } from './data-export.js';
 import type { Accounts } from './index.js';
 import { passwordProblem } from './password-policy.js';
 import { profileChanges, type ProfileChanges, type ProfileFields } from './profile.js';
@@ -48,7 +49,8 @@ type AccountOperations =
   | 'signUp'
   | 'resendSignUpConfirmation'
   | 'verifyEmail'
-  | 'changeMyEmail';
+  | 'changeMyEmail'
+  | 'exportMyData';
 
 /** Who shares a team with a user (from the entities domain), with the shared teams. */
 export interface TeamDirectory {
@@ -291,6 +293,15 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       // "Not yours" and "does not exist" are one answer: a profile id reveals nothing.
       if (!user) throw notFound(`There is no user ${userId} that you can see.`, [{ location: 'path', field: 'user_id', rule: 'visible_user', message: 'must be a user you can see', value: userId }]);
       sendEnvelope(res, 200, publicUser(user), 'User profile.');
+    },
+
+    async exportMyData(_req, res) {
+      const user = await users.byId(callerOf(res).user.id);
+      if (!user) throw unauthorized('The API key is invalid, expired or revoked. Log in again.');
+      const data = await exportPersonalData(accounts.models.User.sequelize!, user);
+      // Usernames are letters, digits and . _ + -: safe inside the quoted file name.
+      res.setHeader('Content-Disposition', `attachment; filename="palanque-data-${user.username}-${data.generated_at.slice(0, 10)}.json"`);
+      sendEnvelope(res, 200, data, 'Everything Palanque holds about you.');
     },
 
     async getMyProfile(_req, res) {
