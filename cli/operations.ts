@@ -25,6 +25,7 @@ export const GROUPS: Readonly<Record<string, string>> = {
   auth: 'Sessions, keys, password resets and credential checks (Login/Register)',
   sessions: "Your own keys, one per device that logged in: list and revoke (Login/Register)",
   signup: 'Sign up for an account and confirm its e-mail address (Login/Register)',
+  audit: 'The audit log of security events, for platform admins (Accounts)',
   accounts: 'User accounts and profiles (Accounts)',
   chat: 'Chat contacts (chat)',
   social: "The caller's linked social accounts (Social Networks)",
@@ -81,6 +82,7 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   reactivateUser: { path: ['accounts', 'reactivate'], examples: ['accounts reactivate 2'] },
   endUserSessions: { path: ['accounts', 'end-sessions'], examples: ['accounts end-sessions 2   # every device logs in again'] },
   getMyProfile: { path: ['accounts', 'me'], examples: ['accounts me', 'accounts me --json'] },
+  listAuditEvents: { path: ['audit', 'list'], examples: ['audit list --event login_failed --since 2026-11-26T00:00:00Z', 'audit list --user-id 2 --json'] },
   exportMyData: { path: ['accounts', 'my-data'], examples: ['accounts my-data --json > my-data.json   # everything held about you (LGPD)'] },
   updateMyProfile: {
     path: ['accounts', 'update-me'],

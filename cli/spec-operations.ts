@@ -392,12 +392,73 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "paged": false
   },
   {
+    "operationId": "listAuditEvents",
+    "method": "get",
+    "path": "/api/auth/audit_events/",
+    "tag": "Accounts",
+    "summary": "The audit log of security events (admins)",
+    "description": "Lists security events, the newest first, 50 per page. Platform admins only. Each event says\nwhat happened (`event`), who did it (`actor_id`; null when nobody was logged in, as for a\nlogin or a reset by e-mail), whose account it concerns (`user_id`), from which client address,\nand `details` (counts and reasons; never a secret, nor what a client typed: a failed login\nnames the account only when one has that name). Events:\n\n| event | when |\n|---|---|\n| `login_succeeded` | a login issued a key |\n| `login_failed` | a wrong password, at login or at a password confirmation (`details.during`) |\n| `login_locked` | the login lock refused a check (`details.retry_after_seconds`) |\n| `keys_revoked` | a logout, a revoked session, or an admin ending a user's sessions (`details.reason`, `details.count`) |\n| `password_changed` | `changePassword` (`details.keys_revoked`) |\n| `password_reset` | a completed password reset (every key revoked) |\n| `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |\n| `account_created` | by an admin, or a confirmed sign-up (`details.via`) |\n| `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |\n\nFilters combine: `event`, `user_id` (events done by the user or concerning them), `since`\n(inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five\nyears, by default), then deleted.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      },
+      {
+        "name": "event",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "enum": [
+          "login_succeeded",
+          "login_failed",
+          "login_locked",
+          "keys_revoked",
+          "password_changed",
+          "password_reset",
+          "email_change_requested",
+          "email_changed",
+          "account_created",
+          "account_deactivated",
+          "account_reactivated"
+        ],
+        "description": "Only events of this kind."
+      },
+      {
+        "name": "user_id",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "Only events done by this user or concerning them."
+      },
+      {
+        "name": "since",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Only events at or after this instant."
+      },
+      {
+        "name": "until",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Only events before this instant."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
+  },
+  {
     "operationId": "exportMyData",
     "method": "get",
     "path": "/api/auth/my_data/",
     "tag": "Accounts",
     "summary": "Everything the service holds about the caller (LGPD access)",
-    "description": "The data subject's right of access (LGPD, art. 18, II), as one JSON document to download\n(`Content-Disposition: attachment`): the caller's account, and each table's rows about them,\ngrouped in `sections`, each naming where it comes from (`source`: the table and the column that\nnames the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),\n`password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,\n`social_login_attempts`, `memberships` (teams and roles), `entities_owned`,\n`entities_last_written`, `guardianship_links_created`, `research_bookmarks`,\n`news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),\n`sms_credentials_added`, `sms_campaigns_sent`, `elections_panel_syncs`,\n`social_network_removals`, `membership_counts` (teams per entity type, kept for paging), and\n`failed_logins` (failed password checks of the username or address, with the client address\neach came from). Timestamps are ISO 8601 in UTC. Never a secret: no password\nhash, key or token (nor their hashes), sealed provider token or SMS account secret.\n\nThe records of an entity the caller's team keeps (a candidate's record, its monitors' data)\nare the team's, not the caller's: `memberships` lists the teams, and each team's records are\nread through the operations of the entities.",
+    "description": "The data subject's right of access (LGPD, art. 18, II), as one JSON document to download\n(`Content-Disposition: attachment`): the caller's account, and each table's rows about them,\ngrouped in `sections`, each naming where it comes from (`source`: the table and the column that\nnames the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),\n`password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,\n`social_login_attempts`, `memberships` (teams and roles), `entities_owned`,\n`entities_last_written`, `guardianship_links_created`, `research_bookmarks`,\n`news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),\n`sms_credentials_added`, `sms_campaigns_sent`, `elections_panel_syncs`,\n`social_network_removals`, `security_events` (the audit log's events done by the caller or\nconcerning them), `membership_counts` (teams per entity type, kept for paging), and\n`failed_logins` (failed password checks of the username or address, with the client address\neach came from). Timestamps are ISO 8601 in UTC. Never a secret: no password\nhash, key or token (nor their hashes), sealed provider token or SMS account secret.\n\nThe records of an entity the caller's team keeps (a candidate's record, its monitors' data)\nare the team's, not the caller's: `memberships` lists the teams, and each team's records are\nread through the operations of the entities.",
     "auth": true,
     "parameters": [],
     "answer": "application/json",

@@ -460,6 +460,7 @@ const EXPORT_SOURCES: Record<string, string> = {
   sms_campaigns_sent: 'sms_campaigns.created_by',
   elections_panel_syncs: 'elections_panel_syncs.user_id',
   social_network_removals: 'socialnet_removals.user_id',
+  security_events: 'audit_events.user_id, audit_events.actor_id',
   membership_counts: 'entity_member_counts.user_id',
   failed_logins: 'login_failures.subject',
 };

@@ -540,6 +540,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/audit_events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log of security events (admins)
+         * @description Lists security events, the newest first, 50 per page. Platform admins only. Each event says
+         *     what happened (`event`), who did it (`actor_id`; null when nobody was logged in, as for a
+         *     login or a reset by e-mail), whose account it concerns (`user_id`), from which client address,
+         *     and `details` (counts and reasons; never a secret, nor what a client typed: a failed login
+         *     names the account only when one has that name). Events:
+         *
+         *     | event | when |
+         *     |---|---|
+         *     | `login_succeeded` | a login issued a key |
+         *     | `login_failed` | a wrong password, at login or at a password confirmation (`details.during`) |
+         *     | `login_locked` | the login lock refused a check (`details.retry_after_seconds`) |
+         *     | `keys_revoked` | a logout, a revoked session, or an admin ending a user's sessions (`details.reason`, `details.count`) |
+         *     | `password_changed` | `changePassword` (`details.keys_revoked`) |
+         *     | `password_reset` | a completed password reset (every key revoked) |
+         *     | `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |
+         *     | `account_created` | by an admin, or a confirmed sign-up (`details.via`) |
+         *     | `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |
+         *
+         *     Filters combine: `event`, `user_id` (events done by the user or concerning them), `since`
+         *     (inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five
+         *     years, by default), then deleted.
+         *
+         *     - **200**: `data` is a page of events (`links`, `count`, `total_pages`, `results`).
+         *     - **400** `bad_request`: a filter or `page` breaks its type or bounds.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: `page` is past the last page.
+         *     - 409 and 422 are not returned.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/my_data/": {
         parameters: {
             query?: never;
@@ -558,7 +605,8 @@ export interface paths {
          *     `entities_last_written`, `guardianship_links_created`, `research_bookmarks`,
          *     `news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),
          *     `sms_credentials_added`, `sms_campaigns_sent`, `elections_panel_syncs`,
-         *     `social_network_removals`, `membership_counts` (teams per entity type, kept for paging), and
+         *     `social_network_removals`, `security_events` (the audit log's events done by the caller or
+         *     concerning them), `membership_counts` (teams per entity type, kept for paging), and
          *     `failed_logins` (failed password checks of the username or address, with the client address
          *     each came from). Timestamps are ISO 8601 in UTC. Never a secret: no password
          *     hash, key or token (nor their hashes), sealed provider token or SMS account secret.
@@ -2722,6 +2770,29 @@ export interface components {
             /** @description The token of an invitation to this address (required when `SIGNUP` is `invite`). */
             invitation?: string;
         };
+        /**
+         * @description What happened (see `listAuditEvents`).
+         * @enum {string}
+         */
+        AuditEventType: "login_succeeded" | "login_failed" | "login_locked" | "keys_revoked" | "password_changed" | "password_reset" | "email_change_requested" | "email_changed" | "account_created" | "account_deactivated" | "account_reactivated";
+        AuditEvent: {
+            id: number;
+            /** Format: date-time */
+            occurred_at: string;
+            event: components["schemas"]["AuditEventType"];
+            /** @description The user who did it; null when nobody was logged in. */
+            actor_id: number | null;
+            /** @description The user whose account it concerns; null for a failed login of a name no account has. */
+            user_id: number | null;
+            /** @description The client's address, as the server resolves it (`TRUST_PROXY`). */
+            address: string | null;
+            /** @description Counts and reasons, by event (see `listAuditEvents`). */
+            details: Record<string, never>;
+        };
+        /** @description A page of AuditEvent records (the paginated list structure). */
+        AuditEventPage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["AuditEvent"][];
+        };
         PersonalDataExport: {
             /** Format: date-time */
             generated_at: string;
@@ -3867,6 +3938,9 @@ export interface components {
         };
         CredentialCheckEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["CredentialCheck"];
+        };
+        AuditEventPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["AuditEventPage"];
         };
         PersonalDataExportEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["PersonalDataExport"];
@@ -6050,6 +6124,57 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+                /** @description Only events of this kind. */
+                event?: components["schemas"]["AuditEventType"];
+                /** @description Only events done by this user or concerning them. */
+                user_id?: number;
+                /** @description Only events at or after this instant. */
+                since?: string;
+                /** @description Only events before this instant. */
+                until?: string;
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PageNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
     exportMyData: {
         parameters: {
             query?: never;
@@ -6073,7 +6198,10 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    /** @description `attachment; filename="palanque-data-<username>-<date>.json"`, so that a browser saves it. */
+                    /**
+                     * @description `attachment; filename="palanque-data-<username>-<date>.json"`, so that a browser saves it.
+                     * @example attachment; filename="palanque-data-carlos.pereira-2026-11-27.json"
+                     */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };

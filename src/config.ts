@@ -176,6 +176,7 @@ const environmentSchema = z.object({
   SIGNUP: z.enum(SIGNUP_MODES).default('invite'),
   EMAIL_VERIFICATION_LIFETIME_HOURS: z.coerce.number().int().min(1).max(30 * 24).default(48),
   SIGNUP_RESEND_SECONDS: z.coerce.number().int().min(1).max(24 * 3600).default(60),
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(100 * 366).default(5 * 365),
   ADMIN_USERNAME: z.string().regex(USERNAME_PATTERN, 'must be 1-150 letters, digits or . _ + - (no @)').optional(),
   ADMIN_EMAIL: z.string().email('must be an e-mail address').optional(),
   ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').max(256).optional(),
@@ -396,6 +397,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       passwordHashCost: env.PASSWORD_HASH_COST,
       passwordMinLength: env.PASSWORD_MIN_LENGTH,
       signUp: { mode: env.SIGNUP, linkLifetimeMs: env.EMAIL_VERIFICATION_LIFETIME_HOURS * 3600_000, resendIntervalMs: env.SIGNUP_RESEND_SECONDS * 1000 },
+      auditRetentionMs: env.AUDIT_RETENTION_DAYS * 86_400_000,
     },
     firstAdmin: {
       username: env.ADMIN_USERNAME ?? 'admin',

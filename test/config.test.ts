@@ -54,6 +54,7 @@ describe('loadConfig defaults', () => {
         passwordHashCost: 17,
         passwordMinLength: 12,
         signUp: { mode: 'invite', linkLifetimeMs: 48 * 3600_000, resendIntervalMs: 60_000 },
+        auditRetentionMs: 1825 * 86_400_000,
       },
       firstAdmin: { username: 'admin', email: 'admin@palanque.app', password: undefined },
       mail: { smtpUrl: undefined, from: 'Palanque <no-reply@palanque.app>', directory: 'data/mail' },
@@ -103,6 +104,7 @@ describe('loadConfig defaults', () => {
       SIGNUP: 'open',
       EMAIL_VERIFICATION_LIFETIME_HOURS: '24',
       SIGNUP_RESEND_SECONDS: '300',
+      AUDIT_RETENTION_DAYS: '365',
       ADMIN_USERNAME: 'ana.souza',
       ADMIN_EMAIL: 'ana.souza@palanque.app',
       ADMIN_PASSWORD: 'uma-senha-bem-longa',
@@ -118,6 +120,7 @@ describe('loadConfig defaults', () => {
       passwordHashCost: 15,
       passwordMinLength: 15,
       signUp: { mode: 'open', linkLifetimeMs: 24 * 3600_000, resendIntervalMs: 300_000 },
+      auditRetentionMs: 365 * 86_400_000,
     });
     expect(config.firstAdmin).toEqual({ username: 'ana.souza', email: 'ana.souza@palanque.app', password: 'uma-senha-bem-longa' });
     expect(config.mail).toEqual({ smtpUrl: 'smtps://user:secret@smtp.example.com:465', from: 'Campanha <campanha@example.com>', directory: '/var/spool/palanque' });
@@ -434,6 +437,7 @@ describe('loadConfig errors', () => {
     ['PASSWORD_HASH_COST', '21'],
     ['PASSWORD_MIN_LENGTH', '7'],
     ['SIGNUP', 'anyone'],
+    ['AUDIT_RETENTION_DAYS', '0'],
     ['EMAIL_VERIFICATION_LIFETIME_HOURS', '0'],
     ['SIGNUP_RESEND_SECONDS', 'soon'],
     ['FRONTEND_VERIFY_URL', 'app.palanque.app/confirmar'],

@@ -330,6 +330,9 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(expectStatus(await clientOf(admin).POST('/api/auth/account/{user_id}/reactivate/', onDana), 200).is_active).toBe(true);
     expect(codeOf(await clientOf(admin).POST('/api/auth/account/{user_id}/deactivate/', { params: { path: { user_id: admin.user.id } } }))).toBe('conflict');
     expect(codeOf(await clientOf(owner).POST('/api/auth/account/{user_id}/end_sessions/', onDana))).toBe('forbidden');
+    const audited = expectStatus(await clientOf(admin).GET('/api/auth/audit_events/', { params: { query: { user_id: dana.user.id, event: 'account_deactivated' } } }), 200);
+    expect(audited.results).toEqual([expect.objectContaining({ event: 'account_deactivated', actor_id: admin.user.id, user_id: dana.user.id })]);
+    expect(codeOf(await clientOf(owner).GET('/api/auth/audit_events/'))).toBe('forbidden');
     expect(codeOf(await clientOf(admin).POST('/api/auth/account/{user_id}/reactivate/', { params: { path: { user_id: 2_000_000_000 } } }))).toBe('not_found');
 
     const { key } = await app.accounts.tokens.issue(outsider.user.id);

@@ -333,6 +333,13 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
   },
   {
     method: 'GET',
+    path: '/api/auth/audit_events/',
+    auth: 'ApiKeyAuth',
+    query: [optional('page', 'integer'), optional('event', 'string'), optional('user_id', 'integer'), optional('since', 'string'), optional('until', 'string')],
+    reason: 'Platform admins read the security events: logins, locks, revocations, password and e-mail changes, account changes (issue 21).',
+  },
+  {
+    method: 'GET',
     path: '/api/auth/my_data/',
     auth: 'ApiKeyAuth',
     query: [],

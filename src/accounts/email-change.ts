@@ -13,6 +13,7 @@ import { Op } from 'sequelize';
 import { invalidBody } from '../http/body-fields.js';
 import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
+import type { AuditLog } from './audit-log.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { AccountModels, PendingEmailChangeRow, UserRow } from './models.js';
 import { checkCurrentPassword } from './password-change.js';
@@ -37,6 +38,7 @@ export class EmailChanges {
     private readonly logger: Logger,
     /** How long a mailed link works (EMAIL_VERIFICATION_LIFETIME_HOURS, as for sign-ups). */
     private readonly linkLifetimeMs: number,
+    private readonly audit?: AuditLog,
   ) {}
 
   /** Checks the request and the password, then answers; what follows depends on the address and comes after. */
@@ -46,6 +48,7 @@ export class EmailChanges {
       throw invalidBody([{ location: 'body', field: 'new_email', rule: 'different_from_current', message: "must differ from the account's current address", value: email }]);
     }
     await checkCurrentPassword(this.sessions, caller, currentPassword, address);
+    await this.audit?.record({ event: 'email_change_requested', actorId: caller.id, userId: caller.id, address });
     setImmediate(() => {
       this.record(caller, email, links).catch((error: unknown) => this.logger.error({ err: error, user_id: caller.id }, 'could not record an e-mail change'));
     });
@@ -67,6 +70,7 @@ export class EmailChanges {
       ]);
     }
     await this.models.User.update({ email: pending.email }, { where: { id: user.id } });
+    await this.audit?.record({ event: 'email_changed', userId: user.id }, now);
     this.send({
       to: user.email,
       subject: 'Palanque: your e-mail address was changed',

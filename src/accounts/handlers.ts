@@ -23,6 +23,7 @@ import type { SignUpLinks } from './signup.js';
 
 const USERS_PER_PAGE = 30;
 const SESSIONS_PER_PAGE = 30;
+const AUDIT_EVENTS_PER_PAGE = 50;
 
 type AccountOperations =
   | 'login'
@@ -50,7 +51,8 @@ type AccountOperations =
   | 'resendSignUpConfirmation'
   | 'verifyEmail'
   | 'changeMyEmail'
-  | 'exportMyData';
+  | 'exportMyData'
+  | 'listAuditEvents';
 
 /** Who shares a team with a user (from the entities domain), with the shared teams. */
 export interface TeamDirectory {
@@ -58,7 +60,7 @@ export interface TeamDirectory {
 }
 
 export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, teams: TeamDirectory): Pick<Required<OperationHandlers>, AccountOperations> {
-  const { sessions, tokens, resets, users, passwordChanges, signUps, emailChanges } = accounts;
+  const { sessions, tokens, resets, users, passwordChanges, signUps, emailChanges, audit } = accounts;
   /** The user an admin names by id; 404 when there is none. */
   const existingUser = async (userId: number) => {
     const user = await users.byId(userId);
@@ -72,8 +74,10 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       sendEnvelope(res, 200, data, 'Logged in.');
     },
 
-    async logout(_req, res) {
-      await tokens.revokeById(callerOf(res).tokenId);
+    async logout(req, res) {
+      const caller = callerOf(res);
+      await tokens.revokeById(caller.tokenId);
+      await audit.record({ event: 'keys_revoked', actorId: caller.user.id, userId: caller.user.id, address: addressOf(req), details: { reason: 'logout', count: 1 } });
       sendEnvelope(res, 200, { revoked: true as const }, 'Logged out: the key was revoked.');
     },
 
@@ -123,11 +127,13 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
 
     async revokeMySession(req, res) {
       const sessionId = Number(req.params.session_id);
-      if (!(await tokens.revokeOwn(callerOf(res).user.id, sessionId))) {
+      const caller = callerOf(res).user;
+      if (!(await tokens.revokeOwn(caller.id, sessionId))) {
         throw notFound(`You have no live session ${sessionId} (unknown, expired or already revoked).`, [
           { location: 'path', field: 'session_id', rule: 'own_live_session', message: 'must be the id of one of your live sessions', value: sessionId },
         ]);
       }
+      await audit.record({ event: 'keys_revoked', actorId: caller.id, userId: caller.id, address: addressOf(req), details: { reason: 'session_revoked', count: 1 } });
       sendEnvelope(res, 200, { revoked: true as const }, 'The key was revoked.');
     },
 
@@ -230,7 +236,8 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
     },
 
     async createUser(req, res) {
-      requireAdmin(callerOf(res));
+      const admin = callerOf(res);
+      requireAdmin(admin);
       const { username, email, password, is_admin: isAdmin, ...profileFields } = req.body;
       const profile = checkedNewAccount({ username, email, password, ...profileFields }, accounts.passwordMinLength);
       // Without a password, one nobody sees: the owner gets their own through the mailed link.
@@ -239,6 +246,7 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
         .catch((error: unknown) => {
           throw error instanceof DuplicateUserError ? takenConflict(error.field, error.field === 'email' ? normaliseEmail(email) : username) : error;
         });
+      await audit.record({ event: 'account_created', actorId: admin.user.id, userId: user.id, address: addressOf(req), details: { via: 'admin' } });
       if (password === undefined) resets.welcome(user, resetLinks(req, urls));
       const how = password === undefined ? `; a link to get a password was mailed to ${user.email}` : '';
       sendEnvelope(res, 201, publicUser(user), `User ${user.id} was created${how}.`);
@@ -255,20 +263,25 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       }
       await users.setActive(user.id, false);
       const revoked = await tokens.revokeAllOf(user.id);
+      await audit.record({ event: 'account_deactivated', actorId: caller.user.id, userId: user.id, address: addressOf(req), details: { keys_revoked: revoked } });
       sendEnvelope(res, 200, publicUser({ ...user, is_active: false }), `User ${user.id} was deactivated; ${keysRevoked(revoked)}.`);
     },
 
     async reactivateUser(req, res) {
-      requireAdmin(callerOf(res));
+      const caller = callerOf(res);
+      requireAdmin(caller);
       const user = await existingUser(Number(req.params.user_id));
       await users.setActive(user.id, true);
+      await audit.record({ event: 'account_reactivated', actorId: caller.user.id, userId: user.id, address: addressOf(req) });
       sendEnvelope(res, 200, publicUser({ ...user, is_active: true }), `User ${user.id} is active.`);
     },
 
     async endUserSessions(req, res) {
-      requireAdmin(callerOf(res));
+      const caller = callerOf(res);
+      requireAdmin(caller);
       const user = await existingUser(Number(req.params.user_id));
       const revoked = await tokens.revokeAllOf(user.id);
+      await audit.record({ event: 'keys_revoked', actorId: caller.user.id, userId: user.id, address: addressOf(req), details: { reason: 'ended_by_admin', count: revoked } });
       sendEnvelope(res, 200, { keys_revoked: revoked }, `User ${user.id}: ${keysRevoked(revoked)}.`);
     },
 
@@ -293,6 +306,19 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       // "Not yours" and "does not exist" are one answer: a profile id reveals nothing.
       if (!user) throw notFound(`There is no user ${userId} that you can see.`, [{ location: 'path', field: 'user_id', rule: 'visible_user', message: 'must be a user you can see', value: userId }]);
       sendEnvelope(res, 200, publicUser(user), 'User profile.');
+    },
+
+    async listAuditEvents(req, res) {
+      requireAdmin(callerOf(res));
+      const { event, user_id: userId, since, until } = req.query;
+      const page = req.query.page ?? 1;
+      const filter = { event, userId, since: since === undefined ? undefined : new Date(since), until: until === undefined ? undefined : new Date(until) };
+      const { total, rows } = await audit.page(filter, page, AUDIT_EVENTS_PER_PAGE);
+      // The page links keep the filters.
+      const listUrl = new URL(apiBaseUrl(req, urls) + '/api/auth/audit_events/');
+      for (const [name, value] of Object.entries({ event, user_id: userId, since, until })) if (value !== undefined) listUrl.searchParams.set(name, String(value));
+      const body = pageOf(rows, total, page, AUDIT_EVENTS_PER_PAGE, listUrl.toString());
+      sendEnvelope(res, 200, body, `${total} event${total === 1 ? '' : 's'}.`);
     },
 
     async exportMyData(_req, res) {

@@ -9,6 +9,7 @@ import { PasswordChanges } from './password-change.js';
 import { DEFAULT_MIN_LENGTH } from './password-policy.js';
 import { PasswordResets } from './password-reset.js';
 import { Sessions } from './sessions.js';
+import { AuditLog } from './audit-log.js';
 import { EmailChanges } from './email-change.js';
 import { SignUps, type InvitationGate } from './signup.js';
 import type { AccountSettings } from './settings.js';
@@ -20,6 +21,8 @@ const DEAD_KEYS_KEPT_MS = 30 * 24 * 3600_000;
 
 /** Sign-up as SIGNUP and its companions default (config.ts). */
 const DEFAULT_SIGNUP = { mode: 'invite', linkLifetimeMs: 48 * 3600_000, resendIntervalMs: 60_000 } as const;
+/** AUDIT_RETENTION_DAYS's default: five years. */
+const DEFAULT_AUDIT_RETENTION_MS = 5 * 365 * 86_400_000;
 
 export interface Accounts {
   models: AccountModels;
@@ -38,9 +41,11 @@ export interface Accounts {
   signUps: SignUps;
   /** A user's change of their own address, confirmed from the new one (email-change.ts). */
   emailChanges: EmailChanges;
+  /** Security events, for platform admins (audit-log.ts). */
+  audit: AuditLog;
   /** The user's linked accounts, without their tokens. */
   socialLoginsOf(userId: number): Promise<Array<Pick<SocialLoginRow, 'provider' | 'external_id' | 'display_name' | 'linked_at'>>>;
-  /** Housekeeping: forgets failures, reset tokens, long-dead keys and expired sign-ups and e-mail changes that no longer count; returns how many rows went. */
+  /** Housekeeping: forgets failures, reset tokens, long-dead keys and expired sign-ups and e-mail changes, and audit events past their retention; returns how many rows went. */
   purgeExpired(): Promise<number>;
 }
 
@@ -58,14 +63,15 @@ export function createAccounts(
 ): Accounts {
   const models = defineAccountModels(sequelize);
   const keyCache = new KeyCache({ ttlMs: settings.keyCacheMs ?? 0, channel: revocations, logger });
+  const audit = new AuditLog(models, logger, settings.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS);
   const users = new UserDirectory(models, settings.passwordHashCost, keyCache);
   const tokens = new TokenStore(models, settings.tokenLifetimeMs, keyCache);
   const lock = new LoginLock(models, settings.loginLock);
-  const resets = new PasswordResets(models, users, mailer, logger, settings.passwordResetLifetimeMs, settings.passwordHashCost, keyCache);
+  const resets = new PasswordResets(models, users, mailer, logger, settings.passwordResetLifetimeMs, settings.passwordHashCost, keyCache, audit);
   const signUpSettings = settings.signUp ?? DEFAULT_SIGNUP;
-  const signUps = new SignUps(models, users, mailer, logger, { ...signUpSettings, passwordHashCost: settings.passwordHashCost }, invitations);
-  const sessions = new Sessions(users, tokens, lock, settings.passwordHashCost, signUps);
-  const emailChanges = new EmailChanges(models, users, sessions, mailer, logger, signUpSettings.linkLifetimeMs);
+  const signUps = new SignUps(models, users, mailer, logger, { ...signUpSettings, passwordHashCost: settings.passwordHashCost }, invitations, audit);
+  const sessions = new Sessions(users, tokens, lock, settings.passwordHashCost, signUps, audit);
+  const emailChanges = new EmailChanges(models, users, sessions, mailer, logger, signUpSettings.linkLifetimeMs, audit);
   const passwordRules = { passwordHashCost: settings.passwordHashCost, passwordMinLength: settings.passwordMinLength ?? DEFAULT_MIN_LENGTH };
   return {
     models,
@@ -75,16 +81,17 @@ export function createAccounts(
     lock,
     sessions,
     resets,
-    passwordChanges: new PasswordChanges(models, sessions, mailer, logger, passwordRules, keyCache),
+    passwordChanges: new PasswordChanges(models, sessions, mailer, logger, passwordRules, keyCache, audit),
     passwordMinLength: passwordRules.passwordMinLength,
     signUps,
     emailChanges,
+    audit,
     async socialLoginsOf(userId) {
       const attributes = ['provider', 'external_id', 'display_name', 'linked_at'] as const;
       return (await models.SocialLogin.findAll({ attributes: [...attributes], where: { user_id: userId }, order: [['linked_at', 'ASC']], raw: true })) as unknown as SocialLoginRow[];
     },
     async purgeExpired() {
-      return (await lock.purgeExpired()) + (await resets.purgeExpired()) + (await tokens.purgeDead(DEAD_KEYS_KEPT_MS)) + (await signUps.purgeExpired()) + (await emailChanges.purgeExpired());
+      return (await lock.purgeExpired()) + (await resets.purgeExpired()) + (await tokens.purgeDead(DEAD_KEYS_KEPT_MS)) + (await signUps.purgeExpired()) + (await emailChanges.purgeExpired()) + (await audit.purgeExpired());
     },
   };
 }

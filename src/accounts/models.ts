@@ -1,4 +1,4 @@
-/** The Sequelize models of the accounts tables (created by migration 0004-accounts; 0017 made failures pending first, 0020 gave keys their device, 0021 added pending sign-ups and e-mail changes). */
+/** The Sequelize models of the accounts tables (created by migration 0004-accounts; 0017 made failures pending first, 0020 gave keys their device, 0021 added pending sign-ups and e-mail changes, 0022 the audit log). */
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 
 export interface UserRow {
@@ -63,6 +63,18 @@ export interface PendingEmailChangeRow {
   expires_at: Date;
 }
 
+/** One security event (migration 0022; audit-log.ts). */
+export interface AuditEventRow {
+  id: number;
+  occurred_at: Date;
+  event: string;
+  actor_id: number | null;
+  user_id: number | null;
+  address: string | null;
+  /** JSON text, or null. */
+  details: string | null;
+}
+
 export interface LoginFailureRow {
   id: number;
   subject: string;
@@ -95,6 +107,7 @@ export interface AccountModels {
   SocialLogin: Static<SocialLoginRow>;
   PendingSignUp: Static<PendingSignUpRow>;
   PendingEmailChange: Static<PendingEmailChangeRow>;
+  AuditEvent: Static<AuditEventRow>;
 }
 
 const id = { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true };
@@ -189,5 +202,10 @@ export function defineAccountModels(sequelize: Sequelize): AccountModels {
     { id, user_id: DataTypes.INTEGER, email: DataTypes.STRING(254), token_hash: DataTypes.STRING(64), created_at: DataTypes.DATE, expires_at: DataTypes.DATE },
     { tableName: 'pending_email_changes', ...plain },
   );
-  return { User, ApiToken, PasswordReset, LoginFailure, SocialLogin, PendingSignUp, PendingEmailChange };
+  const AuditEvent = sequelize.define<Model<AuditEventRow, Partial<AuditEventRow>>>(
+    'AuditEvent',
+    { id, occurred_at: DataTypes.DATE, event: DataTypes.STRING(40), actor_id: DataTypes.INTEGER, user_id: DataTypes.INTEGER, address: DataTypes.STRING(64), details: DataTypes.TEXT },
+    { tableName: 'audit_events', ...plain },
+  );
+  return { User, ApiToken, PasswordReset, LoginFailure, SocialLogin, PendingSignUp, PendingEmailChange, AuditEvent };
 }

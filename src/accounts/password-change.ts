@@ -12,6 +12,7 @@ import { invalidBody } from '../http/body-fields.js';
 import { ApiError, AUTH_CHALLENGE } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
+import type { AuditLog } from './audit-log.js';
 import type { KeyCache } from './key-cache.js';
 import type { AccountModels, UserRow } from './models.js';
 import { hashPassword } from './passwords.js';
@@ -50,6 +51,7 @@ export class PasswordChanges {
     private readonly logger: Logger,
     private readonly settings: { passwordHashCost: number; passwordMinLength: number },
     private readonly keyCache?: KeyCache,
+    private readonly audit?: AuditLog,
   ) {}
 
   /** Changes the password; returns how many other keys were revoked. */
@@ -73,6 +75,7 @@ export class PasswordChanges {
     });
     // Every cached key of the user goes; the kept one is simply looked up again.
     if (revoked > 0) await this.keyCache?.revoke({ userId: caller.id });
+    await this.audit?.record({ event: 'password_changed', actorId: caller.id, userId: caller.id, address, details: { keys_revoked: revoked } }, now);
     this.tell(caller, revoked, now);
     return revoked;
   }

@@ -10,6 +10,7 @@
 import { Op } from 'sequelize';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
+import type { AuditLog } from './audit-log.js';
 import type { KeyCache } from './key-cache.js';
 import type { AccountModels, PasswordResetRow, UserRow } from './models.js';
 import { newReadablePassword, newSecret, secretHash } from './secrets.js';
@@ -31,6 +32,7 @@ export class PasswordResets {
     private readonly passwordHashCost: number,
     /** Told when a reset revoked the user's keys, so that no instance keeps them cached (key-cache.ts). */
     private readonly keyCache?: KeyCache,
+    private readonly audit?: AuditLog,
   ) {}
 
   /**
@@ -78,6 +80,7 @@ export class PasswordResets {
     });
     if (!completed) return false;
     await this.keyCache?.revoke({ userId: found.user.id });
+    await this.audit?.record({ event: 'password_reset', userId: found.user.id, details: { keys_revoked: 'all' } }, now);
     this.sendInBackground({
       to: found.user.email,
       subject: 'Palanque: your new password',

@@ -6,6 +6,7 @@
  * password that matches a weaker hash (scrypt, or argon2id below the current cost) is re-hashed.
  */
 import { ApiError, AUTH_CHALLENGE } from '../http/errors.js';
+import type { AuditLog } from './audit-log.js';
 import { normaliseIdentifier, type Attempt, type LoginLock } from './login-lock.js';
 import type { UserRow } from './models.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
@@ -30,6 +31,7 @@ export class Sessions {
     private readonly passwordHashCost: number,
     /** Pending sign-ups: their owner's login is told to confirm the address first. */
     private readonly signUps?: Pick<SignUps, 'pendingFor'>,
+    private readonly audit?: AuditLog,
   ) {
     this.decoy = decoyHash(passwordHashCost);
   }
@@ -38,7 +40,7 @@ export class Sessions {
   async login(loginName: string, password: string, address: string, device?: string): Promise<Session> {
     const user = await this.users.byLoginName(loginName);
     const attempt = { identifier: loginName, address };
-    const reservation = await this.reserveCheck(attempt);
+    const reservation = await this.reserveCheck(attempt, user);
     // Without an account, a pending sign-up's hash takes the decoy's place: the same single verification.
     const pending = user ? undefined : await this.signUps?.pendingFor(loginName);
     if (pending) {
@@ -46,13 +48,17 @@ export class Sessions {
       if (!matches) throw new ApiError(401, 'invalid_credentials', WRONG_CREDENTIALS, [], AUTH_CHALLENGE);
       throw new ApiError(403, 'email_not_verified', `Confirm your e-mail address first: open the link sent to ${pending.email}, or ask for a new one.`);
     }
-    if (!(await this.checkReserved(reservation, user, password))) throw new ApiError(401, 'invalid_credentials', WRONG_CREDENTIALS, [], AUTH_CHALLENGE);
+    if (!(await this.checkReserved(reservation, user, password))) {
+      await this.audit?.record({ event: 'login_failed', userId: user?.id, address });
+      throw new ApiError(401, 'invalid_credentials', WRONG_CREDENTIALS, [], AUTH_CHALLENGE);
+    }
     const account = user!;
     if (!account.is_active) throw new ApiError(403, 'account_inactive', 'This account is deactivated. Ask an administrator to reactivate it.');
     await this.lock.forget(attempt);
     const now = new Date();
     await this.users.recordLogin(account.id, now);
     const key = await this.tokens.issue(account.id, now, device);
+    await this.audit?.record({ event: 'login_succeeded', actorId: account.id, userId: account.id, address }, now);
     return { ...key, user: { ...account, last_login: now } };
   }
 
@@ -64,8 +70,11 @@ export class Sessions {
         { location: 'body', field: 'username', rule: 'own_account', message: "must be the caller's own username or e-mail" },
       ]);
     }
-    const reservation = await this.reserveCheck({ identifier: loginName, address });
-    if (!(await this.checkReserved(reservation, caller, password))) throw new ApiError(401, 'invalid_credentials', 'The password is incorrect.', [], AUTH_CHALLENGE);
+    const reservation = await this.reserveCheck({ identifier: loginName, address }, caller);
+    if (!(await this.checkReserved(reservation, caller, password))) {
+      await this.audit?.record({ event: 'login_failed', actorId: caller.id, userId: caller.id, address, details: { during: 'password_confirmation' } });
+      throw new ApiError(401, 'invalid_credentials', 'The password is incorrect.', [], AUTH_CHALLENGE);
+    }
   }
 
   /** The state of an address's failure budget across identifiers, for the login page. */
@@ -74,10 +83,11 @@ export class Sessions {
   }
 
   /** Counts the coming password check against the lock, or refuses it with 429 while locked. */
-  private async reserveCheck(attempt: Attempt): Promise<number[]> {
+  private async reserveCheck(attempt: Attempt, user: UserRow | undefined): Promise<number[]> {
     const reservation = await this.lock.reserve(attempt);
     if ('ids' in reservation) return reservation.ids;
     const seconds = reservation.retryAfterSeconds;
+    await this.audit?.record({ event: 'login_locked', userId: user?.id, address: attempt.address, details: { retry_after_seconds: seconds } });
     throw new ApiError(429, 'login_locked', `Too many failed attempts. Try again in ${seconds} seconds.`, [], { 'Retry-After': String(seconds) });
   }
 

@@ -26,4 +26,6 @@ export interface AccountSettings {
   passwordMinLength?: number;
   /** Sign-up: who may, how long a confirmation link works, how often one may be mailed again (signup.ts). */
   signUp?: { mode: SignUpMode; linkLifetimeMs: number; resendIntervalMs: number };
+  /** How long security events are kept in the audit log (AUDIT_RETENTION_DAYS; five years by default). */
+  auditRetentionMs?: number;
 }

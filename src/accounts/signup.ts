@@ -13,13 +13,14 @@
  */
 import { Op } from 'sequelize';
 import { ApiError } from '../http/errors.js';
+import type { AuditLog } from './audit-log.js';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { AccountModels, PendingSignUpRow, UserRow } from './models.js';
 import { hashPassword } from './passwords.js';
 import type { SignUpMode } from './settings.js';
 import { newSecret, secretHash } from './secrets.js';
-import { DuplicateUserError, normaliseEmail, usernameKey, type UserDirectory } from './users.js';
+import { DuplicateUserError, normaliseEmail, usernameKey, type NewUser, type UserDirectory } from './users.js';
 
 export interface SignUpSettings {
   mode: SignUpMode;
@@ -40,15 +41,8 @@ export interface SignUpLinks {
   confirmUrl(token: string): string;
 }
 
-export interface SignUpRequest {
-  username: string;
-  email: string;
-  password: string;
-  first_name?: string;
-  last_name?: string;
-  phone?: string | null;
-  invitation?: string;
-}
+/** A new account's fields as an admin's are (never an admin, active once confirmed), and the invitation. */
+export type SignUpRequest = Omit<NewUser, 'is_admin' | 'is_active'> & { invitation?: string };
 
 /** An invitation-only gate that admits nobody: the default until invitations can admit sign-ups. */
 export const NO_INVITATIONS: InvitationGate = { admits: async () => false };
@@ -61,6 +55,7 @@ export class SignUps {
     private readonly logger: Logger,
     private readonly settings: SignUpSettings,
     private readonly invitations: InvitationGate = NO_INVITATIONS,
+    private readonly audit?: AuditLog,
   ) {}
 
   get linkLifetimeMs(): number {
@@ -122,6 +117,7 @@ export class SignUps {
       });
     // Other pending sign-ups of the address are moot now.
     await this.models.PendingSignUp.destroy({ where: { email: pending.email } });
+    await this.audit?.record({ event: 'account_created', actorId: account.id, userId: account.id, details: { via: 'signup' } });
     return account;
   }
 

@@ -27,8 +27,9 @@ import * as guardianshipCreators from './migrations/0018-guardianship-creators.j
 import * as memberCounts from './migrations/0019-member-counts.js';
 import * as apiTokenDevices from './migrations/0020-api-token-devices.js';
 import * as emailConfirmations from './migrations/0021-email-confirmations.js';
+import * as auditEvents from './migrations/0022-audit-events.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices, emailConfirmations];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices, emailConfirmations, auditEvents];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({
