@@ -397,7 +397,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/auth/audit_events/",
     "tag": "Accounts",
     "summary": "The audit log of security events (admins)",
-    "description": "Lists security events, the newest first, 50 per page. Platform admins only. Each event says\nwhat happened (`event`), who did it (`actor_id`; null when nobody was logged in, as for a\nlogin or a reset by e-mail), whose account it concerns (`user_id`), from which client address,\nand `details` (counts and reasons; never a secret, nor what a client typed: a failed login\nnames the account only when one has that name). Events:\n\n| event | when |\n|---|---|\n| `login_succeeded` | a login issued a key |\n| `login_failed` | a wrong password, at login or at a password confirmation (`details.during`) |\n| `login_locked` | the login lock refused a check (`details.retry_after_seconds`) |\n| `keys_revoked` | a logout, a revoked session, or an admin ending a user's sessions (`details.reason`, `details.count`) |\n| `password_changed` | `changePassword` (`details.keys_revoked`) |\n| `password_reset` | a completed password reset (every key revoked) |\n| `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |\n| `account_created` | by an admin, or a confirmed sign-up (`details.via`) |\n| `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |\n\nFilters combine: `event`, `user_id` (events done by the user or concerning them), `since`\n(inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five\nyears, by default), then deleted.",
+    "description": "Lists security events, the newest first, 50 per page. Platform admins only. Each event says\nwhat happened (`event`), who did it (`actor_id`; null when nobody was logged in, as for a\nlogin or a reset by e-mail), whose account it concerns (`user_id`), from which client address,\nand `details` (counts and reasons; never a secret, nor what a client typed: a failed login\nnames the account only when one has that name). Events:\n\n| event | when |\n|---|---|\n| `login_succeeded` | a login issued a key |\n| `login_failed` | a wrong password, at login or at a password confirmation (`details.during`) |\n| `login_locked` | the login lock refused a check (`details.retry_after_seconds`) |\n| `keys_revoked` | a logout, a revoked session, or an admin ending a user's sessions (`details.reason`, `details.count`) |\n| `password_changed` | `changePassword` (`details.keys_revoked`) |\n| `password_reset` | a completed password reset (every key revoked) |\n| `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |\n| `account_created` | by an admin, or a confirmed sign-up (`details.via`) |\n| `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |\n| `team_member_added`, `team_member_removed` | `addOperator`, `removeOperator` (a member leaving included): `user_id` joined or left the team of `details.entity_id` with `details.role`; a role changes by a removal and an addition |\n\nFilters combine: `event`, `user_id` (events done by the user or concerning them), `since`\n(inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five\nyears, by default), then deleted.",
     "auth": true,
     "parameters": [
       {
@@ -423,7 +423,9 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "email_changed",
           "account_created",
           "account_deactivated",
-          "account_reactivated"
+          "account_reactivated",
+          "team_member_added",
+          "team_member_removed"
         ],
         "description": "Only events of this kind."
       },

@@ -566,6 +566,7 @@ export interface paths {
          *     | `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |
          *     | `account_created` | by an admin, or a confirmed sign-up (`details.via`) |
          *     | `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |
+         *     | `team_member_added`, `team_member_removed` | `addOperator`, `removeOperator` (a member leaving included): `user_id` joined or left the team of `details.entity_id` with `details.role`; a role changes by a removal and an addition |
          *
          *     Filters combine: `event`, `user_id` (events done by the user or concerning them), `since`
          *     (inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five
@@ -2774,7 +2775,7 @@ export interface components {
          * @description What happened (see `listAuditEvents`).
          * @enum {string}
          */
-        AuditEventType: "login_succeeded" | "login_failed" | "login_locked" | "keys_revoked" | "password_changed" | "password_reset" | "email_change_requested" | "email_changed" | "account_created" | "account_deactivated" | "account_reactivated";
+        AuditEventType: "login_succeeded" | "login_failed" | "login_locked" | "keys_revoked" | "password_changed" | "password_reset" | "email_change_requested" | "email_changed" | "account_created" | "account_deactivated" | "account_reactivated" | "team_member_added" | "team_member_removed";
         AuditEvent: {
             id: number;
             /** Format: date-time */

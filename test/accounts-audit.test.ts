@@ -86,6 +86,25 @@ describe('the audit log', () => {
     expectError(await request(app.baseUrl, 'GET', '/api/auth/audit_events/', {}), 401, 'unauthorized');
   });
 
+  it("records who added whom to which team with which role, and who removed them (a member leaving included)", async () => {
+    const app = await start();
+    const admin = await createAdmin(app);
+    const owner = await createUser(app);
+    const joana = await createUser(app);
+    const post = (headers: Record<string, string>, path: string, body: unknown) => request(app.baseUrl, 'POST', path, headers, body);
+    const entity = (await post(owner.headers, '/api/entidade/add/?tp=candidato', { nome: 'Maria da Silva Santos' })).body.data.id as number;
+    expect((await post(owner.headers, '/api/operators/add_operator/', { entity_id: entity, email: joana.user.email, role: 'operator' })).status).toBe(201);
+    // Added again with the same role: nothing changes, nothing is recorded.
+    expect((await post(owner.headers, '/api/operators/add_operator/', { entity_id: entity, email: joana.user.email, role: 'operator' })).status).toBe(200);
+    expect((await post(joana.headers, '/api/operators/remove_operator/', { entity_id: entity, user_id: joana.user.id })).status).toBe(200);
+
+    const events = (await eventsOf(app, admin.headers, `?user_id=${joana.user.id}`)).filter((event) => event.event.startsWith('team_'));
+    expect(events.reverse()).toEqual([
+      expect.objectContaining({ event: 'team_member_added', actor_id: owner.user.id, user_id: joana.user.id, details: { entity_id: entity, role: 'operator' } }),
+      expect.objectContaining({ event: 'team_member_removed', actor_id: joana.user.id, user_id: joana.user.id, details: { entity_id: entity, role: 'operator' } }),
+    ]);
+  });
+
   it('forgets events older than the retention at the housekeeping', async () => {
     const app = await start({ accounts: { auditRetentionMs: 24 * 3600_000 } });
     const ana = await createUser(app);

@@ -1,5 +1,6 @@
 /**
- * The audit log of security events (migration 0022): what happened to accounts, who did it, from which
+ * The audit log of security events (migration 0022): what happened to accounts and to who is in which
+ * team (a role is changed by removing and adding again), who did it, from which
  * client address, and when. Platform admins read and filter it (`listAuditEvents`).
  *
  * Recording never fails a request: an event that cannot be written is logged as an error and the
@@ -25,6 +26,8 @@ export const AUDIT_EVENTS = [
   'account_created',
   'account_deactivated',
   'account_reactivated',
+  'team_member_added',
+  'team_member_removed',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENTS)[number];
 

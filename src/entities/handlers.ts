@@ -136,6 +136,10 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
         ]);
       }
       const membership = current ?? (await addMember(entity.id, user.id, req.body.role));
+      if (!current) {
+        const details = { entity_id: entity.id, role: req.body.role };
+        await accounts.audit.record({ event: 'team_member_added', actorId: caller.user.id, userId: user.id, address: req.ip, details });
+      }
       sendEnvelope(res, current ? 200 : 201, operatorOf(membership, user), current ? 'Already in the team with this role.' : `${displayName(user)} is now ${req.body.role} of ${entity.nome}.`);
     },
 
@@ -160,6 +164,8 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
         await models.Member.destroy({ where: { id: member.id }, transaction });
         await entities.guardianship.forgetMember(entity.id, member.user_id, transaction);
       });
+      const details = { entity_id: entity.id, role: member.role };
+      await accounts.audit.record({ event: 'team_member_removed', actorId: caller.user.id, userId: member.user_id, address: req.ip, details });
       sendEnvelope(res, 200, { removed: true as const }, 'The member was removed from the team.');
     },
   };

@@ -2,7 +2,8 @@ import { DataTypes, type QueryInterface } from 'sequelize';
 
 /**
  * The audit log of security events (issue 21; src/accounts/audit-log.ts): logins and their failures,
- * locks, key revocations, password and e-mail changes, accounts created, deactivated and reactivated.
+ * locks, key revocations, password and e-mail changes, accounts created, deactivated and reactivated,
+ * members added to and removed from teams.
  * The user columns are plain integers, not foreign keys: the log outlives the accounts it names.
  */
 export const name = '0022-audit-events';
