@@ -48,7 +48,7 @@ describe('exportMyData', () => {
     expect(sections.news_sources_requested.rows).toEqual([expect.objectContaining({ name: 'Diário do Povo' })]);
     // The failed check of his username, as typed in another case, from this client's address.
     expect(sections.failed_logins.rows).toEqual([{ failed_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T.*Z$/), from_address: expect.stringMatching(/127\.0\.0\.1/) }]);
-    expect(sections.security_events.rows.map((row: { event: string }) => row.event)).toEqual(['login_succeeded', 'login_failed']);
+    expect(sections.security_events.rows.map((row: { event: string }) => row.event)).toEqual(['login_succeeded', 'login_failed', 'team_member_added']);
     expect(sections.security_events.rows[0].details).toEqual({});
     expect(sections.sessions.rows[0].created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 
