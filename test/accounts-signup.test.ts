@@ -238,9 +238,10 @@ describe('changeMyEmail', () => {
     expect(asked.status, asked.text).toBe(200);
     expect(asked.body.data).toEqual({ status: 'confirmation_sent', email: 'ana.souza@exemplo.com.br', link_expires_in_seconds: 172800 });
 
-    const [link, notice] = await waitForMails(app, 2);
-    expect(recipients(link!.email)).toEqual(['ana.souza@exemplo.com.br']);
-    expect(recipients(notice!.email)).toEqual(['ana.souza@palanque.app']);
+    const mails = await waitForMails(app, 2);
+    const link = mails.find((mail) => recipients(mail.email).includes('ana.souza@exemplo.com.br'));
+    const notice = mails.find((mail) => recipients(mail.email).includes('ana.souza@palanque.app'));
+    expect(mails.map((mail) => recipients(mail.email))).toEqual([['ana.souza@exemplo.com.br'], ['ana.souza@palanque.app']]);
     expect(notice!.email.text).toContain('ana.souza@exemplo.com.br');
     // Nothing changes before the confirmation.
     expect((await app.accounts.users.byId(ana.user.id))!.email).toBe('ana.souza@palanque.app');
@@ -291,7 +292,7 @@ describe('changeMyEmail', () => {
     const app = await start();
     const ana = await createUser(app);
     await changeEmail(app, ana.headers, { new_email: 'primeira@exemplo.com.br', current_password: ana.password });
-    const [first] = await waitForMails(app, 2);
+    const first = (await waitForMails(app, 2)).find((mail) => recipients(mail.email).includes('primeira@exemplo.com.br'));
     await changeEmail(app, ana.headers, { new_email: 'segunda@exemplo.com.br', current_password: ana.password });
     const second = (await waitForMails(app, 4)).find((mail) => recipients(mail.email).includes('segunda@exemplo.com.br'))!;
     expectError(await confirm(app, linkIn(first!).token), 400, 'invalid_token');

@@ -110,7 +110,8 @@ export class EmailChanges {
       await this.models.PendingEmailChange.create({ user_id: caller.id, email, token_hash: secretHash(token), created_at: now, expires_at: expiresAt }, { transaction });
     });
     const greeting = `Hello ${caller.first_name || caller.username},\n\n`;
-    this.send({
+    // One after the other: the link first, then the notice (a failure is logged by the caller of record).
+    await this.mailer.send({
       to: email,
       subject: 'Palanque: confirm your new e-mail address',
       text:
@@ -118,7 +119,7 @@ export class EmailChanges {
         `The Palanque account ${caller.username} asked to use this address from now on. Open this address to confirm it:\n` +
         `${links.confirmUrl(token)}\n\nThe link works once, until ${expiresAt.toISOString()}. If you did not ask for this, ignore this message.\n`,
     });
-    this.send({
+    await this.mailer.send({
       to: caller.email,
       subject: 'Palanque: a change of your e-mail address was asked',
       text:
