@@ -96,11 +96,6 @@ export class AuditLog {
   async purgeExpired(now = new Date()): Promise<number> {
     return this.models.AuditEvent.destroy({ where: { occurred_at: { [Op.lt]: new Date(now.getTime() - this.retentionMs) } } });
   }
-
-  /** The retention, for the reader (in days). */
-  get retentionDays(): number {
-    return Math.round(this.retentionMs / 86_400_000);
-  }
 }
 
 function whereOf({ event, userId, since, until }: AuditFilter): WhereOptions<AuditEventRow> {

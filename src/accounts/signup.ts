@@ -168,8 +168,9 @@ export class SignUps {
           username: request.username,
           username_key: usernameKey(request.username),
           email: request.email,
-          first_name: request.first_name?.trim() ?? '',
-          last_name: request.last_name?.trim() ?? '',
+          // Already trimmed by the handler's profile check (profile.ts).
+          first_name: request.first_name ?? '',
+          last_name: request.last_name ?? '',
           phone: request.phone ?? null,
           password_hash: passwordHash,
           token_hash: secretHash(token),
