@@ -32,6 +32,7 @@ export const GROUPS: Readonly<Record<string, string>> = {
   entities: 'Candidates, competitors and parties (entidades)',
   competitors: 'Guardianship links between players (concorrentes)',
   operators: "An entity's team (equipe/operadores)",
+  invitations: 'Invitations to teams: send, answer, withdraw (equipe/operadores)',
   monitors: 'Social monitors and their metrics (monitor_social)',
   strategy: 'Strategy scenario requests (Evaluation)',
   research: 'Research bookmarks (research)',
@@ -84,6 +85,10 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   getMyProfile: { path: ['accounts', 'me'], examples: ['accounts me', 'accounts me --json'] },
   listAuditEvents: { path: ['audit', 'list'], examples: ['audit list --event login_failed --since 2026-11-26T00:00:00Z', 'audit list --user-id 2 --json'] },
   exportMyData: { path: ['accounts', 'my-data'], examples: ['accounts my-data --json > my-data.json   # everything held about you (LGPD)'] },
+  deleteMyAccount: {
+    path: ['accounts', 'delete-me'],
+    examples: ['accounts delete-me --file delete.json   # {"current_password": ..., "confirm": "DELETE"}: keeps the password out of the shell history (LGPD erasure)'],
+  },
   updateMyProfile: {
     path: ['accounts', 'update-me'],
     examples: ['accounts update-me --phone "(11) 98765-4321"', 'accounts update-me --last-name "Pereira da Silva"', 'accounts update-me --data \'{"phone":null}\'   # removes the phone'],
@@ -107,6 +112,21 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
       'entities add --tp partido --data \'{"nome":"Partido Exemplo","partido":"99"}\'',
     ],
   },
+  listEntityHistory: {
+    path: ['entities', 'history'],
+    examples: ['entities history --id 12', 'entities history --id 12 --subject team --all --json'],
+  },
+  erasePersonalData: {
+    path: ['entities', 'erase-personal-data'],
+    examples: [
+      'entities erase-personal-data --entity-id 13 --reason "LGPD-2026-0042"   # every personal field',
+      'entities erase-personal-data --data \'{"entity_id":13,"fields":["cpf","titulo_eleitor"],"reason":"LGPD-2026-0042"}\'',
+    ],
+  },
+  correctPersonalData: {
+    path: ['entities', 'correct-personal-data'],
+    examples: ['entities correct-personal-data --data \'{"entity_id":13,"changes":{"cpf":"111.444.777-35"},"reason":"LGPD-2026-0043"}\''],
+  },
   manageGuardianship: {
     path: ['competitors', 'guardianship'],
     examples: ['competitors guardianship --tutor 12', 'competitors guardianship --tutor 12 --ward 15 --action add'],
@@ -114,7 +134,12 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   listWardLinks: { path: ['competitors', 'watchers'], examples: ['competitors watchers --id 13   # the links that point at entity 13'] },
   removeWardLink: { path: ['competitors', 'remove-watcher'], examples: ['competitors remove-watcher --entity-id 13 --link-id 7'] },
   listOperators: { path: ['operators', 'list'], examples: ['operators list --id 12'] },
-  addOperator: { path: ['operators', 'add'], examples: ['operators add --entity-id 12 --email carlos.pereira@palanque.app --role operator'] },
+  addOperator: { path: ['invitations', 'send'], examples: ['invitations send --entity-id 12 --email joana.lima@exemplo.com.br --role operator   # she joins when she accepts'] },
+  listTeamInvitations: { path: ['invitations', 'list'], examples: ['invitations list --entity-id 12', 'invitations list --entity-id 12 --state pending'] },
+  listMyInvitations: { path: ['invitations', 'mine'], examples: ['invitations mine'] },
+  acceptInvitation: { path: ['invitations', 'accept'], examples: ['invitations accept --id 9'] },
+  declineInvitation: { path: ['invitations', 'decline'], examples: ['invitations decline --id 9'] },
+  withdrawInvitation: { path: ['invitations', 'withdraw'], examples: ['invitations withdraw --entity-id 12 --id 9'] },
   removeOperator: { path: ['operators', 'remove'], examples: ['operators remove --entity-id 12 --user-id 3'] },
   checkOperatorEmail: { path: ['operators', 'check-email'], examples: ['operators check-email --entity-id 12 --email carlos.pereira@palanque.app'] },
   // Monitors and strategy

@@ -397,7 +397,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/auth/audit_events/",
     "tag": "Accounts",
     "summary": "The audit log of security events (admins)",
-    "description": "Lists security events, the newest first, 50 per page. Platform admins only. Each event says\nwhat happened (`event`), who did it (`actor_id`; null when nobody was logged in, as for a\nlogin or a reset by e-mail), whose account it concerns (`user_id`), from which client address,\nand `details` (counts and reasons; never a secret, nor what a client typed: a failed login\nnames the account only when one has that name). Events:\n\n| event | when |\n|---|---|\n| `login_succeeded` | a login issued a key |\n| `login_failed` | a wrong password, at login or at a password confirmation (`details.during`) |\n| `login_locked` | the login lock refused a check (`details.retry_after_seconds`) |\n| `keys_revoked` | a logout, a revoked session, or an admin ending a user's sessions (`details.reason`, `details.count`) |\n| `password_changed` | `changePassword` (`details.keys_revoked`) |\n| `password_reset` | a completed password reset (every key revoked) |\n| `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |\n| `account_created` | by an admin, or a confirmed sign-up (`details.via`) |\n| `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |\n| `team_member_added`, `team_member_removed` | `addOperator`, `removeOperator` (a member leaving included): `user_id` joined or left the team of `details.entity_id` with `details.role`; a role changes by a removal and an addition |\n\nFilters combine: `event`, `user_id` (events done by the user or concerning them), `since`\n(inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five\nyears, by default), then deleted.",
+    "description": "Lists security events, the newest first, 50 per page. Platform admins only. Each event says\nwhat happened (`event`), who did it (`actor_id`; null when nobody was logged in, as for a\nlogin or a reset by e-mail), whose account it concerns (`user_id`), from which client address,\nand `details` (counts and reasons; never a secret, nor what a client typed: a failed login\nnames the account only when one has that name). Events:\n\n| event | when |\n|---|---|\n| `login_succeeded` | a login issued a key |\n| `login_failed` | a wrong password, at login or at a password confirmation (`details.during`) |\n| `login_locked` | the login lock refused a check (`details.retry_after_seconds`) |\n| `keys_revoked` | a logout, a revoked session, or an admin ending a user's sessions (`details.reason`, `details.count`) |\n| `password_changed` | `changePassword` (`details.keys_revoked`) |\n| `password_reset` | a completed password reset (every key revoked) |\n| `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |\n| `account_created` | by an admin, or a confirmed sign-up (`details.via`) |\n| `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |\n| `account_deleted` | `deleteMyAccount`, after the erasure; the account is named by its id, now under a pseudonym (`details.keys_revoked`, `teams_left`, `entities_handed_over`, `entities_deleted`: counts) |\n| `team_member_added`, `team_member_removed` | `acceptInvitation` (`details.invitation_id`, `details.invited_by`), `removeOperator` (a member leaving included): `user_id` joined or left the team of `details.entity_id` with `details.role`; a role changes by a removal and a new invitation |\n| `invitation_sent`, `invitation_withdrawn` | `addOperator`, `withdrawInvitation`: `actor_id` invited to (or withdrew invitation `details.invitation_id` of) the team of `details.entity_id`; the address is not logged |\n| `invitation_accepted`, `invitation_declined` | the invitee (`user_id`) answered invitation `details.invitation_id` |\n| `personal_data_erased`, `personal_data_corrected` | `erasePersonalData`, `correctPersonalData`: `details.entity_id`, `details.fields` (comma-separated) and `details.reason` (the data subject's request reference); never a value |\n\nFilters combine: `event`, `user_id` (events done by the user or concerning them), `since`\n(inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five\nyears, by default), then deleted.",
     "auth": true,
     "parameters": [
       {
@@ -424,8 +424,15 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "account_created",
           "account_deactivated",
           "account_reactivated",
+          "account_deleted",
           "team_member_added",
-          "team_member_removed"
+          "team_member_removed",
+          "invitation_sent",
+          "invitation_accepted",
+          "invitation_declined",
+          "invitation_withdrawn",
+          "personal_data_erased",
+          "personal_data_corrected"
         ],
         "description": "Only events of this kind."
       },
@@ -460,9 +467,42 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/auth/my_data/",
     "tag": "Accounts",
     "summary": "Everything the service holds about the caller (LGPD access)",
-    "description": "The data subject's right of access (LGPD, art. 18, II), as one JSON document to download\n(`Content-Disposition: attachment`): the caller's account, and each table's rows about them,\ngrouped in `sections`, each naming where it comes from (`source`: the table and the column that\nnames the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),\n`password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,\n`social_login_attempts`, `memberships` (teams and roles), `entities_owned`,\n`entities_last_written`, `guardianship_links_created`, `research_bookmarks`,\n`news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),\n`sms_credentials_added`, `sms_campaigns_sent`, `elections_panel_syncs`,\n`social_network_removals`, `security_events` (the audit log's events done by the caller or\nconcerning them), `membership_counts` (teams per entity type, kept for paging), and\n`failed_logins` (failed password checks of the username or address, with the client address\neach came from). Timestamps are ISO 8601 in UTC. Never a secret: no password\nhash, key or token (nor their hashes), sealed provider token or SMS account secret.\n\nThe records of an entity the caller's team keeps (a candidate's record, its monitors' data)\nare the team's, not the caller's: `memberships` lists the teams, and each team's records are\nread through the operations of the entities.",
+    "description": "The data subject's right of access (LGPD, art. 18, II), as one JSON document to download\n(`Content-Disposition: attachment`): the caller's account, and each table's rows about them,\ngrouped in `sections`, each naming where it comes from (`source`: the table and the column that\nnames the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),\n`password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,\n`social_login_attempts`, `memberships` (teams and roles), `entities_owned`,\n`entities_last_written`, `guardianship_links_created`, `research_bookmarks`,\n`news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),\n`sms_credentials_added`, `sms_campaigns_sent`, `elections_panel_syncs`,\n`social_network_removals`, `security_events` (the audit log's events done by the caller or\nconcerning them), `edits_made` (the caller's changes to entities, from their edit\nhistory: which entity, what and when, without the values), `membership_counts` (teams per entity type, kept for paging), and\n`failed_logins` (failed password checks of the username or address, with the client address\neach came from). Timestamps are ISO 8601 in UTC. Never a secret: no password\nhash, key or token (nor their hashes), sealed provider token or SMS account secret.\n\nThe records of an entity the caller's team keeps (a candidate's record, its monitors' data)\nare the team's, not the caller's: `memberships` lists the teams, and each team's records are\nread through the operations of the entities.",
     "auth": true,
     "parameters": [],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "deleteMyAccount",
+    "method": "post",
+    "path": "/api/auth/delete_account/",
+    "tag": "Accounts",
+    "summary": "Delete one's own account (LGPD erasure)",
+    "description": "The data subject's right to erasure (LGPD, art. 18, VI): the caller deletes their own account,\ngiven the current password (checked as `changePassword` checks it, through the login lock: a\nstolen key alone cannot delete an account) and `confirm: \"DELETE\"`, the literal word, so that no\nclient deletes an account by a slip. Everything below happens in one transaction, or nothing does.\n\n**Erased.** `first_name`, `last_name` and `phone` are emptied; the e-mail address is freed (a\nplaceholder `<pseudonym>@excluido.invalid` takes its place, under a domain that never delivers),\nso the same address may sign up again; the username becomes a pseudonym\n(`excluido-<8 hex digits>`, shown as \"Conta excluída <8 hex digits>\"); the password hash becomes\none no password matches; the account is inactive and `deleted_at` says when. Every key of the\naccount is revoked (every instance hears it at once). Deleted with it, as the user's own data or\nrequests still waiting for them: pending password resets, e-mail changes and sign-ups of the\naddress, the login lock's counts of the username and address, OAuth attempts, pending and\nconfirmed linked accounts (with the providers' tokens), research bookmarks (private to their\nowner), the memberships of every team (with the guardianship links the user created, which stand\nonly while their creator's memberships do). E-mail addresses in the details of the audit events\ndone by or about the user are replaced by `[removido]`.\n\n**Kept, under the pseudonym.** The users row (the same id), so the audit log and the authors of\nthe teams' records (entities last written, monitors, scenario requests and decisions, SMS\ncredentials and campaigns, news sources requested, elections-panel syncs, the social network's\nremoval requests) keep naming who did what without naming a person: they are the teams' and the\nplatform's records, and the audit log is kept `AUDIT_RETENTION_DAYS` for security.\n\n**Entities the caller owns.** When the entity's team has another admin, the longest-standing one\n(the earliest added) becomes its owner. When the team has other members but no admin, the whole\ndeletion is refused (409, rule `no_successor`, `value` listing the entity ids) and nothing\nchanges: make a member admin first, or remove the members. When the caller is alone in the team,\nthe entity is deleted with everything that hangs off it (team, social references, market\nshares, guardianship links, monitors with their snapshots and scenarios, its SMS credentials with\ntheir campaigns, and its opt-outs).\n\nAfterwards the old keys answer 401, a login with the old username or address fails like any wrong\nlogin, `reactivateUser` answers 409 (rule `account_deleted`), and admins see the account in\n`listUsers` with `deleted_at` set. The audit event `account_deleted` is written after the\nerasure, with counts only. `Idempotency-Key` is accepted but nothing about the request is stored\n(its body holds a password).",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "current_password",
+          "required": true,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "confirm",
+          "required": true,
+          "type": "string",
+          "enum": [
+            "DELETE"
+          ],
+          "description": "The literal word `DELETE`, the explicit confirmation that the account is to go."
+        }
+      ]
+    },
     "answer": "application/json",
     "paged": false
   },
@@ -508,6 +548,12 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "required": false,
           "type": "string",
           "description": "As a person writes it (Brazilian without a country code); null or empty removes it."
+        },
+        {
+          "name": "contact_visible_to_team",
+          "required": false,
+          "type": "boolean",
+          "description": "Let teammates see your e-mail and phone (off until you turn it on)."
         }
       ]
     },
@@ -721,7 +767,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/usuario/{user_id}/",
     "tag": "Accounts",
     "summary": "A user's profile",
-    "description": "Returns a user's profile: to the user themself, to a platform admin, or to a teammate (someone\nwho shares an entity team with them). Never a password hash or a key.\n\nThe contract declares a `text/plain` request body on this GET. Browsers cannot send a body\nwith GET, so Palanque declares it optional, accepts it and ignores it.",
+    "description": "Returns a user's profile: to the user themself, to a platform admin, or to a teammate (someone\nwho shares an entity team with them). Never a password hash or a key. A teammate reads the\nuser's e-mail and phone only if the user allows it (`contact_visible_to_team`), and never\ntheir last login (see `UserAsSeen`).\n\nThe contract declares a `text/plain` request body on this GET. Browsers cannot send a body\nwith GET, so Palanque declares it optional, accepts it and ignores it.",
     "auth": true,
     "parameters": [
       {
@@ -849,8 +895,8 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "method": "post",
     "path": "/api/operators/add_operator/",
     "tag": "equipe/operadores",
-    "summary": "Add a user to an entity's team",
-    "description": "Not in the seed: a team cannot be used without it. Adds the user with `email` to the team of\nentity `entity_id` with `role` (`admin`, `operator` or `viewer`; an entity has exactly one\n`owner`, the user who added it). Only the owner and admins may manage the team, and only the\nowner may add another admin.",
+    "summary": "Invite a person to an entity's team",
+    "description": "Not in the seed: a team cannot be used without it. Invites the address `email` to the team of\nentity `entity_id` with `role` (`admin`, `operator` or `viewer`; an entity has exactly one\n`owner`, the user who added it). Nobody joins a team without consent: the invitee joins only\nby accepting (`acceptInvitation`; `declineInvitation` says no), while the invitation is open\n(`INVITATION_LIFETIME_DAYS`, 7 by default; a manager may withdraw it). Only the owner and\nadmins may manage the team, and only the owner may invite another admin. An entity has at\nmost `TEAM_MAX_OPEN_INVITATIONS` (20 by default) open invitations.\n\nThe answer is the same whether or not the address has an account. The invitee is mailed\nafter the answer: an account holder is told to log in and answer; an address without an\naccount gets a sign-up link (`FRONTEND_SIGNUP_URL` with `invitation` and `email`, or the\ntoken for `signUp`'s `invitation`), which admits that address even when `SIGNUP` is `invite`.",
     "auth": true,
     "parameters": [],
     "body": {
@@ -921,7 +967,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/operators/check_operator_email/",
     "tag": "equipe/operadores",
     "summary": "Can this e-mail be invited to a team?",
-    "description": "Tells the invite form of entity `entity_id` whether `email` belongs to a Palanque user and\nwhether that user is already in the team (and with which role). Only members who may manage\nthe team (owner or admin role) may ask, which keeps the answer from becoming an account\nlookup for anyone.",
+    "description": "Tells the invite form of entity `entity_id` whether `email` is already in the team (and with\nwhich role), has an open invitation to it, and whether an invitation can be sent now. Only\nmembers who may manage the team (owner or admin role) may ask. Whether the address has an\naccount (`user_exists`) is told only to platform admins, null for everyone else: the answer\nis not an account lookup (an address is invited the same way with or without an account).",
     "auth": true,
     "parameters": [
       {
@@ -939,6 +985,137 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
         "description": "Id of the entity whose team is checked (required in practice)."
       }
     ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listTeamInvitations",
+    "method": "get",
+    "path": "/api/operators/invitations/",
+    "tag": "equipe/operadores",
+    "summary": "An entity's invitations (team managers)",
+    "description": "Not in the seed. Lists the invitations of entity `entity_id`, the newest first, 50 per page,\noptionally only those in `state` (`pending` means open now; `expired` is a pending one past\n`expires_at`). The owner and admins of the team and platform admins may read it.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      },
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Id of the entity (required in practice; missing gives 400)."
+      },
+      {
+        "name": "state",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "enum": [
+          "pending",
+          "accepted",
+          "declined",
+          "withdrawn",
+          "expired"
+        ],
+        "description": "Only invitations in this state now."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
+  },
+  {
+    "operationId": "listMyInvitations",
+    "method": "get",
+    "path": "/api/operators/invitations/mine/",
+    "tag": "equipe/operadores",
+    "summary": "The open invitations to the caller's address",
+    "description": "Not in the seed. The invitations to teams that name the caller's current e-mail address and\nare open now (pending and unexpired), the oldest first; the caller answers each with\n`acceptInvitation` or `declineInvitation`.",
+    "auth": true,
+    "parameters": [],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "acceptInvitation",
+    "method": "post",
+    "path": "/api/operators/invitations/accept/",
+    "tag": "equipe/operadores",
+    "summary": "Accept an invitation and join the team",
+    "description": "Not in the seed. The invitee (the user whose current e-mail address the invitation names)\njoins the entity's team with the invitation's role. Accepting one's own accepted invitation\nagain answers the membership again (a safe retry).",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "id",
+          "required": true,
+          "type": "integer",
+          "description": "Id of the invitation."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "declineInvitation",
+    "method": "post",
+    "path": "/api/operators/invitations/decline/",
+    "tag": "equipe/operadores",
+    "summary": "Decline an invitation",
+    "description": "Not in the seed. The invitee says no: the invitation is closed as `declined` and the team's\nmanagers see that in `listTeamInvitations`. Declining it again answers the same.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "id",
+          "required": true,
+          "type": "integer",
+          "description": "Id of the invitation."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "withdrawInvitation",
+    "method": "post",
+    "path": "/api/operators/invitations/withdraw/",
+    "tag": "equipe/operadores",
+    "summary": "Withdraw an open invitation (team managers)",
+    "description": "Not in the seed. A manager of the team takes back an open invitation of entity `entity_id`:\nit is closed as `withdrawn`, its link stops admitting a sign-up, and it no longer counts\ntoward the entity's open invitations. Only the owner (or a platform admin) may withdraw an\ninvitation to the `admin` role, as only they may send one. Withdrawing it again answers the same.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "entity_id",
+          "required": true,
+          "type": "integer",
+          "description": ""
+        },
+        {
+          "name": "id",
+          "required": true,
+          "type": "integer",
+          "description": "Id of the invitation."
+        }
+      ]
+    },
     "answer": "application/json",
     "paged": false
   },
@@ -1027,6 +1204,106 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
       "contentType": "application/json",
       "required": true,
       "fields": []
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listEntityHistory",
+    "method": "get",
+    "path": "/api/entidade/history/",
+    "tag": "entidades",
+    "summary": "The edit history of an entity (owner and admins)",
+    "description": "Lists every recorded change to entity `id`, its team, its monitors and its SMS credentials,\nthe newest first, 50 per page: who made it (`actor`, named through their account as it is\nnow; null when nobody did), when, and each changed field before and after (`changes`; an\nunchanged field is not listed, and a creation lists the fields it set, `before` null). The\nteam's `owner` and `admin`s and platform admins may read it.\n\n| subject | actions |\n|---|---|\n| `entity` | `created`, `updated`, `personal_data_erased`, `personal_data_corrected` |\n| `team` | `member_added`, `member_removed`, `invited`, `invitation_withdrawn`, `invitation_accepted`, `invitation_declined` (`subject_id`: the user) |\n| `monitor` | `created` (`subject_id`: the monitor) |\n| `sms_credential` | `created` (`subject_id`: the credential) |\n\nNested records (`marketshare`, `referencia_social`) are listed as one field each, with the\nwhole list before and after. A credential's secret is never recorded: its change shows as\n`[secret]`. Personal data (`cpf`, `titulo_eleitor`, `raca`, `cepBase`, `endBase`) is shown\nas `getEntity` shows it to the caller's role; a value erased at its data subject's request\n(`erasePersonalData`) shows as `[erased]`. The history is kept `HISTORY_RETENTION_DAYS`\n(1,825 days, five years, by default), then deleted.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      },
+      {
+        "name": "id",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Id of the entity (required in practice; missing gives 400)."
+      },
+      {
+        "name": "subject",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "enum": [
+          "entity",
+          "team",
+          "monitor",
+          "sms_credential"
+        ],
+        "description": "Only the changes of this subject."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
+  },
+  {
+    "operationId": "erasePersonalData",
+    "method": "post",
+    "path": "/api/entidade/personal_data/erase/",
+    "tag": "entidades",
+    "summary": "Erase a recorded person's personal data (admins, LGPD)",
+    "description": "The data subject's right to erasure (LGPD, art. 18, IV and VI) for a person who is not a\nuser, such as a candidate recorded by a competitor's team. Platform admins only, on the\nperson's request (`reason`: its reference, such as the ticket or protocol number).\n\n**What is erased:** the named `fields` of entity `entity_id` (by default every personal\nfield: `cpf`, `titulo_eleitor`, `raca`, `cepBase`, `endBase`) become null, and their values\nbefore and after in every row of the entity's edit history become `[erased]`.\n**What stays:** the entity and its other fields (name, ballot name and number, party...),\nits team, monitors and SMS credentials, and the history rows themselves (who changed what\nand when), now without the erased values. The change is a write of the entity: its version\n(`ETag`) moves on, and it is recorded in the entity's history (`personal_data_erased`, the\nfields named, no value) and in the audit log (`personal_data_erased`: `details.entity_id`,\n`details.fields`, `details.reason`; never a value).",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "entity_id",
+          "required": true,
+          "type": "integer",
+          "description": "The entity whose person's data is erased."
+        },
+        {
+          "name": "reason",
+          "required": true,
+          "type": "string",
+          "description": "The reference of the data subject's request (a ticket or protocol number): kept in the audit log."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "correctPersonalData",
+    "method": "post",
+    "path": "/api/entidade/personal_data/correct/",
+    "tag": "entidades",
+    "summary": "Correct a recorded person's personal data (admins, LGPD)",
+    "description": "The data subject's right to correction (LGPD, art. 18, III) for a person who is not a user,\nsuch as a candidate recorded by a competitor's team. Platform admins only, on the person's\nrequest (`reason`: its reference).\n\n`changes` sets personal or identifying fields of entity `entity_id` to the values given\n(`cpf`, `titulo_eleitor`, `raca`, `cepBase`, `endBase`, `nome`, `nm_urna`,\n`data_nascimento`, `idade`, `genero`, `email`), checked by the rules of `addEntity` (check\ndigits, a real birth date agreeing with `idade`...). Every other field, the team and the\nhistory stay as they are. The change is a write of the entity: its version (`ETag`) moves\non, and it is recorded in the entity's history (`personal_data_corrected`, each field before\nand after) and in the audit log (`personal_data_corrected`: `details.entity_id`,\n`details.fields`, `details.reason`; never a value). To remove a value, use `erasePersonalData`.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "entity_id",
+          "required": true,
+          "type": "integer",
+          "description": "The entity whose person's data is corrected."
+        },
+        {
+          "name": "reason",
+          "required": true,
+          "type": "string",
+          "description": "The reference of the data subject's request (a ticket or protocol number): kept in the audit log."
+        }
+      ]
     },
     "answer": "application/json",
     "paged": false

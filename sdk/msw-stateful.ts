@@ -58,8 +58,21 @@ type Entity = components['schemas']['CandidateEntity'];
 type TeamRole = 'owner' | 'admin' | 'operator' | 'viewer';
 type Json = Record<string, unknown>;
 
-/** A demo user as fixtures/ has it, with what logging in and the admins' operations add. */
-type User = StatefulSeed['users'][number] & { last_login: string | null; is_active: boolean };
+/** A demo user as the mock keeps it: the contract's User, writable (logins and the admins' operations change it). */
+interface User {
+  id: number;
+  username: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  phone: string | null;
+  is_admin: boolean;
+  date_joined: string;
+  last_login: string | null;
+  is_active: boolean;
+  deleted_at?: string | null;
+  contact_visible_to_team: boolean;
+}
 interface Member {
   id: number;
   user_id: number;
@@ -98,7 +111,34 @@ interface State {
   pendingSignUps: Map<string, PendingSignUp>;
   /** Users' new addresses waiting for confirmation, by token. */
   pendingEmailChanges: Map<string, { user_id: number; email: string }>;
+  /** Invitations to teams (addOperator), the oldest first. */
+  invitations: Invitation[];
+  /** The entities' edit history (listEntityHistory), the oldest first. */
+  history: HistoryRow[];
   nextId: number;
+}
+/** A row of an entity's edit history, as listEntityHistory shows it (without its actor's name). */
+interface HistoryRow {
+  id: number;
+  entity_id: number;
+  occurred_at: string;
+  subject: 'entity' | 'team' | 'monitor' | 'sms_credential';
+  subject_id: number | null;
+  action: string;
+  actor_id: number | null;
+  changes: Array<{ field: string; before: unknown; after: unknown }>;
+}
+/** An invitation to a team, as the server keeps it (src/entities/invitations.ts); `expired` is computed. */
+interface Invitation {
+  id: number;
+  entity_id: number;
+  email: string;
+  role: Exclude<TeamRole, 'owner'>;
+  state: 'pending' | 'accepted' | 'declined' | 'withdrawn';
+  invited_by: number | null;
+  created_at: string;
+  expires_at: string;
+  answered_at: string | null;
 }
 interface PendingSignUp {
   username: string;
@@ -143,6 +183,7 @@ export function statefulHandlers({ baseUrl = 'http://palanque.test', seed = seed
   const handlers = [
     ...accountHandlers(on, password),
     ...entityHandlers(on),
+    ...historyHandlers(on),
     ...operatorHandlers(on),
     ...monitorHandlers(on),
     ...researchHandlers(on),
@@ -180,7 +221,7 @@ type On = (operationId: string, answer: (context: Context) => Response | Promise
 
 function seeded(seed: StatefulSeed): State {
   const copy = structuredClone(seed);
-  const users: User[] = copy.users.map((user) => ({ ...user, phone: user.phone ?? null, last_login: null, is_active: true }));
+  const users: User[] = copy.users.map((user) => ({ ...user, phone: user.phone ?? null, last_login: null, is_active: true, deleted_at: null, contact_visible_to_team: (user as { contact_visible_to_team?: boolean }).contact_visible_to_team === true }));
   const userId = (username: string) => users.find((user) => user.username === username)?.id ?? 0;
   let nextId = 1000;
   const entities = new Map<number, StoredEntity>();
@@ -191,11 +232,26 @@ function seeded(seed: StatefulSeed): State {
     const members = entity.team.map((member) => ({ id: 'id' in member ? Number(member.id) : (nextId += 1), user_id: userId(member.user), role: member.role as TeamRole, added_at: member.added_at }));
     entities.set(entity.id, { id: entity.id, tp: entity.tp as StoredEntity['tp'], record, created_at: entity.created_at, updated_at: entity.updated_at, updated_by: members[0]?.user_id ?? null, version: 1, members });
   }
+  // The demo's open invitations, sent as the data is loaded (as the seed does).
+  type InvitationFixture = { email: string; role: Invitation['role']; invited_by: string };
+  const invitations: Invitation[] = copy.entities.entities.flatMap((entity) =>
+    ((entity as { invitations?: InvitationFixture[] }).invitations ?? []).map((invitation) => ({
+      id: (nextId += 1),
+      entity_id: entity.id,
+      email: invitation.email,
+      role: invitation.role,
+      state: 'pending' as const,
+      invited_by: userId(invitation.invited_by),
+      created_at: now(),
+      expires_at: new Date(Date.now() + INVITATION_LIFETIME_MS).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      answered_at: null,
+    })),
+  );
   const monitors = new Map(copy.monitors.map(({ metrics: _metrics, created_by: _by, ...monitor }) => [monitor.id, { ...monitor, latest_metrics: [], daily_series: [] }]));
   const bookmarks = new Map(copy.research.bookmarks.map(({ user, ...bookmark }) => [bookmark.id, { ...bookmark, user_id: userId(user) }]));
   const newsSources = new Map(copy.research.news_sources.map(({ requested_by: _by, ...source }) => [source.id, source]));
   const credentials = new Map(copy.sms.credentials.map(({ created_by: _by, ...credential }) => [credential.id, { ...credential, provider: 'provider' }]));
-  return { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, pendingSignUps: new Map(), pendingEmailChanges: new Map(), nextId };
+  return { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, pendingSignUps: new Map(), pendingEmailChanges: new Map(), invitations, history: [], nextId };
 }
 
 function newId(state: State, taken: Iterable<number>): number {
@@ -227,9 +283,10 @@ const MAY = {
   read: ['owner', 'admin', 'operator', 'viewer'],
   edit: ['owner', 'admin', 'operator'],
   manageTeam: ['owner', 'admin'],
+  readPersonalData: ['owner', 'admin'],
 } as const satisfies Record<string, readonly TeamRole[]>;
 type Permission = keyof typeof MAY;
-const PERMISSION_TEXT: Record<Permission, string> = { read: 'read this entity', edit: 'change this entity', manageTeam: 'manage this team' };
+const PERMISSION_TEXT: Record<Permission, string> = { read: 'read this entity', edit: 'change this entity', manageTeam: 'manage this team', readPersonalData: 'read personal data whole' };
 
 /** Whether the role allows the permission; a platform admin keeps admin rights where a membership gives less. */
 function may(user: User, role: TeamRole, permission: Permission): boolean {
@@ -320,6 +377,52 @@ function accountHandlers(on: On, password: string): HttpHandler[] {
       const headers = { 'Content-Disposition': `attachment; filename="palanque-data-${user.username}-${generated.slice(0, 10)}.json"` };
       return envelope(200, { generated_at: generated, account: publicUser(user), sections }, 'Everything Palanque holds about you.', headers);
     }),
+    on('deleteMyAccount', ({ body, user, state }) => {
+      if (body.current_password !== (state.passwords.get(user.id) ?? password)) {
+        return errorResponse(401, 'invalid_credentials', 'The current password is incorrect.', [
+          { location: 'body', field: 'current_password', rule: 'current_password', message: "must be the account's current password" },
+        ]);
+      }
+      // As the server (src/accounts/account-deletion.ts): an owned entity goes to its longest-standing admin,
+      // or with the account when nobody else is in its team; members without an admin refuse it all.
+      const owned = [...state.entities.values()].filter((entity) => entity.members.some((member) => member.user_id === user.id && member.role === 'owner'));
+      const others = (entity: StoredEntity) => entity.members.filter((member) => member.user_id !== user.id).sort((a, b) => a.added_at.localeCompare(b.added_at) || a.id - b.id);
+      const blocked = owned.filter((entity) => others(entity).length > 0 && !others(entity).some((member) => member.role === 'admin')).map((entity) => entity.id);
+      if (blocked.length > 0) {
+        return conflict(`You own entities whose teams have other members but no admin to take them over (${blocked.join(', ')}): make a member admin first, or remove the members.`, [
+          { field: 'entities_owned', rule: 'no_successor', message: 'have other members but no admin to become their owner: make a member admin first', value: blocked },
+        ]);
+      }
+      const handedOver: number[] = [];
+      const deleted: number[] = [];
+      for (const entity of owned) {
+        const successor = others(entity).find((member) => member.role === 'admin');
+        if (successor) {
+          successor.role = 'owner';
+          handedOver.push(entity.id);
+        } else {
+          state.entities.delete(entity.id);
+          deleted.push(entity.id);
+        }
+      }
+      let teamsLeft = 0;
+      for (const entity of state.entities.values()) {
+        const before = entity.members.length;
+        entity.members = entity.members.filter((member) => member.user_id !== user.id);
+        if (entity.members.length < before) teamsLeft += 1;
+      }
+      teamsLeft += deleted.length;
+      const keys = [...state.keys].filter(([, key]) => key.user_id === user.id);
+      for (const [token] of keys) state.keys.delete(token);
+      for (const [id, bookmark] of state.bookmarks) if (bookmark.user_id === user.id) state.bookmarks.delete(id);
+      for (const [token, change] of state.pendingEmailChanges) if (change.user_id === user.id) state.pendingEmailChanges.delete(token);
+      const pseudonym = `excluido-${Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')}`;
+      const deletedAt = now();
+      Object.assign(user, { username: pseudonym, email: `${pseudonym}@excluido.invalid`, first_name: '', last_name: '', phone: null, is_admin: false, is_active: false, deleted_at: deletedAt });
+      state.passwords.set(user.id, crypto.randomUUID()); // a password nobody knows
+      const data = { deleted: true, username: pseudonym, deleted_at: deletedAt, keys_revoked: keys.length, teams_left: teamsLeft, entities_handed_over: handedOver, entities_deleted: deleted };
+      return envelope(200, data, `Your account was deleted: it is now ${pseudonym}; ${keys.length === 1 ? '1 key was revoked' : `${keys.length} keys were revoked`}.`);
+    }),
     ...adminAccountHandlers(on),
     ...signUpHandlers(on, password),
     on('updateMyProfile', ({ body, user }) => {
@@ -332,6 +435,7 @@ function accountHandlers(on: On, password: string): HttpHandler[] {
         if (e164 === undefined) return invalidBody([{ location: 'body', field: 'phone', rule: 'phone_number', message: 'must be a valid phone number (a Brazilian one may leave out +55)', value: String(body.phone) }]);
         user.phone = e164;
       }
+      if (typeof body.contact_visible_to_team === 'boolean') user.contact_visible_to_team = body.contact_visible_to_team;
       return envelope(200, publicUser(user), 'Your profile was updated.');
     }),
     on('getUser', ({ url, user, state }) => {
@@ -339,7 +443,10 @@ function accountHandlers(on: On, password: string): HttpHandler[] {
       const teammates = new Set([...state.entities.values()].filter((entity) => entity.members.some((member) => member.user_id === user.id)).flatMap((entity) => entity.members.map((member) => member.user_id)));
       const found = state.users.find((candidate) => candidate.id === id && (user.is_admin || candidate.id === user.id || teammates.has(candidate.id)));
       if (!found) return notFound(`There is no user ${id} that you can see.`, [{ location: 'path', field: 'user_id', rule: 'visible_user', message: 'must be a user you can see', value: id }]);
-      return envelope(200, publicUser(found), 'User profile.');
+      if (user.is_admin || found.id === user.id) return envelope(200, publicUser(found), 'User profile.');
+      // A teammate: the e-mail and phone only if shared, never the last login (src/accounts/users.ts).
+      const shared = found.contact_visible_to_team;
+      return envelope(200, { ...publicUser(found), email: shared ? found.email : null, phone: shared ? found.phone : null, last_login: null }, 'User profile.');
     }),
   ];
 }
@@ -429,6 +536,7 @@ function signUpHandlers(on: On, password: string): HttpHandler[] {
         date_joined: now(),
         last_login: null,
         is_active: true,
+        contact_visible_to_team: false,
       };
       state.users.push(created);
       state.passwords.set(created.id, pending.password);
@@ -461,6 +569,7 @@ const EXPORT_SOURCES: Record<string, string> = {
   elections_panel_syncs: 'elections_panel_syncs.user_id',
   social_network_removals: 'socialnet_removals.user_id',
   security_events: 'audit_events.user_id, audit_events.actor_id',
+  edits_made: 'edit_history.actor_id',
   membership_counts: 'entity_member_counts.user_id',
   failed_logins: 'login_failures.subject',
 };
@@ -499,6 +608,7 @@ function adminAccountHandlers(on: On): HttpHandler[] {
         date_joined: now(),
         last_login: null,
         is_active: true,
+        contact_visible_to_team: false,
       };
       state.users.push(created);
       if (typeof body.password === 'string') state.passwords.set(created.id, body.password);
@@ -516,6 +626,11 @@ function adminAccountHandlers(on: On): HttpHandler[] {
     on('reactivateUser', (context) => {
       const target = adminOnly(context.user) ?? named(context);
       if (target instanceof Response) return target;
+      if (target.deleted_at) {
+        return conflict(`User ${target.id} deleted their account; it cannot be reactivated.`, [
+          { location: 'path', field: 'user_id', rule: 'account_deleted', message: 'must not be a deleted account', value: target.id },
+        ]);
+      }
       target.is_active = true;
       return envelope(200, publicUser(target), `User ${target.id} is active.`);
     }),
@@ -529,6 +644,90 @@ function adminAccountHandlers(on: On): HttpHandler[] {
 }
 
 // --- entities -----------------------------------------------------------------------------------------
+
+// --- edit history and the data subject's rights (src/entities/history-handlers.ts) ---------------------
+
+const HISTORY_PER_PAGE = 50;
+const PERSONAL_FIELDS = ['cpf', 'titulo_eleitor', 'raca', 'cepBase', 'endBase'];
+
+/** The fields whose values differ between two records (nested lists as one field each); an empty list counts as none. */
+function changedFields(before: Json, after: Json): HistoryRow['changes'] {
+  const valueOf = (value: unknown) => (value === undefined || (Array.isArray(value) && value.length === 0) ? null : value);
+  const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((field) => !READ_ONLY_FIELDS.has(field));
+  return fields
+    .map((field) => ({ field, before: valueOf(before[field]), after: valueOf(after[field]) }))
+    .filter((change) => JSON.stringify(change.before) !== JSON.stringify(change.after));
+}
+
+/** Records a change of the entity itself; an update that changed nothing is not recorded, as on the server. */
+function recordHistory(state: State, entityId: number, action: string, actorId: number, changes: HistoryRow['changes']): void {
+  if (action === 'updated' && changes.length === 0) return;
+  const id = newId(state, state.history.map((row) => row.id));
+  state.history.push({ id, entity_id: entityId, occurred_at: now(), subject: 'entity', subject_id: null, action, actor_id: actorId, changes });
+}
+
+function historyHandlers(on: On): HttpHandler[] {
+  /** The entity of an admin's body, or the server's 403 or 404. */
+  const adminsEntity = ({ user, body, state }: Context): StoredEntity | Response => {
+    if (!user.is_admin) return forbidden('Only platform administrators may do this.');
+    const entity = state.entities.get(Number(body.entity_id));
+    if (!entity) return notFound(`There is no entity ${String(body.entity_id)}.`, [{ location: 'body', field: 'entity_id', rule: 'existing_entity', message: 'must be the id of an entity', value: body.entity_id as number }]);
+    return entity;
+  };
+  const changed = (entity: StoredEntity, data: Json, message: string) => envelope(200, { entity_id: entity.id, ...data, version: entity.version }, message, { ETag: `"${entity.version}"` });
+  return [
+    on('listEntityHistory', (context) => {
+      const { url, state, base } = context;
+      const id = url.searchParams.get('id');
+      if (id === null) return errorResponse(400, 'bad_request', 'The request is malformed: id is required.', [{ location: 'query', field: 'id', rule: 'required', message: 'is required' }]);
+      const entity = entityFor(context, Number(id), { location: 'query', field: 'id' }, 'readPersonalData');
+      if (entity instanceof Response) return entity;
+      const subject = url.searchParams.get('subject');
+      const rows = state.history.filter((row) => row.entity_id === entity.id && (subject === null || row.subject === subject)).reverse();
+      const items = rows.map(({ entity_id: _entity, actor_id, ...row }) => {
+        const actor = state.users.find((candidate) => candidate.id === actor_id);
+        return { ...row, actor: actor_id === null ? null : { id: actor_id, display_name: actor ? displayName(actor) : null } };
+      });
+      const listUrl = new URL(`${base}/api/entidade/history/`);
+      listUrl.searchParams.set('id', String(entity.id));
+      if (subject) listUrl.searchParams.set('subject', subject);
+      const paged = pageOf(items, Number(url.searchParams.get('page') ?? 1), HISTORY_PER_PAGE, listUrl);
+      return paged instanceof Response ? paged : envelope(200, paged, `${items.length} change${items.length === 1 ? '' : 's'}.`);
+    }),
+    on('erasePersonalData', (context) => {
+      const entity = adminsEntity(context);
+      if (entity instanceof Response) return entity;
+      const fields = (context.body.fields as string[] | undefined) ?? PERSONAL_FIELDS;
+      const had = new Set(fields.filter((field) => entity.record[field] != null));
+      entity.record = Object.fromEntries(Object.entries(entity.record).filter(([field]) => !fields.includes(field)));
+      let redacted = 0;
+      for (const row of context.state.history.filter((candidate) => candidate.entity_id === entity.id)) {
+        if (!row.changes.some((change) => fields.includes(change.field))) continue;
+        const erased = (value: unknown) => (value === null ? null : '[erased]');
+        row.changes = row.changes.map((change) => (fields.includes(change.field) ? { field: change.field, before: erased(change.before), after: erased(change.after) } : change));
+        redacted += 1;
+      }
+      recordHistory(context.state, entity.id, 'personal_data_erased', context.user.id, fields.map((field) => ({ field, before: had.has(field) ? '[erased]' : null, after: null })));
+      entity.version += 1;
+      entity.updated_at = now();
+      entity.updated_by = context.user.id;
+      return changed(entity, { fields, history_rows_redacted: redacted }, `The personal data of entity ${entity.id} was erased (${fields.join(', ')}).`);
+    }),
+    on('correctPersonalData', (context) => {
+      const entity = adminsEntity(context);
+      if (entity instanceof Response) return entity;
+      const changes = context.body.changes as Json;
+      const before = entity.record;
+      entity.record = { ...entity.record, ...changes };
+      recordHistory(context.state, entity.id, 'personal_data_corrected', context.user.id, changedFields(before, entity.record));
+      entity.version += 1;
+      entity.updated_at = now();
+      entity.updated_by = context.user.id;
+      const fields = Object.keys(changes);
+      return changed(entity, { fields }, `The personal data of entity ${entity.id} was corrected (${fields.join(', ')}).`);
+    }),
+  ];
+}
 
 function entityHandlers(on: On): HttpHandler[] {
   return [
@@ -563,6 +762,7 @@ function entityHandlers(on: On): HttpHandler[] {
         const moment = now();
         const tp = (url.searchParams.get('tp') ?? 'candidato') as StoredEntity['tp'];
         state.entities.set(id, { id, tp, record, created_at: moment, updated_at: moment, updated_by: user.id, version: 1, members: [{ id: newId(state, []), user_id: user.id, role: 'owner', added_at: moment }] });
+        recordHistory(state, id, 'created', user.id, changedFields({}, record));
         return entityAnswer(state, state.entities.get(id)!, 201, `Entity ${id} created.`);
       }
       const entity = entityFor(context, Number(body.id), { location: 'body', field: 'id' }, 'edit');
@@ -581,7 +781,9 @@ function entityHandlers(on: On): HttpHandler[] {
       }
       const unknownEntry = unknownMarketshareEntry(entity.record, body);
       if (unknownEntry) return unknownEntry;
+      const before = entity.record;
       entity.record = applyUpdate(entity.record, withIds(state, body));
+      recordHistory(state, entity.id, 'updated', user.id, changedFields(before, entity.record));
       entity.version += 1;
       entity.updated_at = now();
       entity.updated_by = user.id;
@@ -704,7 +906,12 @@ function pageOf<Item>(items: Item[], page: number, pageSize: number, listUrl: UR
 function operatorHandlers(on: On): HttpHandler[] {
   const operatorOf = (state: State, entity: StoredEntity, member: Member) => {
     const user = state.users.find((candidate) => candidate.id === member.user_id)!;
-    return { id: member.id, entity_id: entity.id, user_id: user.id, username: user.username, display_name: displayName(user), email: user.email, role: member.role, added_at: member.added_at };
+    return { id: member.id, entity_id: entity.id, user_id: user.id, username: user.username, display_name: displayName(user), email: user.email as string | null, role: member.role, added_at: member.added_at };
+  };
+  /** What `reader` sees of a member's e-mail: theirs, a platform admin's view, or shared with the team. */
+  const seenBy = (reader: User, operator: ReturnType<typeof operatorOf>, state: State) => {
+    const member = state.users.find((candidate) => candidate.id === operator.user_id)!;
+    return reader.is_admin || reader.id === member.id || member.contact_visible_to_team ? operator : { ...operator, email: null };
   };
   return [
     on('listOperators', (context) => {
@@ -713,7 +920,7 @@ function operatorHandlers(on: On): HttpHandler[] {
       const entity = entityFor(context, Number(id), { location: 'query', field: 'id' });
       if (entity instanceof Response) return entity;
       const tp = context.url.searchParams.get('tp');
-      const operators = entity.members.filter((member) => tp === null || member.role === tp).map((member) => operatorOf(context.state, entity, member));
+      const operators = entity.members.filter((member) => tp === null || member.role === tp).map((member) => seenBy(context.user, operatorOf(context.state, entity, member), context.state));
       operators.sort((a, b) => Number(b.role === 'owner') - Number(a.role === 'owner') || a.display_name.localeCompare(b.display_name, 'pt-BR'));
       return envelope(200, operators, `${operators.length} members.`);
     }),
@@ -721,19 +928,97 @@ function operatorHandlers(on: On): HttpHandler[] {
       const { body, state, user } = context;
       const entity = entityFor(context, Number(body.entity_id), { location: 'body', field: 'entity_id' }, 'manageTeam');
       if (entity instanceof Response) return entity;
-      if (body.role === 'admin' && roleIn(entity, user) !== 'owner' && !user.is_admin) return forbidden('Only the owner may add another admin to the team.');
-      const added = state.users.find((candidate) => candidate.email.toLowerCase() === String(body.email).trim().toLowerCase());
-      if (!added) return notFound('No active user has this e-mail.', [{ location: 'body', field: 'email', rule: 'existing_user', message: 'must be the e-mail of an active user' }]);
-      const current = entity.members.find((member) => member.user_id === added.id);
-      if (current && current.role !== body.role) {
-        return conflict(`${displayName(added)} is already ${current.role} of this entity; remove them first to change the role.`, [
-          { location: 'body', field: 'email', rule: 'not_in_team', message: `is already ${current.role} of this team` },
+      if (body.role === 'admin' && roleIn(entity, user) !== 'owner' && !user.is_admin) return forbidden('Only the owner may invite another admin to the team.');
+      const email = String(body.email).trim().toLowerCase();
+      const account = state.users.find((candidate) => candidate.email.toLowerCase() === email);
+      const member = account && entity.members.find((candidate) => candidate.user_id === account.id);
+      if (member) return conflict(`This address is already ${member.role} of this team.`, [{ location: 'body', field: 'email', rule: 'not_in_team', message: `is already ${member.role} of this team`, value: email }]);
+      const open = openInvitations(state, entity.id).find((invitation) => invitation.email === email);
+      if (open && open.role !== body.role) {
+        return conflict(`This address already has an open invitation to this team as ${open.role}; withdraw it first to invite with another role.`, [
+          { location: 'body', field: 'email', rule: 'no_open_invitation', message: `has open invitation ${open.id} as ${open.role}`, value: email },
         ]);
       }
-      if (current) return envelope(200, operatorOf(state, entity, current), 'Already in the team with this role.');
-      const member: Member = { id: newId(state, entity.members.map((candidate) => candidate.id)), user_id: added.id, role: body.role as TeamRole, added_at: now() };
+      if (open) return envelope(200, invitationOf(state, open), `${email} already has this open invitation; nothing was sent again.`);
+      const openCount = openInvitations(state, entity.id).length;
+      if (openCount >= MAX_OPEN_INVITATIONS) {
+        return conflict(`This entity has ${openCount} open invitations, the most it may have; withdraw one or wait for answers.`, [
+          { location: 'body', field: 'entity_id', rule: 'max_open_invitations', message: `may have at most ${MAX_OPEN_INVITATIONS} open invitations`, value: entity.id },
+        ]);
+      }
+      const invitation: Invitation = {
+        id: newId(state, state.invitations.map((candidate) => candidate.id)),
+        entity_id: entity.id,
+        email,
+        role: body.role as Invitation['role'],
+        state: 'pending',
+        invited_by: user.id,
+        created_at: now(),
+        expires_at: new Date(Date.now() + INVITATION_LIFETIME_MS).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        answered_at: null,
+      };
+      state.invitations.push(invitation);
+      return envelope(201, invitationOf(state, invitation), `${email} is invited to the team of ${String(entity.record.nome)} as ${invitation.role}.`);
+    }),
+    on('listTeamInvitations', (context) => {
+      const { url, state } = context;
+      const id = url.searchParams.get('entity_id');
+      if (id === null) return errorResponse(400, 'bad_request', 'The request is malformed: entity_id is required.', [{ location: 'query', field: 'entity_id', rule: 'required', message: 'is required' }]);
+      const entity = entityFor(context, Number(id), { location: 'query', field: 'entity_id' }, 'manageTeam');
+      if (entity instanceof Response) return entity;
+      const wanted = url.searchParams.get('state');
+      const views = state.invitations
+        .filter((invitation) => invitation.entity_id === entity.id)
+        .map((invitation) => invitationOf(state, invitation))
+        .filter((view) => wanted === null || view.state === wanted)
+        .reverse();
+      const listUrl = new URL(`${context.base}/api/operators/invitations/`);
+      listUrl.searchParams.set('entity_id', String(entity.id));
+      if (wanted !== null) listUrl.searchParams.set('state', wanted);
+      const page = pageOf(views, Number(url.searchParams.get('page') ?? 1), 50, listUrl);
+      return page instanceof Response ? page : envelope(200, page, `${views.length} invitation${views.length === 1 ? '' : 's'}.`);
+    }),
+    on('listMyInvitations', ({ state, user }) => {
+      const open = state.invitations.filter((invitation) => invitation.email === user.email.toLowerCase() && invitationState(invitation) === 'pending');
+      return envelope(200, open.map((invitation) => invitationOf(state, invitation)), `${open.length} open invitation${open.length === 1 ? '' : 's'}.`);
+    }),
+    on('acceptInvitation', ({ body, state, user }) => {
+      const invitation = addressedTo(state, user, Number(body.id));
+      if (invitation instanceof Response) return invitation;
+      const entity = state.entities.get(invitation.entity_id)!;
+      const existing = entity.members.find((member) => member.user_id === user.id);
+      if (invitation.state === 'accepted' && existing) return envelope(200, operatorOf(state, entity, existing), `${displayName(user)} is now ${existing.role} of ${String(entity.record.nome)}.`);
+      const closed = refuseClosed(invitation);
+      if (closed) return closed;
+      if (existing) return conflict('You are already in this team.', [{ location: 'body', field: 'id', rule: 'not_in_team', message: 'is an invitation to a team you are already in', value: invitation.id }]);
+      Object.assign(invitation, { state: 'accepted', answered_at: now() });
+      const member: Member = { id: newId(state, entity.members.map((candidate) => candidate.id)), user_id: user.id, role: invitation.role, added_at: now() };
       entity.members.push(member);
-      return envelope(201, operatorOf(state, entity, member), `${displayName(added)} is now ${member.role} of ${String(entity.record.nome)}.`);
+      return envelope(200, operatorOf(state, entity, member), `${displayName(user)} is now ${member.role} of ${String(entity.record.nome)}.`);
+    }),
+    on('declineInvitation', ({ body, state, user }) => {
+      const invitation = addressedTo(state, user, Number(body.id));
+      if (invitation instanceof Response) return invitation;
+      if (invitation.state !== 'declined') {
+        const closed = refuseClosed(invitation);
+        if (closed) return closed;
+        Object.assign(invitation, { state: 'declined', answered_at: now() });
+      }
+      return envelope(200, invitationOf(state, invitation), `Invitation ${invitation.id} declined.`);
+    }),
+    on('withdrawInvitation', (context) => {
+      const { body, state, user } = context;
+      const entity = entityFor(context, Number(body.entity_id), { location: 'body', field: 'entity_id' }, 'manageTeam');
+      if (entity instanceof Response) return entity;
+      const invitation = state.invitations.find((candidate) => candidate.id === body.id && candidate.entity_id === entity.id);
+      if (!invitation) return notFound(`There is no invitation ${String(body.id)} of this entity.`, [{ location: 'body', field: 'id', rule: 'existing_invitation', message: 'must be an invitation of this entity', value: body.id as number }]);
+      if (invitation.role === 'admin' && roleIn(entity, user) !== 'owner' && !user.is_admin) return forbidden('Only the owner may withdraw an invitation to the admin role.');
+      if (invitation.state !== 'withdrawn') {
+        const closed = refuseClosed(invitation);
+        if (closed) return closed;
+        Object.assign(invitation, { state: 'withdrawn', answered_at: now() });
+      }
+      return envelope(200, invitationOf(state, invitation), `Invitation ${invitation.id} withdrawn.`);
     }),
     on('removeOperator', (context) => {
       const { body, user } = context;
@@ -748,6 +1033,42 @@ function operatorHandlers(on: On): HttpHandler[] {
       return envelope(200, { removed: true }, 'The member was removed from the team.');
     }),
   ];
+}
+
+/** The server's defaults (INVITATION_LIFETIME_DAYS, TEAM_MAX_OPEN_INVITATIONS). */
+const INVITATION_LIFETIME_MS = 7 * 86_400_000;
+const MAX_OPEN_INVITATIONS = 20;
+
+function invitationState(invitation: Invitation): Invitation['state'] | 'expired' {
+  return invitation.state === 'pending' && Date.parse(invitation.expires_at) <= Date.now() ? 'expired' : invitation.state;
+}
+
+function openInvitations(state: State, entityId: number): Invitation[] {
+  return state.invitations.filter((invitation) => invitation.entity_id === entityId && invitationState(invitation) === 'pending');
+}
+
+function invitationOf(state: State, invitation: Invitation) {
+  const inviter = state.users.find((candidate) => candidate.id === invitation.invited_by);
+  const entity = state.entities.get(invitation.entity_id);
+  return {
+    ...invitation,
+    entity_name: String(entity?.record.nome ?? ''),
+    state: invitationState(invitation),
+    invited_by: inviter ? { id: inviter.id, display_name: displayName(inviter) } : null,
+  };
+}
+
+/** The invitation if it names the caller's address; the server's 404 otherwise. */
+function addressedTo(state: State, user: User, id: number): Invitation | Response {
+  const invitation = state.invitations.find((candidate) => candidate.id === id && candidate.email === user.email.toLowerCase());
+  return invitation ?? notFound(`There is no invitation ${id} to your address.`, [{ location: 'body', field: 'id', rule: 'existing_invitation', message: 'must be an invitation to your e-mail address', value: id }]);
+}
+
+/** The server's 409 for an invitation that is no longer open; undefined while it is. */
+function refuseClosed(invitation: Invitation): Response | undefined {
+  const current = invitationState(invitation);
+  if (current === 'pending') return undefined;
+  return conflict(`Invitation ${invitation.id} is ${current}, no longer open.`, [{ location: 'body', field: 'id', rule: 'open_invitation', message: `is ${current}`, value: invitation.id }]);
 }
 
 // --- monitors -----------------------------------------------------------------------------------------

@@ -566,7 +566,11 @@ export interface paths {
          *     | `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |
          *     | `account_created` | by an admin, or a confirmed sign-up (`details.via`) |
          *     | `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |
-         *     | `team_member_added`, `team_member_removed` | `addOperator`, `removeOperator` (a member leaving included): `user_id` joined or left the team of `details.entity_id` with `details.role`; a role changes by a removal and an addition |
+         *     | `account_deleted` | `deleteMyAccount`, after the erasure; the account is named by its id, now under a pseudonym (`details.keys_revoked`, `teams_left`, `entities_handed_over`, `entities_deleted`: counts) |
+         *     | `team_member_added`, `team_member_removed` | `acceptInvitation` (`details.invitation_id`, `details.invited_by`), `removeOperator` (a member leaving included): `user_id` joined or left the team of `details.entity_id` with `details.role`; a role changes by a removal and a new invitation |
+         *     | `invitation_sent`, `invitation_withdrawn` | `addOperator`, `withdrawInvitation`: `actor_id` invited to (or withdrew invitation `details.invitation_id` of) the team of `details.entity_id`; the address is not logged |
+         *     | `invitation_accepted`, `invitation_declined` | the invitee (`user_id`) answered invitation `details.invitation_id` |
+         *     | `personal_data_erased`, `personal_data_corrected` | `erasePersonalData`, `correctPersonalData`: `details.entity_id`, `details.fields` (comma-separated) and `details.reason` (the data subject's request reference); never a value |
          *
          *     Filters combine: `event`, `user_id` (events done by the user or concerning them), `since`
          *     (inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five
@@ -607,7 +611,8 @@ export interface paths {
          *     `news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),
          *     `sms_credentials_added`, `sms_campaigns_sent`, `elections_panel_syncs`,
          *     `social_network_removals`, `security_events` (the audit log's events done by the caller or
-         *     concerning them), `membership_counts` (teams per entity type, kept for paging), and
+         *     concerning them), `edits_made` (the caller's changes to entities, from their edit
+         *     history: which entity, what and when, without the values), `membership_counts` (teams per entity type, kept for paging), and
          *     `failed_logins` (failed password checks of the username or address, with the client address
          *     each came from). Timestamps are ISO 8601 in UTC. Never a secret: no password
          *     hash, key or token (nor their hashes), sealed provider token or SMS account secret.
@@ -623,6 +628,73 @@ export interface paths {
         get: operations["exportMyData"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/delete_account/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete one's own account (LGPD erasure)
+         * @description The data subject's right to erasure (LGPD, art. 18, VI): the caller deletes their own account,
+         *     given the current password (checked as `changePassword` checks it, through the login lock: a
+         *     stolen key alone cannot delete an account) and `confirm: "DELETE"`, the literal word, so that no
+         *     client deletes an account by a slip. Everything below happens in one transaction, or nothing does.
+         *
+         *     **Erased.** `first_name`, `last_name` and `phone` are emptied; the e-mail address is freed (a
+         *     placeholder `<pseudonym>@excluido.invalid` takes its place, under a domain that never delivers),
+         *     so the same address may sign up again; the username becomes a pseudonym
+         *     (`excluido-<8 hex digits>`, shown as "Conta excluída <8 hex digits>"); the password hash becomes
+         *     one no password matches; the account is inactive and `deleted_at` says when. Every key of the
+         *     account is revoked (every instance hears it at once). Deleted with it, as the user's own data or
+         *     requests still waiting for them: pending password resets, e-mail changes and sign-ups of the
+         *     address, the login lock's counts of the username and address, OAuth attempts, pending and
+         *     confirmed linked accounts (with the providers' tokens), research bookmarks (private to their
+         *     owner), the memberships of every team (with the guardianship links the user created, which stand
+         *     only while their creator's memberships do). E-mail addresses in the details of the audit events
+         *     done by or about the user are replaced by `[removido]`.
+         *
+         *     **Kept, under the pseudonym.** The users row (the same id), so the audit log and the authors of
+         *     the teams' records (entities last written, monitors, scenario requests and decisions, SMS
+         *     credentials and campaigns, news sources requested, elections-panel syncs, the social network's
+         *     removal requests) keep naming who did what without naming a person: they are the teams' and the
+         *     platform's records, and the audit log is kept `AUDIT_RETENTION_DAYS` for security.
+         *
+         *     **Entities the caller owns.** When the entity's team has another admin, the longest-standing one
+         *     (the earliest added) becomes its owner. When the team has other members but no admin, the whole
+         *     deletion is refused (409, rule `no_successor`, `value` listing the entity ids) and nothing
+         *     changes: make a member admin first, or remove the members. When the caller is alone in the team,
+         *     the entity is deleted with everything that hangs off it (team, social references, market
+         *     shares, guardianship links, monitors with their snapshots and scenarios, its SMS credentials with
+         *     their campaigns, and its opt-outs).
+         *
+         *     Afterwards the old keys answer 401, a login with the old username or address fails like any wrong
+         *     login, `reactivateUser` answers 409 (rule `account_deleted`), and admins see the account in
+         *     `listUsers` with `deleted_at` set. The audit event `account_deleted` is written after the
+         *     erasure, with counts only. `Idempotency-Key` is accepted but nothing about the request is stored
+         *     (its body holds a password).
+         *
+         *     - **200**: deleted; `data` names the pseudonym and what happened to the owned entities.
+         *     - **201**: not returned; same body as 200.
+         *     - **401** `invalid_credentials`: `current_password` is wrong (the detail names it; nothing
+         *       changed); `unauthorized`: no valid key.
+         *     - **409** `conflict`: an owned entity's team has members but no admin (rule `no_successor`);
+         *       nothing changed.
+         *     - **422** `validation_failed`: a field is missing or malformed, or `confirm` is not `DELETE`.
+         *     - **429** `login_locked`: the login lock refuses the check; `rate_limited`: the budget of the
+         *       authentication operations.
+         *     - 400, 403 and 404 are not returned.
+         */
+        post: operations["deleteMyAccount"];
         delete?: never;
         options?: never;
         head?: never;
@@ -770,7 +842,8 @@ export interface paths {
          *     - **401** `unauthorized`: no valid key.
          *     - **403** `forbidden`: the caller is not a platform admin.
          *     - **404** `not_found`: no user has this id.
-         *     - 409 and 422 are not returned.
+         *     - **409** `conflict`: the account was deleted by its owner (rule `account_deleted`); it cannot come back.
+         *     - 422 is not returned.
          */
         post: operations["reactivateUser"];
         delete?: never;
@@ -897,7 +970,9 @@ export interface paths {
         /**
          * A user's profile
          * @description Returns a user's profile: to the user themself, to a platform admin, or to a teammate (someone
-         *     who shares an entity team with them). Never a password hash or a key.
+         *     who shares an entity team with them). Never a password hash or a key. A teammate reads the
+         *     user's e-mail and phone only if the user allows it (`contact_visible_to_team`), and never
+         *     their last login (see `UserAsSeen`).
          *
          *     The contract declares a `text/plain` request body on this GET. Browsers cannot send a body
          *     with GET, so Palanque declares it optional, accepts it and ignores it.
@@ -1097,20 +1172,29 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Add a user to an entity's team
-         * @description Not in the seed: a team cannot be used without it. Adds the user with `email` to the team of
+         * Invite a person to an entity's team
+         * @description Not in the seed: a team cannot be used without it. Invites the address `email` to the team of
          *     entity `entity_id` with `role` (`admin`, `operator` or `viewer`; an entity has exactly one
-         *     `owner`, the user who added it). Only the owner and admins may manage the team, and only the
-         *     owner may add another admin.
+         *     `owner`, the user who added it). Nobody joins a team without consent: the invitee joins only
+         *     by accepting (`acceptInvitation`; `declineInvitation` says no), while the invitation is open
+         *     (`INVITATION_LIFETIME_DAYS`, 7 by default; a manager may withdraw it). Only the owner and
+         *     admins may manage the team, and only the owner may invite another admin. An entity has at
+         *     most `TEAM_MAX_OPEN_INVITATIONS` (20 by default) open invitations.
          *
-         *     - **201**: added; `data` is the new membership.
-         *     - **200**: the user already had exactly this role; nothing changed (a safe retry).
+         *     The answer is the same whether or not the address has an account. The invitee is mailed
+         *     after the answer: an account holder is told to log in and answer; an address without an
+         *     account gets a sign-up link (`FRONTEND_SIGNUP_URL` with `invitation` and `email`, or the
+         *     token for `signUp`'s `invitation`), which admits that address even when `SIGNUP` is `invite`.
+         *
+         *     - **201**: invited; `data` is the invitation (`state` `pending`).
+         *     - **200**: this address already had an open invitation with this role; nothing changed and
+         *       nothing is mailed again (a safe retry).
          *     - **401** `unauthorized`: no valid key.
          *     - **403** `forbidden`: the caller's role may not manage the team, or may not grant `admin`.
-         *     - **404** `not_found`: no such entity or one outside the caller's teams, or no user with
-         *       this e-mail (the form asks `checkOperatorEmail` first).
-         *     - **409** `conflict`: the user is already in the team with another role (remove them first),
-         *       or is its owner.
+         *     - **404** `not_found`: no such entity, or one outside the caller's teams.
+         *     - **409** `conflict`: the address is already in the team (`not_in_team`), has an open
+         *       invitation with another role (`no_open_invitation`: withdraw it first), or the entity has
+         *       its maximum of open invitations (`max_open_invitations`).
          *     - **422** `validation_failed`: a field is missing or malformed.
          */
         post: operations["addOperator"];
@@ -1161,10 +1245,11 @@ export interface paths {
         };
         /**
          * Can this e-mail be invited to a team?
-         * @description Tells the invite form of entity `entity_id` whether `email` belongs to a Palanque user and
-         *     whether that user is already in the team (and with which role). Only members who may manage
-         *     the team (owner or admin role) may ask, which keeps the answer from becoming an account
-         *     lookup for anyone.
+         * @description Tells the invite form of entity `entity_id` whether `email` is already in the team (and with
+         *     which role), has an open invitation to it, and whether an invitation can be sent now. Only
+         *     members who may manage the team (owner or admin role) may ask. Whether the address has an
+         *     account (`user_exists`) is told only to platform admins, null for everyone else: the answer
+         *     is not an account lookup (an address is invited the same way with or without an account).
          *
          *     - **200**: the answer.
          *     - **400** `bad_request`: `email` or `entity_id` is missing or malformed.
@@ -1176,6 +1261,152 @@ export interface paths {
         get: operations["checkOperatorEmail"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operators/invitations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An entity's invitations (team managers)
+         * @description Not in the seed. Lists the invitations of entity `entity_id`, the newest first, 50 per page,
+         *     optionally only those in `state` (`pending` means open now; `expired` is a pending one past
+         *     `expires_at`). The owner and admins of the team and platform admins may read it.
+         *
+         *     - **200**: `data` is a page of invitations (`links`, `count`, `total_pages`, `results`).
+         *     - **400** `bad_request`: `entity_id` is missing or malformed, or `state` or `page` is not valid.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is in the team but may not manage it.
+         *     - **404** `not_found`: no such entity or one outside the caller's teams, or `page` is past the last page.
+         *     - 409 and 422 are not returned.
+         */
+        get: operations["listTeamInvitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operators/invitations/mine/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The open invitations to the caller's address
+         * @description Not in the seed. The invitations to teams that name the caller's current e-mail address and
+         *     are open now (pending and unexpired), the oldest first; the caller answers each with
+         *     `acceptInvitation` or `declineInvitation`.
+         *
+         *     - **200**: the open invitations (possibly none).
+         *     - **401** `unauthorized`: no valid key.
+         *     - 400, 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["listMyInvitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operators/invitations/accept/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation and join the team
+         * @description Not in the seed. The invitee (the user whose current e-mail address the invitation names)
+         *     joins the entity's team with the invitation's role. Accepting one's own accepted invitation
+         *     again answers the membership again (a safe retry).
+         *
+         *     - **200**: joined; `data` is the new membership.
+         *     - **201**: not returned; same body as 200.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no invitation with this id names the caller's address.
+         *     - **409** `conflict`: the invitation is no longer open (`declined`, `withdrawn`, `expired`, or
+         *       accepted by another account of that address), or the caller is already in the team.
+         *     - **422** `validation_failed`: `id` is missing or malformed.
+         *     - 403 is not returned.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operators/invitations/decline/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline an invitation
+         * @description Not in the seed. The invitee says no: the invitation is closed as `declined` and the team's
+         *     managers see that in `listTeamInvitations`. Declining it again answers the same.
+         *
+         *     - **200**: declined; `data` is the invitation.
+         *     - **201**: not returned; same body as 200.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no invitation with this id names the caller's address.
+         *     - **409** `conflict`: the invitation is no longer open (accepted, withdrawn or expired).
+         *     - **422** `validation_failed`: `id` is missing or malformed.
+         *     - 403 is not returned.
+         */
+        post: operations["declineInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operators/invitations/withdraw/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw an open invitation (team managers)
+         * @description Not in the seed. A manager of the team takes back an open invitation of entity `entity_id`:
+         *     it is closed as `withdrawn`, its link stops admitting a sign-up, and it no longer counts
+         *     toward the entity's open invitations. Only the owner (or a platform admin) may withdraw an
+         *     invitation to the `admin` role, as only they may send one. Withdrawing it again answers the same.
+         *
+         *     - **200**: withdrawn; `data` is the invitation.
+         *     - **201**: not returned; same body as 200.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller's role may not manage the team, or may not withdraw an invitation to `admin`.
+         *     - **404** `not_found`: no such entity or one outside the caller's teams, or no invitation with this id in it.
+         *     - **409** `conflict`: the invitation is no longer open (accepted, declined or expired).
+         *     - **422** `validation_failed`: a field is missing or malformed.
+         */
+        post: operations["withdrawInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1318,6 +1549,135 @@ export interface paths {
          *       JSON object; `error.details` names each one.
          */
         post: operations["addEntity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/entidade/history/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The edit history of an entity (owner and admins)
+         * @description Lists every recorded change to entity `id`, its team, its monitors and its SMS credentials,
+         *     the newest first, 50 per page: who made it (`actor`, named through their account as it is
+         *     now; null when nobody did), when, and each changed field before and after (`changes`; an
+         *     unchanged field is not listed, and a creation lists the fields it set, `before` null). The
+         *     team's `owner` and `admin`s and platform admins may read it.
+         *
+         *     | subject | actions |
+         *     |---|---|
+         *     | `entity` | `created`, `updated`, `personal_data_erased`, `personal_data_corrected` |
+         *     | `team` | `member_added`, `member_removed`, `invited`, `invitation_withdrawn`, `invitation_accepted`, `invitation_declined` (`subject_id`: the user) |
+         *     | `monitor` | `created` (`subject_id`: the monitor) |
+         *     | `sms_credential` | `created` (`subject_id`: the credential) |
+         *
+         *     Nested records (`marketshare`, `referencia_social`) are listed as one field each, with the
+         *     whole list before and after. A credential's secret is never recorded: its change shows as
+         *     `[secret]`. Personal data (`cpf`, `titulo_eleitor`, `raca`, `cepBase`, `endBase`) is shown
+         *     as `getEntity` shows it to the caller's role; a value erased at its data subject's request
+         *     (`erasePersonalData`) shows as `[erased]`. The history is kept `HISTORY_RETENTION_DAYS`
+         *     (1,825 days, five years, by default), then deleted.
+         *
+         *     - **200**: `data` is a page of history items (`links`, `count`, `total_pages`, `results`).
+         *     - **400** `bad_request`: `id` is missing or not a positive integer, or `page` or `subject`
+         *       breaks its type.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or viewer of the entity's team.
+         *     - **404** `not_found`: no such entity, one outside the caller's teams, or `page` is past the last page.
+         *     - 409 and 422 are not returned.
+         */
+        get: operations["listEntityHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/entidade/personal_data/erase/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a recorded person's personal data (admins, LGPD)
+         * @description The data subject's right to erasure (LGPD, art. 18, IV and VI) for a person who is not a
+         *     user, such as a candidate recorded by a competitor's team. Platform admins only, on the
+         *     person's request (`reason`: its reference, such as the ticket or protocol number).
+         *
+         *     **What is erased:** the named `fields` of entity `entity_id` (by default every personal
+         *     field: `cpf`, `titulo_eleitor`, `raca`, `cepBase`, `endBase`) become null, and their values
+         *     before and after in every row of the entity's edit history become `[erased]`.
+         *     **What stays:** the entity and its other fields (name, ballot name and number, party...),
+         *     its team, monitors and SMS credentials, and the history rows themselves (who changed what
+         *     and when), now without the erased values. The change is a write of the entity: its version
+         *     (`ETag`) moves on, and it is recorded in the entity's history (`personal_data_erased`, the
+         *     fields named, no value) and in the audit log (`personal_data_erased`: `details.entity_id`,
+         *     `details.fields`, `details.reason`; never a value).
+         *
+         *     - **200**: erased; `data` names the fields and how many history rows were redacted; `ETag` is the new version.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: no entity has id `entity_id`.
+         *     - **422** `validation_failed`: `entity_id` or `reason` is missing, a field is not a personal
+         *       field, or the body is not a JSON object; `error.details` names each one.
+         *     - 409 is not returned.
+         */
+        post: operations["erasePersonalData"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/entidade/personal_data/correct/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Correct a recorded person's personal data (admins, LGPD)
+         * @description The data subject's right to correction (LGPD, art. 18, III) for a person who is not a user,
+         *     such as a candidate recorded by a competitor's team. Platform admins only, on the person's
+         *     request (`reason`: its reference).
+         *
+         *     `changes` sets personal or identifying fields of entity `entity_id` to the values given
+         *     (`cpf`, `titulo_eleitor`, `raca`, `cepBase`, `endBase`, `nome`, `nm_urna`,
+         *     `data_nascimento`, `idade`, `genero`, `email`), checked by the rules of `addEntity` (check
+         *     digits, a real birth date agreeing with `idade`...). Every other field, the team and the
+         *     history stay as they are. The change is a write of the entity: its version (`ETag`) moves
+         *     on, and it is recorded in the entity's history (`personal_data_corrected`, each field before
+         *     and after) and in the audit log (`personal_data_corrected`: `details.entity_id`,
+         *     `details.fields`, `details.reason`; never a value). To remove a value, use `erasePersonalData`.
+         *
+         *     - **200**: corrected; `data` names the fields; `ETag` is the new version.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: no entity has id `entity_id`.
+         *     - **422** `validation_failed`: `entity_id`, `changes` or `reason` is missing, `changes`
+         *       names another field, or a value breaks a rule; `error.details` names each one.
+         *     - 409 is not returned.
+         */
+        post: operations["correctPersonalData"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2670,12 +3030,53 @@ export interface components {
             phone: string | null;
             /** @description Platform admin. */
             readonly is_admin: boolean;
-            /** @description False when the account is deactivated. */
+            /** @description False when the account is deactivated (or deleted). */
             readonly is_active: boolean;
             /** Format: date-time */
             readonly date_joined: string;
             /** Format: date-time */
             readonly last_login: string | null;
+            /**
+             * Format: date-time
+             * @description When its owner deleted the account (`deleteMyAccount`); null otherwise. A deleted account keeps its id under a pseudonym (`excluido-<8 hex digits>`), with its personal fields erased.
+             */
+            readonly deleted_at?: string | null;
+            /**
+             * @description Whether the user's teammates (people in an entity team with them) see their e-mail and phone
+             *     (`getUser`, `listOperators`, `listChatContacts`). False until the user turns it on
+             *     (`updateMyProfile`): privacy by default (LGPD, art. 46). Platform admins always see them.
+             */
+            contact_visible_to_team?: boolean;
+        };
+        /**
+         * @description A user's profile as `getUser` shows it: whole (a `User`) to the user themself and to platform
+         *     admins. To a teammate, `email` and `phone` only if the user allows it (`contact_visible_to_team`),
+         *     null otherwise, and `last_login` always null (when a person works is not the team's to watch).
+         */
+        UserAsSeen: {
+            id: number;
+            username: string;
+            /**
+             * Format: email
+             * @description Null for a teammate the user does not share their contact with.
+             */
+            email: string | null;
+            first_name: string;
+            last_name: string;
+            /** @description Phone number in E.164; null when there is none or it is not shared with the reader. */
+            phone: string | null;
+            is_admin: boolean;
+            is_active: boolean;
+            /** Format: date-time */
+            date_joined: string;
+            /**
+             * Format: date-time
+             * @description Null for a teammate.
+             */
+            last_login: string | null;
+            /** Format: date-time */
+            deleted_at?: string | null;
+            contact_visible_to_team?: boolean;
         };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). A field left out keeps its value. */
         UpdateProfileRequest: {
@@ -2683,6 +3084,8 @@ export interface components {
             last_name?: string;
             /** @description As a person writes it (Brazilian without a country code); null or empty removes it. */
             phone?: string | null;
+            /** @description Let teammates see your e-mail and phone (off until you turn it on). */
+            contact_visible_to_team?: boolean;
         };
         SessionsEnded: {
             /** @description How many live keys of the user were revoked. */
@@ -2775,7 +3178,7 @@ export interface components {
          * @description What happened (see `listAuditEvents`).
          * @enum {string}
          */
-        AuditEventType: "login_succeeded" | "login_failed" | "login_locked" | "keys_revoked" | "password_changed" | "password_reset" | "email_change_requested" | "email_changed" | "account_created" | "account_deactivated" | "account_reactivated" | "team_member_added" | "team_member_removed";
+        AuditEventType: "login_succeeded" | "login_failed" | "login_locked" | "keys_revoked" | "password_changed" | "password_reset" | "email_change_requested" | "email_changed" | "account_created" | "account_deactivated" | "account_reactivated" | "account_deleted" | "team_member_added" | "team_member_removed" | "invitation_sent" | "invitation_accepted" | "invitation_declined" | "invitation_withdrawn" | "personal_data_erased" | "personal_data_corrected";
         AuditEvent: {
             id: number;
             /** Format: date-time */
@@ -2794,6 +3197,94 @@ export interface components {
         AuditEventPage: components["schemas"]["PageMeta"] & {
             results: components["schemas"]["AuditEvent"][];
         };
+        /**
+         * @description What a history row is about (see `listEntityHistory`).
+         * @enum {string}
+         */
+        EditHistorySubject: "entity" | "team" | "monitor" | "sms_credential";
+        EditHistoryChange: {
+            /** @description The changed field (a nested list, such as `marketshare`, is one field). */
+            field: string;
+            /** @description The value before the change; null when it had none (a creation). `[secret]` for a secret, `[erased]` for an erased value. */
+            before: unknown;
+            /** @description The value after the change; null when it was cleared. Personal data is masked for the reader's role. */
+            after: unknown;
+        };
+        EditHistoryItem: {
+            id: number;
+            /** Format: date-time */
+            occurred_at: string;
+            subject: components["schemas"]["EditHistorySubject"];
+            /** @description The monitor, credential or team member (user) changed; null for the entity itself. */
+            subject_id: number | null;
+            /**
+             * @description What happened (see `listEntityHistory`).
+             * @example updated
+             */
+            action: string;
+            /** @description Who made the change, named through their account as it is now; null when nobody did. */
+            actor: {
+                id: number;
+                /** @description The account's display name; null when the account no longer exists. */
+                display_name: string | null;
+            } | null;
+            changes: components["schemas"]["EditHistoryChange"][];
+        };
+        /** @description A page of EditHistoryItem records (the paginated list structure). */
+        EditHistoryPage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["EditHistoryItem"][];
+        };
+        EditHistoryPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["EditHistoryPage"];
+        };
+        /**
+         * @description An entity's personal field (read whole only by the team's owner and admins).
+         * @enum {string}
+         */
+        PersonalField: "cpf" | "titulo_eleitor" | "raca" | "cepBase" | "endBase";
+        ErasePersonalDataRequest: {
+            /** @description The entity whose person's data is erased. */
+            entity_id: number;
+            /** @description The fields to erase; every personal field when omitted. */
+            fields?: components["schemas"]["PersonalField"][];
+            /** @description The reference of the data subject's request (a ticket or protocol number): kept in the audit log. */
+            reason: string;
+        };
+        CorrectPersonalDataRequest: {
+            /** @description The entity whose person's data is corrected. */
+            entity_id: number;
+            /** @description The corrected values, by field. */
+            changes: {
+                cpf?: components["schemas"]["Cpf"];
+                titulo_eleitor?: components["schemas"]["VoterId"];
+                /** @description Race/colour code. */
+                raca?: number;
+                cepBase?: components["schemas"]["Cep"];
+                endBase?: string;
+                nome?: string;
+                nm_urna?: string;
+                /** Format: date */
+                data_nascimento?: string;
+                idade?: number;
+                genero?: string;
+                /** Format: email */
+                email?: string;
+            };
+            /** @description The reference of the data subject's request (a ticket or protocol number): kept in the audit log. */
+            reason: string;
+        };
+        PersonalDataChange: {
+            entity_id: number;
+            /** @description The fields erased or corrected. */
+            fields: string[];
+            /** @description The entity's new version (its `ETag`). */
+            version: number;
+            /** @description For an erasure, how many rows of the entity's edit history had the erased values. */
+            history_rows_redacted?: number;
+        };
+        PersonalDataChangeEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["PersonalDataChange"];
+        };
         PersonalDataExport: {
             /** Format: date-time */
             generated_at: string;
@@ -2807,6 +3298,34 @@ export interface components {
                     rows: Record<string, never>[];
                 };
             };
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        DeleteAccountRequest: {
+            current_password: string;
+            /**
+             * @description The literal word `DELETE`, the explicit confirmation that the account is to go.
+             * @enum {string}
+             */
+            confirm: "DELETE";
+        };
+        AccountDeleted: {
+            /** @constant */
+            deleted: true;
+            /** @description The pseudonym the account keeps (`excluido-<8 hex digits>`). */
+            username: string;
+            /** Format: date-time */
+            deleted_at: string;
+            /** @description How many keys of the account were revoked. */
+            keys_revoked: number;
+            /** @description How many teams the account left. */
+            teams_left: number;
+            /** @description The ids of the owned entities whose longest-standing admin became their owner. */
+            entities_handed_over: number[];
+            /** @description The ids of the owned entities deleted with everything that hung off them (the caller was alone in their teams). */
+            entities_deleted: number[];
+        };
+        AccountDeletedEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["AccountDeleted"];
         };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         ChangeEmailRequest: {
@@ -2908,8 +3427,11 @@ export interface components {
             user_id: number;
             username: string;
             display_name: string;
-            /** Format: email */
-            email: string;
+            /**
+             * Format: email
+             * @description Null unless the contact shares it with their teammates (`contact_visible_to_team`) or the reader is a platform admin.
+             */
+            email: string | null;
             is_admin: boolean;
             /** @description The teams the contact shares with the caller. */
             teams: {
@@ -3026,8 +3548,11 @@ export interface components {
             user_id: number;
             username: string;
             display_name: string;
-            /** Format: email */
-            email: string;
+            /**
+             * Format: email
+             * @description Null unless the member shares their contact with the team (`contact_visible_to_team`), or is the reader, or the reader is a platform admin.
+             */
+            email: string | null;
             role: components["schemas"]["TeamRole"];
             added_at: components["schemas"]["Timestamp"];
         };
@@ -3057,10 +3582,84 @@ export interface components {
         OperatorEmailCheck: {
             /** Format: email */
             email: string;
-            user_exists: boolean;
+            /**
+             * @description Whether an active account has the address: told only to platform admins, null for everyone
+             *     else (a team's managers invite an address; whether it has an account is not theirs to know).
+             */
+            user_exists: boolean | null;
             already_in_team: boolean;
             /** @description The member's role when already in the team; null otherwise. */
             role: components["schemas"]["TeamRole"] | null;
+            /** @description Whether the address has an open invitation to this team. */
+            invited: boolean;
+            /** @description That open invitation (id, role, expiry); null when there is none. */
+            invitation: {
+                id: number;
+                /** @enum {string} */
+                role: "admin" | "operator" | "viewer";
+                /** Format: date-time */
+                expires_at: string;
+            } | null;
+            /**
+             * @description Whether `addOperator` would send a new invitation to the address now: false when it is in
+             *     the team, already invited, or the entity has its maximum of open invitations.
+             */
+            can_invite: boolean;
+        };
+        /**
+         * @description `pending`: open, waiting for the invitee's answer; `accepted` and `declined`: the invitee's
+         *     answer; `withdrawn`: a team manager took it back; `expired`: pending past `expires_at`
+         *     (`INVITATION_LIFETIME_DAYS`, 7 by default).
+         * @enum {string}
+         */
+        InvitationState: "pending" | "accepted" | "declined" | "withdrawn" | "expired";
+        /** @description An invitation to an entity's team, sent by `addOperator`; the person joins only by accepting it. */
+        Invitation: {
+            id: number;
+            entity_id: number;
+            entity_name: string;
+            /**
+             * Format: email
+             * @description The invited address.
+             */
+            email: string;
+            /**
+             * @description The role the invitee gets by accepting.
+             * @enum {string}
+             */
+            role: "admin" | "operator" | "viewer";
+            state: components["schemas"]["InvitationState"];
+            /** @description Who sent it; null when that account no longer exists. */
+            invited_by: components["schemas"]["UserRef"] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description When it was accepted, declined or withdrawn; null while pending or expired.
+             */
+            answered_at: string | null;
+        };
+        /** @description A page of Invitation records (the paginated list structure). */
+        InvitationPage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["Invitation"][];
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        InvitationAnswerRequest: {
+            /** @description Id of the invitation. */
+            id: number;
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        InvitationWithdrawRequest: {
+            entity_id: number;
+            /** @description Id of the invitation. */
+            id: number;
+        };
+        /** @description A user as others see them named. */
+        UserRef: {
+            id: number;
+            display_name: string;
         };
         /** @description An entity as listed, with the caller's role in its team. */
         EntitySummary: {
@@ -3976,6 +4575,9 @@ export interface components {
         UserEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["User"];
         };
+        UserAsSeenEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["UserAsSeen"];
+        };
         JobEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["Job"];
         };
@@ -4057,6 +4659,15 @@ export interface components {
         OperatorEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["Operator"];
         };
+        InvitationEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["Invitation"];
+        };
+        InvitationListEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["Invitation"][];
+        };
+        InvitationPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["InvitationPage"];
+        };
         OperatorRemovedEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["OperatorRemoved"];
         };
@@ -4101,6 +4712,66 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description 404 `not_found` for the invitation operations: no invitation with this id names the caller's
+         *     address (accept, decline), or none is of the entity (withdraw; or the entity is outside the caller's teams).
+         */
+        InvitationNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 409 `conflict` for the invitation operations: the invitation is no longer open (the detail names
+         *     its state), or the invitee is already in the team.
+         */
+        InvitationClosed: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for acceptInvitation and declineInvitation: the body fails validation (`validation_failed`),
+         *     or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        InvitationAnswerInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for withdrawInvitation: the body fails validation (`validation_failed`), or its
+         *     `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        InvitationWithdrawInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /**
          * @description 400: the request is malformed: the JSON body cannot be parsed, or a query, path or header
          *     parameter breaks its declared type or bounds (`bad_request`); on password-reset and OAuth
@@ -4227,8 +4898,27 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description 404 `not_found` for addOperator: an entity outside the caller's teams, or none; no active user has the e-mail. */
+        /**
+         * @description 404 `not_found` for addOperator: an entity outside the caller's teams, or none (an address is
+         *     invited whether or not it has an account).
+         */
         AddOperatorNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 409 `conflict` for addOperator: the address is already in the team (`not_in_team`), has an open
+         *     invitation with another role (`no_open_invitation`), or the entity has its maximum of open
+         *     invitations (`max_open_invitations`).
+         */
+        AddOperatorConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -4436,6 +5126,93 @@ export interface components {
          *     invitation and none valid for this address was given (`invitation_required`).
          */
         SignUpForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for deleteMyAccount: a field is missing or malformed, or `confirm` is not the word `DELETE`
+         *     (`validation_failed`, the rule in `error.details`), or the `Idempotency-Key` was used with
+         *     another body (`idempotency_key_reused`; not returned, as nothing is stored).
+         */
+        DeleteAccountInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 409 for deleteMyAccount: an entity the caller owns has other members in its team but no admin
+         *     to become its owner (`conflict`, rule `no_successor`, `value` listing the entity ids); nothing
+         *     changed. Or a request with the same `Idempotency-Key` still running (`idempotency_key_in_flight`).
+         */
+        DeleteAccountConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for listEntityHistory: an entity outside the caller's teams, or none, or a page past the last one. */
+        ListEntityHistoryNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for erasePersonalData and correctPersonalData: no entity has id `entity_id`. */
+        PersonalDataEntityNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for erasePersonalData: the body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        ErasePersonalDataInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for correctPersonalData: the body fails validation or a value breaks a rule of `addEntity`
+         *     (`validation_failed`, each failing field in `error.details`), or its `Idempotency-Key` was used
+         *     with another body (`idempotency_key_reused`).
+         */
+        CorrectPersonalDataInvalid: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -6221,6 +6998,73 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    deleteMyAccount: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteAccountRequest"];
+            };
+        };
+        responses: {
+            /** @description The account is deleted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountDeletedEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountDeletedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["ChangePasswordUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["DeleteAccountConflict"];
+            422: components["responses"]["DeleteAccountInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
     getMyProfile: {
         parameters: {
             query?: never;
@@ -6824,7 +7668,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UserEnvelope"];
+                    "application/json": components["schemas"]["UserAsSeenEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7163,7 +8007,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Already a member with this role; nothing changed. Not returned for a create; send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
+            /** @description An open invitation of this address with this role was there; nothing changed. Not returned for a create (a new invitation); send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7172,10 +8016,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OperatorEnvelope"];
+                    "application/json": components["schemas"]["InvitationEnvelope"];
                 };
             };
-            /** @description Added to the team. */
+            /** @description Invited. */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7184,14 +8028,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OperatorEnvelope"];
+                    "application/json": components["schemas"]["InvitationEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["AddOperatorNotFound"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["AddOperatorConflict"];
             422: components["responses"]["AddOperatorInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -7287,7 +8131,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Whether the e-mail is a user and already in the team. */
+            /** @description Whether the address is in the team or invited, and whether it can be invited. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7305,6 +8149,294 @@ export interface operations {
             404: components["responses"]["CheckOperatorEmailNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listTeamInvitations: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+                /** @description Id of the entity (required in practice; missing gives 400). */
+                entity_id?: components["schemas"]["IdString"];
+                /** @description Only invitations in this state now. */
+                state?: components["schemas"]["InvitationState"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invitations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PageNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listMyInvitations: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's open invitations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationAnswerRequest"];
+            };
+        };
+        responses: {
+            /** @description Joined the team. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InvitationNotFound"];
+            409: components["responses"]["InvitationClosed"];
+            422: components["responses"]["InvitationAnswerInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    declineInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationAnswerRequest"];
+            };
+        };
+        responses: {
+            /** @description Declined. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InvitationNotFound"];
+            409: components["responses"]["InvitationClosed"];
+            422: components["responses"]["InvitationAnswerInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    withdrawInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationWithdrawRequest"];
+            };
+        };
+        responses: {
+            /** @description Withdrawn. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InvitationNotFound"];
+            409: components["responses"]["InvitationClosed"];
+            422: components["responses"]["InvitationWithdrawInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];
@@ -7473,6 +8605,191 @@ export interface operations {
             404: components["responses"]["AddEntityNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["AddEntityInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listEntityHistory: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+                /** @description Id of the entity (required in practice; missing gives 400). */
+                id?: components["schemas"]["IdString"];
+                /** @description Only the changes of this subject. */
+                subject?: components["schemas"]["EditHistorySubject"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the entity's history. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditHistoryPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ListEntityHistoryNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    erasePersonalData: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ErasePersonalDataRequest"];
+            };
+        };
+        responses: {
+            /** @description The fields were erased. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["EntityVersion"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalDataChangeEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["EntityVersion"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalDataChangeEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PersonalDataEntityNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ErasePersonalDataInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    correctPersonalData: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CorrectPersonalDataRequest"];
+            };
+        };
+        responses: {
+            /** @description The fields were corrected. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["EntityVersion"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalDataChangeEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["EntityVersion"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalDataChangeEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PersonalDataEntityNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["CorrectPersonalDataInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];

@@ -23,7 +23,9 @@ export const requiredQueryParameters = {
   '/api/check/email/': { get: { email: 'text' } },
   '/api/operators/get_operators/': { get: { id: 'id' } },
   '/api/operators/check_operator_email/': { get: { email: 'text', entity_id: 'id' } },
+  '/api/operators/invitations/': { get: { entity_id: 'id' } },
   '/api/entidade/data/': { get: { id: 'id' } },
+  '/api/entidade/history/': { get: { id: 'id' } },
   '/api/entidade/tutela/get_ward_links/': { get: { id: 'id' } },
   '/api/callback/socialnet_removal/': { get: { id: 'text' } },
 } as const satisfies { [Path in keyof paths]?: { get: Record<string, ParameterKind> } };

@@ -39,6 +39,8 @@ import { accountHandlers } from './accounts/handlers.js';
 import type { Entities } from './entities/index.js';
 import { entityHandlers } from './entities/handlers.js';
 import { guardianshipHandlers } from './entities/guardianship-handlers.js';
+import { teamHandlers } from './entities/team-handlers.js';
+import { historyHandlers } from './entities/history-handlers.js';
 import { controlHandlers } from './control/handlers.js';
 import { docsAssets, docsHandlers } from './docs/index.js';
 import type { StatusSources } from './control/status.js';
@@ -66,6 +68,7 @@ export type AppConfig = Pick<
   | 'publicUrl'
   | 'frontendResetUrl'
   | 'frontendVerifyUrl'
+  | 'frontendSignUpUrl'
   | 'trustProxy'
   | 'bodyLimit'
   | 'validateResponses'
@@ -154,7 +157,9 @@ export function createApp(dependencies: AppDependencies): Express {
     ...accountHandlers(accounts, config, entities.teams),
     ...entityHandlers({ entities, accounts, municipalities, urls: config }),
     ...guardianshipHandlers({ entities, accounts }),
-    ...monitorHandlers(dependencies.monitors, entities.teams),
+    ...teamHandlers({ entities, accounts, urls: config }),
+    ...historyHandlers({ entities, accounts, municipalities, urls: config }),
+    ...monitorHandlers(dependencies.monitors, entities.teams, entities.history),
     ...strategyHandlers({ strategy: dependencies.strategy, monitors: dependencies.monitors, entities, urls: config }),
     ...socialnetHandlers({ settings: config.socialnet, monitors: dependencies.monitors.store, removals: dependencies.socialnetRemovals, deliveries: dependencies.socialnetDeliveries, urls: config }),
     ...smsHandlers({ sms: dependencies.sms, entities, urls: config }),

@@ -6,6 +6,7 @@
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { SIGNUP_MODES, type AccountSettings } from './accounts/settings.js';
+import type { InvitationSettings } from './entities/invitations.js';
 import type { MailSettings } from './mail/mailer.js';
 import { DEFAULT_BUDGETS, type Budget, type RateLimitBudgets } from './http/rate-limits.js';
 
@@ -123,6 +124,11 @@ const environmentSchema = z.object({
     .url('must be an absolute URL such as https://app.palanque.app/confirm-email')
     .regex(/^https?:\/\/[^#]*$/, 'must be http(s), without a fragment')
     .optional(),
+  FRONTEND_SIGNUP_URL: z
+    .string()
+    .url('must be an absolute URL such as https://app.palanque.app/sign-up')
+    .regex(/^https?:\/\/[^#]*$/, 'must be http(s), without a fragment')
+    .optional(),
   TRUST_PROXY: trustProxy.optional(),
   DATABASE_URL: z
     .string()
@@ -177,6 +183,10 @@ const environmentSchema = z.object({
   EMAIL_VERIFICATION_LIFETIME_HOURS: z.coerce.number().int().min(1).max(30 * 24).default(48),
   SIGNUP_RESEND_SECONDS: z.coerce.number().int().min(1).max(24 * 3600).default(60),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(100 * 366).default(5 * 365),
+  // How long the entities' edit history is kept (src/entities/history.ts); five years, as the audit log.
+  HISTORY_RETENTION_DAYS: z.coerce.number().int().min(1).max(100 * 366).default(5 * 365),
+  INVITATION_LIFETIME_DAYS: z.coerce.number().int().min(1).max(90).default(7),
+  TEAM_MAX_OPEN_INVITATIONS: z.coerce.number().int().min(1).max(1000).default(20),
   ADMIN_USERNAME: z.string().regex(USERNAME_PATTERN, 'must be 1-150 letters, digits or . _ + - (no @)').optional(),
   ADMIN_EMAIL: z.string().email('must be an e-mail address').optional(),
   ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').max(256).optional(),
@@ -254,6 +264,10 @@ export interface Config {
   frontendResetUrl: string | undefined;
   /** FRONTEND_VERIFY_URL: the front-end page a sign-up's confirmation e-mail links to (with `token`); the API's own link when unset. */
   frontendVerifyUrl: string | undefined;
+  /** FRONTEND_SIGNUP_URL: the front-end sign-up page a team invitation links to (with `invitation` and `email`); without it the mail gives the token for POST /api/auth/signup/. */
+  frontendSignUpUrl: string | undefined;
+  /** INVITATION_LIFETIME_DAYS and TEAM_MAX_OPEN_INVITATIONS: how long a team invitation stays open, and how many an entity may have open. */
+  invitations: InvitationSettings;
   trustProxy: boolean | number | string;
   databaseUrl: string;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -297,6 +311,8 @@ export interface Config {
   smsMaxRecipients: number;
   /** NEWS_MAX_OPEN_REQUESTS: the most news sources one user may have awaiting review. */
   newsMaxOpenRequests: number;
+  /** HISTORY_RETENTION_DAYS, in milliseconds: how long the entities' edit history is kept. */
+  historyRetentionMs: number;
   /** JOB_TIMEOUT_SECONDS: how long a job may run before the queue counts it failed and retries it (pg-boss). */
   jobTimeoutSeconds: number;
   /** The OAuth providers whose accounts users may link (SEARCHNET_*, SOCIALVIDEO_*). */
@@ -359,6 +375,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     publicUrl: env.PUBLIC_URL,
     frontendResetUrl: env.FRONTEND_RESET_URL,
     frontendVerifyUrl: env.FRONTEND_VERIFY_URL,
+    frontendSignUpUrl: env.FRONTEND_SIGNUP_URL,
+    invitations: { lifetimeMs: env.INVITATION_LIFETIME_DAYS * 86_400_000, maxOpenPerEntity: env.TEAM_MAX_OPEN_INVITATIONS },
     trustProxy: env.TRUST_PROXY ?? false,
     databaseUrl: env.DATABASE_URL,
     logLevel: env.LOG_LEVEL,
@@ -418,6 +436,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     smsSendTimeoutMs: env.SMS_SEND_TIMEOUT_MS,
     smsMaxRecipients: env.SMS_MAX_RECIPIENTS,
     newsMaxOpenRequests: env.NEWS_MAX_OPEN_REQUESTS,
+    historyRetentionMs: env.HISTORY_RETENTION_DAYS * 86_400_000,
     jobTimeoutSeconds: env.JOB_TIMEOUT_SECONDS,
     oauth: {
       searchnet: {

@@ -8,6 +8,7 @@ import type { AppDependencies } from './app.js';
 import type { Config } from './config.js';
 import { createElectionsPanelSyncs, type ElectionsSettings } from './elections/index.js';
 import { createEntities } from './entities/index.js';
+import type { InvitationSettings } from './entities/invitations.js';
 import type { JobQueue } from './jobs/index.js';
 import type { Logger } from './logger.js';
 import { createSms, type MessagingSettings } from './messaging/index.js';
@@ -24,7 +25,12 @@ export type Domains = Pick<
 >;
 
 /** The configuration the domains read (the server passes its Config). */
-export interface DomainSettings extends MessagingSettings, OAuthSettings, ElectionsSettings, Pick<Config, 'newsMaxOpenRequests'> {}
+export interface DomainSettings extends MessagingSettings, OAuthSettings, ElectionsSettings, Pick<Config, 'newsMaxOpenRequests'> {
+  /** Team invitations' lifetime and limit (defaults when unset: tests, the seed tool). */
+  invitations?: InvitationSettings;
+  /** HISTORY_RETENTION_DAYS, in milliseconds (five years when unset: tests, the seed tool). */
+  historyRetentionMs?: number;
+}
 
 export interface DomainDependencies {
   accounts: Accounts;
@@ -34,7 +40,9 @@ export interface DomainDependencies {
 }
 
 export async function createDomains(sequelize: Sequelize, { accounts, jobs, logger, settings }: DomainDependencies): Promise<Domains> {
-  const entities = createEntities(sequelize);
+  const entities = createEntities(sequelize, { invitations: settings.invitations, historyRetentionMs: settings.historyRetentionMs }, { mailer: accounts.mailer, logger, audit: accounts.audit });
+  // Under SIGNUP=invite, an open invitation's token admits the sign-up of its address.
+  accounts.signUps.admitInvitationsWith(entities.invitations);
   const monitors = createMonitors(sequelize, entities.teams);
   const strategy = createStrategy(sequelize, { monitors, entities, jobs, logger });
   const socialnetRemovals = createSocialnetRemovals(sequelize, { accounts: accounts.models, entities: entities.models, jobs });

@@ -101,7 +101,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
     logger.warn('SECRETS_KEY is not set: idempotent answers (with the personal data they carry) are stored in clear for IDEMPOTENCY_TTL_SECONDS, and no SMS or OAuth secret can be stored. Production requires it.');
   }
   const seenDeliveries = { purgeExpired: () => domains.socialnetDeliveries.purgeExpired(config.socialnet.replayWindowMs) };
-  const purge = setInterval(() => void purgeExpiredRows([idempotencyKeys, accounts, domains.socialLinks, seenDeliveries], logger), PURGE_INTERVAL_MS);
+  const purge = setInterval(() => void purgeExpiredRows([idempotencyKeys, accounts, domains.socialLinks, seenDeliveries, domains.entities.history], logger), PURGE_INTERVAL_MS);
   purge.unref();
   // A municipality created on another instance, or an import, reaches this instance's list within the interval.
   const refreshMunicipalities = municipalityRefresher(municipalities, logger);
@@ -182,7 +182,7 @@ function connectRedis(url: string, logger: Logger): Redis {
 const PURGE_INTERVAL_MS = 10 * 60_000;
 const CAMPAIGN_SWEEP_INTERVAL_MS = 60_000;
 
-/** Housekeeping: idempotency keys, login failures, reset tokens, OAuth pending links and social-network delivery hashes that no longer count. */
+/** Housekeeping: idempotency keys, login failures, reset tokens, OAuth pending links, social-network delivery hashes and edit history that no longer count. */
 async function purgeExpiredRows(stores: Array<{ purgeExpired(): Promise<number> }>, logger: Logger): Promise<void> {
   try {
     let purged = 0;

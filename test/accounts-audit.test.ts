@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createAdmin, createUser } from './helpers/accounts.js';
 import { appsClosedAfterEach, type TestApp } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
+import { joinTeam } from './helpers/teams.js';
 
 const start = appsClosedAfterEach();
 
@@ -93,14 +94,16 @@ describe('the audit log', () => {
     const joana = await createUser(app);
     const post = (headers: Record<string, string>, path: string, body: unknown) => request(app.baseUrl, 'POST', path, headers, body);
     const entity = (await post(owner.headers, '/api/entidade/add/?tp=candidato', { nome: 'Maria da Silva Santos' })).body.data.id as number;
-    expect((await post(owner.headers, '/api/operators/add_operator/', { entity_id: entity, email: joana.user.email, role: 'operator' })).status).toBe(201);
-    // Added again with the same role: nothing changes, nothing is recorded.
-    expect((await post(owner.headers, '/api/operators/add_operator/', { entity_id: entity, email: joana.user.email, role: 'operator' })).status).toBe(200);
+    await joinTeam(app.baseUrl, owner, joana, entity, 'operator');
+    // Accepted again: nothing changes, nothing is recorded.
+    const accepted = (await request(app.baseUrl, 'GET', `/api/operators/invitations/?entity_id=${entity}`, owner.headers)).body.data.results[0].id;
+    expect((await post(joana.headers, '/api/operators/invitations/accept/', { id: accepted })).status).toBe(200);
     expect((await post(joana.headers, '/api/operators/remove_operator/', { entity_id: entity, user_id: joana.user.id })).status).toBe(200);
 
     const events = (await eventsOf(app, admin.headers, `?user_id=${joana.user.id}`)).filter((event) => event.event.startsWith('team_'));
     expect(events.reverse()).toEqual([
-      expect.objectContaining({ event: 'team_member_added', actor_id: owner.user.id, user_id: joana.user.id, details: { entity_id: entity, role: 'operator' } }),
+      // She joined by accepting the owner's invitation: she is the actor, the owner the inviter.
+      expect.objectContaining({ event: 'team_member_added', actor_id: joana.user.id, user_id: joana.user.id, details: { entity_id: entity, role: 'operator', invitation_id: accepted, invited_by: owner.user.id } }),
       expect.objectContaining({ event: 'team_member_removed', actor_id: joana.user.id, user_id: joana.user.id, details: { entity_id: entity, role: 'operator' } }),
     ]);
   });

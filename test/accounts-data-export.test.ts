@@ -9,6 +9,7 @@ import { EXPORT_SECTIONS } from '../src/accounts/data-export.js';
 import { createUser } from './helpers/accounts.js';
 import { appsClosedAfterEach } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
+import { joinTeam } from './helpers/teams.js';
 
 const start = appsClosedAfterEach();
 
@@ -25,7 +26,7 @@ describe('exportMyData', () => {
     expect(loggedIn.status).toBe(200);
     expectError(await post({}, '/api/auth/login', { username: 'Carlos.Pereira', password: 'not his password at all' }), 401, 'invalid_credentials');
     const team = await post(owner.headers, '/api/entidade/add/?tp=candidato', { nome: 'Maria da Silva Santos' });
-    expect((await post(owner.headers, '/api/operators/add_operator/', { entity_id: team.body.data.id, email: carlos.user.email, role: 'operator' })).status).toBeLessThan(300);
+    await joinTeam(app.baseUrl, owner, carlos, team.body.data.id, 'operator');
     const own = await post(carlos.headers, '/api/entidade/add/?tp=concorrente', { nome: 'João Pereira' });
     expect(own.status).toBe(201);
     expect((await post(carlos.headers, '/api/research/add_research_bookmark/', { title: 'Pesquisa Datafolha', url: 'https://pesquisa.exemplo.com.br/sp' })).status).toBe(201);
@@ -48,7 +49,7 @@ describe('exportMyData', () => {
     expect(sections.news_sources_requested.rows).toEqual([expect.objectContaining({ name: 'Diário do Povo' })]);
     // The failed check of his username, as typed in another case, from this client's address.
     expect(sections.failed_logins.rows).toEqual([{ failed_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T.*Z$/), from_address: expect.stringMatching(/127\.0\.0\.1/) }]);
-    expect(sections.security_events.rows.map((row: { event: string }) => row.event)).toEqual(['login_succeeded', 'login_failed', 'team_member_added']);
+    expect(sections.security_events.rows.map((row: { event: string }) => row.event)).toEqual(['login_succeeded', 'login_failed', 'invitation_accepted', 'team_member_added']);
     expect(sections.security_events.rows[0].details).toEqual({});
     expect(sections.sessions.rows[0].created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 

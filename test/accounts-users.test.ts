@@ -32,7 +32,7 @@ function getWithBody(app: TestApp, path: string, headers: Record<string, string>
   });
 }
 
-const PUBLIC_USER_FIELDS = ['date_joined', 'email', 'first_name', 'id', 'is_active', 'is_admin', 'last_login', 'last_name', 'phone', 'username'];
+const PUBLIC_USER_FIELDS = ['contact_visible_to_team', 'date_joined', 'deleted_at', 'email', 'first_name', 'id', 'is_active', 'is_admin', 'last_login', 'last_name', 'phone', 'username'];
 const SECRET_FIELD = /hash|token|password|secret|key/i;
 
 /** Walks a JSON value and returns every property name in it. */
@@ -60,6 +60,8 @@ function expectedProfile(user: UserRow) {
     is_active: Boolean(user.is_active),
     date_joined: new Date(user.date_joined).toISOString(),
     last_login: null,
+    deleted_at: null,
+    contact_visible_to_team: false,
   };
 }
 
@@ -251,8 +253,9 @@ describe('GET /api/account/ (listChatContacts)', () => {
     await app?.close();
   });
 
+  /** An admin as a contact: their e-mail is not shared until they turn contact_visible_to_team on. */
   function contact(user: TestUser, displayName: string) {
-    return { user_id: user.user.id, username: user.user.username, display_name: displayName, email: user.user.email, is_admin: true, teams: [] };
+    return { user_id: user.user.id, username: user.user.username, display_name: displayName, email: null, is_admin: true, teams: [] };
   }
 
   it('lists the active platform admins to a non-admin, ordered by display name, with no teams', async () => {

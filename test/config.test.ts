@@ -66,6 +66,8 @@ describe('loadConfig defaults', () => {
       smsSendTimeoutMs: 15_000,
       smsMaxRecipients: 10_000,
       newsMaxOpenRequests: 100,
+      historyRetentionMs: 1825 * 86_400_000,
+      invitations: { lifetimeMs: 7 * 86_400_000, maxOpenPerEntity: 20 },
       jobTimeoutSeconds: 900,
       oauth: {
         searchnet: {
@@ -184,6 +186,7 @@ describe('loadConfig values', () => {
       SMS_SEND_TIMEOUT_MS: '1000',
       SMS_MAX_RECIPIENTS: '500',
       NEWS_MAX_OPEN_REQUESTS: '20',
+      HISTORY_RETENTION_DAYS: '365',
       JOB_TIMEOUT_SECONDS: '10',
       SEARCHNET_CLIENT_ID: 'palanque-search',
       SEARCHNET_CLIENT_SECRET: 'search-secret',
@@ -234,6 +237,8 @@ describe('loadConfig values', () => {
       smsSendTimeoutMs: 1000,
       smsMaxRecipients: 500,
       newsMaxOpenRequests: 20,
+      historyRetentionMs: 365 * 86_400_000,
+      invitations: { lifetimeMs: 7 * 86_400_000, maxOpenPerEntity: 20 },
       jobTimeoutSeconds: 10,
       oauth: {
         searchnet: {
@@ -278,6 +283,14 @@ describe('loadConfig values', () => {
     expect(loadConfig({ FRONTEND_VERIFY_URL: 'https://app.palanque.app/confirmar?lang=pt' }).frontendVerifyUrl).toBe('https://app.palanque.app/confirmar?lang=pt');
     expect(loadConfig({ FRONTEND_RESET_URL: 'https://app.palanque.app/reset?lang=pt' }).frontendResetUrl).toBe('https://app.palanque.app/reset?lang=pt');
     expect(() => loadConfig({ FRONTEND_RESET_URL: 'javascript:alert(1)' })).toThrow(/FRONTEND_RESET_URL/);
+  });
+
+  it('reads the team invitations: lifetime, limit and the sign-up page their mail links to', () => {
+    expect(loadConfig({}).invitations).toEqual({ lifetimeMs: 7 * 86_400_000, maxOpenPerEntity: 20 });
+    expect(loadConfig({}).frontendSignUpUrl).toBeUndefined();
+    const config = loadConfig({ INVITATION_LIFETIME_DAYS: '3', TEAM_MAX_OPEN_INVITATIONS: '5', FRONTEND_SIGNUP_URL: 'https://app.palanque.app/cadastro' });
+    expect(config.invitations).toEqual({ lifetimeMs: 3 * 86_400_000, maxOpenPerEntity: 5 });
+    expect(config.frontendSignUpUrl).toBe('https://app.palanque.app/cadastro');
   });
 
   it('names SMS_SEND_TIMEOUT_MS and JOB_TIMEOUT_SECONDS out of range, and a job timeout too short for an SMS send job', () => {
@@ -438,9 +451,14 @@ describe('loadConfig errors', () => {
     ['PASSWORD_MIN_LENGTH', '7'],
     ['SIGNUP', 'anyone'],
     ['AUDIT_RETENTION_DAYS', '0'],
+    ['HISTORY_RETENTION_DAYS', '0'],
     ['EMAIL_VERIFICATION_LIFETIME_HOURS', '0'],
     ['SIGNUP_RESEND_SECONDS', 'soon'],
     ['FRONTEND_VERIFY_URL', 'app.palanque.app/confirmar'],
+    ['FRONTEND_SIGNUP_URL', 'app.palanque.app/cadastro'],
+    ['INVITATION_LIFETIME_DAYS', '0'],
+    ['INVITATION_LIFETIME_DAYS', '91'],
+    ['TEAM_MAX_OPEN_INVITATIONS', '0'],
     ['PASSWORD_MIN_LENGTH', '65'],
     ['ADMIN_USERNAME', 'ana@palanque.app'],
     ['ADMIN_EMAIL', 'not-an-address'],

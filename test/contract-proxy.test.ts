@@ -328,6 +328,13 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(expectStatus(await clientOf(admin).POST('/api/auth/account/{user_id}/end_sessions/', onDana), 200).keys_revoked).toBe(1);
     expect(expectStatus(await clientOf(admin).POST('/api/auth/account/{user_id}/deactivate/', onDana), 200).is_active).toBe(false);
     expect(expectStatus(await clientOf(admin).POST('/api/auth/account/{user_id}/reactivate/', onDana), 200).is_active).toBe(true);
+    // A user of its own deletes their account: the key dies, and the account cannot be reactivated.
+    const erin = await createUser(app);
+    const asErin = clientOf(erin);
+    expect(codeOf(await asErin.POST('/api/auth/delete_account/', { body: { current_password: 'not-the-password', confirm: 'DELETE' } }))).toBe('invalid_credentials');
+    expect(expectStatus(await asErin.POST('/api/auth/delete_account/', { body: { current_password: erin.password, confirm: 'DELETE' } }), 200).username).toMatch(/^excluido-/);
+    expect(codeOf(await asErin.GET('/api/auth/profile/'))).toBe('unauthorized');
+    expect(codeOf(await clientOf(admin).POST('/api/auth/account/{user_id}/reactivate/', { params: { path: { user_id: erin.user.id } } }))).toBe('conflict');
     expect(codeOf(await clientOf(admin).POST('/api/auth/account/{user_id}/deactivate/', { params: { path: { user_id: admin.user.id } } }))).toBe('conflict');
     expect(codeOf(await clientOf(owner).POST('/api/auth/account/{user_id}/end_sessions/', onDana))).toBe('forbidden');
     const audited = expectStatus(await clientOf(admin).GET('/api/auth/audit_events/', { params: { query: { user_id: dana.user.id, event: 'account_deactivated' } } }), 200);
@@ -422,19 +429,49 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(codeOf(await clientOf(outsider).GET('/api/entidade/data/', { params: { query: { id: String(candidateId) } } }))).toBe('not_found');
 
     expectStatus(await asOwner.GET('/api/operators/check_operator_email/', { params: { query: { email: operator.user.email, entity_id: String(candidateId) } } }), 200);
-    const added = await asOwner.POST('/api/operators/add_operator/', { body: { entity_id: candidateId, email: operator.user.email, role: 'operator' } });
-    expect([200, 201]).toContain(added.response.status);
+    // An invitation, listed to the team's managers and to the invitee, who accepts it.
+    const invited = await asOwner.POST('/api/operators/add_operator/', { body: { entity_id: candidateId, email: operator.user.email, role: 'operator' } });
+    expect([200, 201]).toContain(invited.response.status);
+    const invitationId = invited.data!.data.id;
+    expect(expectStatus(await asOwner.GET('/api/operators/invitations/', { params: { query: { entity_id: String(candidateId), state: 'pending' } } }), 200).results).toHaveLength(1);
+    expect(expectStatus(await clientOf(operator).GET('/api/operators/invitations/mine/'), 200).map((open: { id: number }) => open.id)).toContain(invitationId);
+    expectStatus(await clientOf(operator).POST('/api/operators/invitations/accept/', { body: { id: invitationId } }), 200);
+    expect(codeOf(await clientOf(operator).POST('/api/operators/invitations/decline/', { body: { id: invitationId } }))).toBe('conflict');
+    expect(codeOf(await clientOf(outsider).POST('/api/operators/invitations/accept/', { body: { id: invitationId } }))).toBe('not_found');
     // An operator reads the CPF masked (issue 18, item 9), and posts it back as it is: both within the contract.
     const masked = expectStatus(await clientOf(operator).GET('/api/entidade/data/', { params: { query: { id: String(candidateId) } } }), 200);
     expect(masked.cpf).toBe('***.982.247-**');
     expect(expectStatus(await clientOf(operator).POST('/api/entidade/add/', { body: { ...masked, cidade: 'São Paulo' } as never }), 200).cpf).toBe('***.982.247-**');
     const viewer = await asOwner.POST('/api/operators/add_operator/', { body: { entity_id: candidateId, email: outsider.user.email, role: 'viewer' } });
     expect([200, 201]).toContain(viewer.response.status);
+    expectStatus(await clientOf(outsider).POST('/api/operators/invitations/accept/', { body: { id: viewer.data!.data.id } }), 200);
+    // Invited and then withdrawn, and one declined by its invitee.
+    const withdrawn = await asOwner.POST('/api/operators/add_operator/', { body: { entity_id: candidateId, email: 'retirado@exemplo.com.br', role: 'viewer' } });
+    expect(expectStatus(await asOwner.POST('/api/operators/invitations/withdraw/', { body: { entity_id: candidateId, id: withdrawn.data!.data.id } }), 200).state).toBe('withdrawn');
+    const declinedByAdmin = await asOwner.POST('/api/operators/add_operator/', { body: { entity_id: candidateId, email: admin.user.email, role: 'viewer' } });
+    expect(expectStatus(await clientOf(admin).POST('/api/operators/invitations/decline/', { body: { id: declinedByAdmin.data!.data.id } }), 200).state).toBe('declined');
     expectStatus(await asOwner.GET('/api/operators/get_operators/', { params: { query: { id: String(candidateId) } } }), 200);
     expect(expectStatus(await asOwner.POST('/api/operators/remove_operator/', { body: { entity_id: candidateId, user_id: outsider.user.id } }), 200).removed).toBe(true);
     expect(codeOf(await asOwner.POST('/api/operators/remove_operator/', { body: { entity_id: 2_000_000_000, user_id: outsider.user.id } }))).toBe('not_found');
     await badInput(async () => {
       expect((await asOwner.POST('/api/operators/add_operator/', { body: { entity_id: candidateId, email: operator.user.email, role: 'chefe' as never } })).response.status).toBe(422);
+    });
+
+    // The edit history (owner and admins), and the data subject's rights on the competitor (platform admins).
+    const history = expectStatus(await asOwner.GET('/api/entidade/history/', { params: { query: { id: String(candidateId), subject: 'entity' } } }), 200);
+    // The owner's edit of the ballot name, among the operator's later one.
+    expect(history.results).toContainEqual(expect.objectContaining({ action: 'updated', changes: expect.arrayContaining([{ field: 'nm_urna', before: 'Maria Santos', after: 'Maria do Povo' }]) }));
+    expect(codeOf(await clientOf(operator).GET('/api/entidade/history/', { params: { query: { id: String(candidateId) } } }))).toBe('forbidden');
+    expect(codeOf(await asOwner.GET('/api/entidade/history/', { params: { query: { id: '2000000000' } } }))).toBe('not_found');
+    const corrected = await clientOf(admin).POST('/api/entidade/personal_data/correct/', { body: { entity_id: competitorId, changes: { nm_urna: 'João P.' }, reason: 'LGPD-2026-0001' } });
+    expect(expectStatus(corrected, 200).fields).toEqual(['nm_urna']);
+    expect(expectStatus(await clientOf(admin).POST('/api/entidade/personal_data/erase/', { body: { entity_id: competitorId, reason: 'LGPD-2026-0002' } }), 200).fields).toHaveLength(5);
+    expect(codeOf(await asOwner.POST('/api/entidade/personal_data/erase/', { body: { entity_id: competitorId, reason: 'LGPD-2026-0003' } }))).toBe('forbidden');
+    expect(codeOf(await clientOf(admin).POST('/api/entidade/personal_data/erase/', { body: { entity_id: 2_000_000_000, reason: 'LGPD-2026-0004' } }))).toBe('not_found');
+    expect(codeOf(await clientOf(admin).POST('/api/entidade/personal_data/correct/', { body: { entity_id: competitorId, changes: { idade: 30, data_nascimento: '1950-01-01' }, reason: 'LGPD-2026-0005' } }))).toBe('validation_failed');
+    await badInput(async () => {
+      expect((await clientOf(admin).POST('/api/entidade/personal_data/erase/', { body: { entity_id: competitorId, fields: ['nome' as never] } as never })).response.status).toBe(422);
+      expect(codeOf(await asOwner.GET('/api/entidade/history/', { params: { query: { id: String(candidateId), subject: 'everything' as never } } }))).toBe('bad_request');
     });
 
     const query = { tutor: String(candidateId), ward: String(competitorId), action: 'add' as const };

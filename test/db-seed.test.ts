@@ -153,9 +153,13 @@ describe('the real server tells the story of the spec examples', () => {
 
   it('has her team, her contacts, her guardianship links and the operator check as the examples show', async () => {
     expect(await get('carlos.pereira', '/api/operators/get_operators/?id=12')).toEqual((responseExample('/api/operators/get_operators/', 'get', '200', 'team') as Json).data);
-    const check = (email: string) => get('carlos.pereira', `/api/operators/check_operator_email/?entity_id=12&email=${encodeURIComponent(email)}`);
-    expect(await check('joana.lima@exemplo.com.br')).toEqual((responseExample('/api/operators/check_operator_email/', 'get', '200', 'invitable') as Json).data);
-    expect(await check('marcos.oliveira@palanque.app')).toEqual((responseExample('/api/operators/check_operator_email/', 'get', '200', 'member') as Json).data);
+    const check = (asker: string, email: string) => get(asker, `/api/operators/check_operator_email/?entity_id=12&email=${encodeURIComponent(email)}`);
+    expect(await check('carlos.pereira', 'joana.lima@exemplo.com.br')).toEqual((responseExample('/api/operators/check_operator_email/', 'get', '200', 'invitable') as Json).data);
+    // The member example is a platform admin's answer: only they learn whether an account has the address.
+    expect(await check('ana.souza', 'marcos.oliveira@palanque.app')).toEqual((responseExample('/api/operators/check_operator_email/', 'get', '200', 'member') as Json).data);
+    // An open invitation Carlos sent to an address without an account (fixtures/entities.json).
+    const invitations = await get('carlos.pereira', '/api/operators/invitations/?entity_id=12');
+    expect(invitations.results).toEqual([expect.objectContaining({ email: 'rafael.costa@exemplo.com.br', role: 'viewer', state: 'pending', invited_by: { id: 2, display_name: 'Carlos Pereira' } })]);
     expect(await get('carlos.pereira', '/api/account/')).toEqual((responseExample('/api/account/', 'get', '200', 'team') as Json).data);
     expect(await get('carlos.pereira', '/api/entidade/tutela/')).toEqual((responseExample('/api/entidade/tutela/', 'get', '200', 'links') as Json).data);
     expect(await get('carlos.pereira', '/api/entidade/tutela/get_ward_links/?id=13')).toEqual((responseExample('/api/entidade/tutela/get_ward_links/', 'get', '200', 'watched') as Json).data);
@@ -163,10 +167,17 @@ describe('the real server tells the story of the spec examples', () => {
     expect(root.user).toEqual((responseExample('/', 'get', '200', 'root') as Json).data.user);
   });
 
-  it('replays the team examples in order: Joana joins as OperatorJoana shows, then is removed', async () => {
+  it('replays the team examples in order: Carlos invites Joana as InvitationSent shows, she joins as OperatorJoana shows, then is removed', async () => {
     const headers = { Authorization: `Token ${tokens.get('carlos.pereira')}` };
-    const added = await request(app.baseUrl, 'POST', '/api/operators/add_operator/', headers, requestExample('/api/operators/add_operator/', 'post', 'operator'));
-    expect(added.status, added.text).toBe(201);
+    const invited = await request(app.baseUrl, 'POST', '/api/operators/add_operator/', headers, requestExample('/api/operators/add_operator/', 'post', 'operator'));
+    expect(invited.status, invited.text).toBe(201);
+    const times = ['id', 'created_at', 'expires_at'];
+    expect(omit(invited.body.data, times)).toEqual(omit(example('InvitationSent').data, times));
+    expect(invited.body.message).toBe(example('InvitationSent').message);
+    const asJoana = { Authorization: `Token ${tokens.get('joana.lima')}` };
+    const added = await request(app.baseUrl, 'POST', '/api/operators/invitations/accept/', asJoana, { id: invited.body.data.id });
+    expect(added.status, added.text).toBe(200);
+    // Joana reads her own membership: her e-mail included.
     expect(omit(withoutMilliseconds(added.body.data), ['id', 'added_at'])).toEqual(omit(example('OperatorJoana').data, ['id', 'added_at']));
     expect(added.body.message).toBe(example('OperatorJoana').message);
     const removed = await request(app.baseUrl, 'POST', '/api/operators/remove_operator/', headers, requestExample('/api/operators/remove_operator/', 'post', 'remove'));

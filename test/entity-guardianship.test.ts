@@ -15,6 +15,7 @@ import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
 import { waitFor } from './helpers/process.js';
+import { joinTeam } from './helpers/teams.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -56,8 +57,7 @@ async function newCampaign(nome: string, marketshare: string, followers: number)
   return { owner, entityId, monitorId };
 }
 
-const addOperator = (caller: TestUser, entityId: number, user: TestUser, role: 'admin' | 'operator' | 'viewer') =>
-  call('POST', '/api/operators/add_operator/', caller, { entity_id: entityId, email: user.user.email, role });
+const addOperator = (caller: TestUser, entityId: number, user: TestUser, role: 'admin' | 'operator' | 'viewer') => joinTeam(app.baseUrl, caller, user, entityId, role);
 const removeOperator = (caller: TestUser, entityId: number, user: TestUser) => call('POST', '/api/operators/remove_operator/', caller, { entity_id: entityId, user_id: user.user.id });
 const tutela = (caller: TestUser, query = '') => call('GET', `/api/entidade/tutela/${query ? `?${query}` : ''}`, caller);
 const link = (caller: TestUser, tutor: number, ward: number, action: 'add' | 'remove' = 'add') => tutela(caller, `tutor=${tutor}&ward=${ward}&action=${action}`);
@@ -98,7 +98,7 @@ function expectNothingOfRival(text: string): void {
 async function mallorysLink(): Promise<{ mallory: Campaign; bruno: Campaign }> {
   const mallory = await newCampaign(`Mallory ${Math.random().toString(36).slice(2, 8)}`, '20', 1000);
   const bruno = await newCampaign(RIVAL_NAME, '37,77%', 800);
-  expect((await addOperator(bruno.owner, bruno.entityId, mallory.owner, 'viewer')).status).toBe(201);
+  expect((await addOperator(bruno.owner, bruno.entityId, mallory.owner, 'viewer')).status).toBe(200);
   const linked = await link(mallory.owner, mallory.entityId, bruno.entityId);
   expect(linked.status, linked.text).toBe(200);
   expect(linked.body.data.map((row: Json) => row.ward_id)).toContain(bruno.entityId);
@@ -176,7 +176,7 @@ describe('removing a member removes the links they created to or from that entit
     expect((await removeOperator(bruno.owner, bruno.entityId, mallory.owner)).status).toBe(200);
     expect(await linkRows(bruno.entityId)).toEqual([]);
 
-    expect((await addOperator(bruno.owner, bruno.entityId, mallory.owner, 'viewer')).status).toBe(201);
+    expect((await addOperator(bruno.owner, bruno.entityId, mallory.owner, 'viewer')).status).toBe(200);
     expect((await link(mallory.owner, mallory.entityId, bruno.entityId)).status).toBe(200);
     expect((await removeOperator(mallory.owner, bruno.entityId, mallory.owner)).status).toBe(200); // she leaves
     expect(await linkRows(bruno.entityId)).toEqual([]);
@@ -186,8 +186,8 @@ describe('removing a member removes the links they created to or from that entit
     const tutor = await newCampaign('Tutora', '30', 900);
     const ward = await newCampaign('Pupilo', '10', 700);
     const operator = await createUser(app);
-    expect((await addOperator(tutor.owner, tutor.entityId, operator, 'operator')).status).toBe(201);
-    expect((await addOperator(ward.owner, ward.entityId, operator, 'viewer')).status).toBe(201);
+    expect((await addOperator(tutor.owner, tutor.entityId, operator, 'operator')).status).toBe(200);
+    expect((await addOperator(ward.owner, ward.entityId, operator, 'viewer')).status).toBe(200);
     expect((await link(operator, tutor.entityId, ward.entityId)).status).toBe(200);
     const otherWard = await app.entities.store.create('concorrente', tutor.owner.user.id, { nome: 'Concorrente da tutora' });
     expect((await link(tutor.owner, tutor.entityId, otherWard)).status).toBe(200);
@@ -202,7 +202,7 @@ describe('every use checks that the link still stands', () => {
   it("stops a link whose creator's account is deactivated, and brings it back on reactivation", async () => {
     const { mallory, bruno } = await mallorysLink();
     const teammate = await createUser(app);
-    expect((await addOperator(mallory.owner, mallory.entityId, teammate, 'operator')).status).toBe(201);
+    expect((await addOperator(mallory.owner, mallory.entityId, teammate, 'operator')).status).toBe(200);
     expect((await ask(teammate, mallory.monitorId, [mallory.entityId, bruno.entityId])).status).toBe(201);
 
     await app.accounts.users.setActive(mallory.owner.user.id, false);
@@ -239,9 +239,9 @@ describe('GET /api/entidade/tutela/get_ward_links/ (listWardLinks) and POST /api
   beforeAll(async () => {
     ({ mallory, bruno } = await mallorysLink());
     [admin, operator, viewer, stranger] = (await Promise.all([1, 2, 3, 4].map(() => createUser(app)))) as [TestUser, TestUser, TestUser, TestUser];
-    expect((await addOperator(bruno.owner, bruno.entityId, admin, 'admin')).status).toBe(201);
-    expect((await addOperator(bruno.owner, bruno.entityId, operator, 'operator')).status).toBe(201);
-    expect((await addOperator(bruno.owner, bruno.entityId, viewer, 'viewer')).status).toBe(201);
+    expect((await addOperator(bruno.owner, bruno.entityId, admin, 'admin')).status).toBe(200);
+    expect((await addOperator(bruno.owner, bruno.entityId, operator, 'operator')).status).toBe(200);
+    expect((await addOperator(bruno.owner, bruno.entityId, viewer, 'viewer')).status).toBe(200);
   });
 
   it("lists the links that point at the entity, with their creator, to its owner, its admins and platform admins", async () => {
@@ -313,7 +313,7 @@ describe('GET /api/entidade/tutela/get_ward_links/ (listWardLinks) and POST /api
     expectError(await removeWardLink(bruno.owner, { entity_id: bruno.entityId, link_id: row.id }), 404, 'not_found');
     // Mallory is still a viewer of Bruno's entity: she may compare it directly, but her teammates no longer may.
     const teammate = await createUser(app);
-    expect((await addOperator(mallory.owner, mallory.entityId, teammate, 'operator')).status).toBe(201);
+    expect((await addOperator(mallory.owner, mallory.entityId, teammate, 'operator')).status).toBe(200);
     expectError(await ask(teammate, mallory.monitorId, [mallory.entityId, bruno.entityId]), 422, 'validation_failed');
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Teams of entities through the real app and the contract validator (responses are validated too): who
- * is in a team (listOperators), the invite form's e-mail check (checkOperatorEmail), adding and removing
- * members by role (addOperator, removeOperator), what each role may do with the entity, guardianship
+ * is in a team (listOperators), the invite form's e-mail check (checkOperatorEmail), inviting and removing
+ * members by role (addOperator, removeOperator; invitations in detail: team-invitations.test.ts), what each role may do with the entity, guardianship
  * links between the caller's entities (manageGuardianship), and teammates as chat contacts and visible
  * profiles (listChatContacts, getUser).
  * One app per file. Runs on SQLite, or on PostgreSQL with TEST_DATABASE_URL.
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
+import { joinTeam } from './helpers/teams.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -97,10 +98,26 @@ describe('GET /api/operators/get_operators/ (listOperators)', () => {
       user_id: bruno.user.id,
       username: bruno.user.username,
       display_name: 'Bruno Operador',
-      email: bruno.user.email,
+      // Bruno has not shared his contact with the team.
+      email: null,
       role: 'operator',
       added_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
     });
+  });
+
+  it('shows a member\'s e-mail only to themself and platform admins, until they share it with the team', async () => {
+    const emailsSeenBy = async (reader: TestUser) =>
+      Object.fromEntries((await get(`/api/operators/get_operators/?id=${team.id}`, reader.headers)).body.data.map((member: Json) => [member.user_id, member.email]));
+    expect(await emailsSeenBy(caio)).toEqual({ [team.owner.user.id]: null, [ana.user.id]: null, [bruno.user.id]: null, [caio.user.id]: caio.user.email });
+    expect(Object.values(await emailsSeenBy(platformAdmin))).toEqual(expect.arrayContaining([team.owner.user.email, ana.user.email, bruno.user.email, caio.user.email]));
+
+    const shared = await post('/api/auth/profile/', bruno.headers, { contact_visible_to_team: true });
+    expect(shared.status, shared.text).toBe(200);
+    expect(shared.body.data.contact_visible_to_team).toBe(true);
+    expect((await emailsSeenBy(caio))[bruno.user.id]).toBe(bruno.user.email);
+    expect((await emailsSeenBy(team.owner))[bruno.user.id]).toBe(bruno.user.email);
+    await post('/api/auth/profile/', bruno.headers, { contact_visible_to_team: false });
+    expect((await emailsSeenBy(caio))[bruno.user.id]).toBeNull();
   });
 
   it('filters by role with tp', async () => {
@@ -112,11 +129,13 @@ describe('GET /api/operators/get_operators/ (listOperators)', () => {
   });
 
   it('lets any member read it, the viewer included, and a platform admin', async () => {
-    const full = (await get(`/api/operators/get_operators/?id=${team.id}`, team.owner.headers)).body.data;
+    // The same team for every reader; only the e-mails they may see differ (the next test).
+    const withoutEmails = (members: Json[]) => members.map(({ email: _email, ...member }) => member);
+    const full = withoutEmails((await get(`/api/operators/get_operators/?id=${team.id}`, team.owner.headers)).body.data);
     for (const reader of [caio, bruno, ana, platformAdmin]) {
       const result = await get(`/api/operators/get_operators/?id=${team.id}`, reader.headers);
       expect(result.status, result.text).toBe(200);
-      expect(result.body.data).toEqual(full);
+      expect(withoutEmails(result.body.data)).toEqual(full);
     }
   });
 
@@ -159,41 +178,56 @@ describe('GET /api/operators/check_operator_email/ (checkOperatorEmail)', () => 
     await join(team.id, viewer, 'viewer');
   });
 
-  it('tells the owner whether the e-mail is a user and already in the team', async () => {
+  it('tells the owner whether the address is in the team or invited, never whether it has an account', async () => {
+    const nobody = { user_exists: null, already_in_team: false, role: null, invited: false, invitation: null, can_invite: true };
     const unknown = await checkEmail(team.owner, 'ninguem@exemplo.com.br', team.id);
     expect(unknown.status, unknown.text).toBe(200);
-    expect(unknown.body.data).toEqual({ email: 'ninguem@exemplo.com.br', user_exists: false, already_in_team: false, role: null });
-
+    expect(unknown.body.data).toEqual({ email: 'ninguem@exemplo.com.br', ...nobody });
+    // A user outside the team is answered exactly as an address without an account.
     const invitable = await checkEmail(team.owner, outsider.user.email, team.id);
-    expect(invitable.body.data).toEqual({ email: outsider.user.email, user_exists: true, already_in_team: false, role: null });
+    expect(invitable.body.data).toEqual({ email: outsider.user.email, ...nobody });
 
     const member = await checkEmail(team.owner, operator.user.email, team.id);
-    expect(member.body.data).toEqual({ email: operator.user.email, user_exists: true, already_in_team: true, role: 'operator' });
+    expect(member.body.data).toEqual({ ...nobody, email: operator.user.email, already_in_team: true, role: 'operator', can_invite: false });
 
     const self = await checkEmail(team.owner, team.owner.user.email, team.id);
-    expect(self.body.data).toMatchObject({ already_in_team: true, role: 'owner' });
+    expect(self.body.data).toMatchObject({ already_in_team: true, role: 'owner', can_invite: false });
 
     // The e-mail is compared as normalised.
     const shouting = await checkEmail(team.owner, viewer.user.email.toUpperCase(), team.id);
-    expect(shouting.body.data).toEqual({ email: viewer.user.email, user_exists: true, already_in_team: true, role: 'viewer' });
+    expect(shouting.body.data).toMatchObject({ email: viewer.user.email, already_in_team: true, role: 'viewer' });
   });
 
-  it('does not offer an inactive user, whom addOperator refuses (404)', async () => {
+  it('shows an open invitation, which then cannot be sent again', async () => {
+    const invitee = 'convidada.check@exemplo.com.br';
+    const sent = await addOperator(team.owner, { entity_id: team.id, email: invitee, role: 'viewer' });
+    expect(sent.status, sent.text).toBe(201);
+    const check = await checkEmail(team.owner, invitee, team.id);
+    expect(check.body.data).toEqual({
+      email: invitee,
+      user_exists: null,
+      already_in_team: false,
+      role: null,
+      invited: true,
+      invitation: { id: sent.body.data.id, role: 'viewer', expires_at: sent.body.data.expires_at },
+      can_invite: false,
+    });
+  });
+
+  it('tells a platform admin whether an active account has the address; a team admin gets null', async () => {
     const inactive = await createUser(app, { is_active: false });
-    const add = await addOperator(team.owner, { entity_id: team.id, email: inactive.user.email, role: 'viewer' });
-    expectError(add, 404, 'not_found');
-    // The check must agree with the add: not "The user can be added to the team".
-    const check = await checkEmail(team.owner, inactive.user.email, team.id);
-    expect(check.status, check.text).toBe(200);
-    expect(check.body.data).toEqual({ email: inactive.user.email, user_exists: false, already_in_team: false, role: null });
-  });
-
-  it('answers a team admin and a platform admin too', async () => {
-    for (const caller of [teamAdmin, platformAdmin]) {
-      const result = await checkEmail(caller, operator.user.email, team.id);
-      expect(result.status, result.text).toBe(200);
-      expect(result.body.data).toMatchObject({ user_exists: true, already_in_team: true, role: 'operator' });
+    const expected: Array<[string, boolean]> = [
+      [operator.user.email, true],
+      [outsider.user.email, true],
+      [inactive.user.email, false],
+      ['ninguem@exemplo.com.br', false],
+    ];
+    for (const [email, exists] of expected) {
+      expect((await checkEmail(platformAdmin, email, team.id)).body.data.user_exists).toBe(exists);
+      expect((await checkEmail(teamAdmin, email, team.id)).body.data.user_exists).toBeNull();
     }
+    const result = await checkEmail(teamAdmin, operator.user.email, team.id);
+    expect(result.body.data).toMatchObject({ already_in_team: true, role: 'operator' });
   });
 
   it('answers 403 to an operator and a viewer, 404 to a stranger', async () => {
@@ -220,38 +254,48 @@ describe('GET /api/operators/check_operator_email/ (checkOperatorEmail)', () => 
   });
 });
 
-describe('POST /api/operators/add_operator/ (addOperator)', () => {
-  it('lets the owner add a viewer, an operator and an admin (201), each shown in the team', async () => {
+describe('POST /api/operators/add_operator/ (addOperator: an invitation)', () => {
+  it('lets the owner invite a viewer, an operator and an admin (201); each joins only by accepting', async () => {
     const team = await newTeam();
-    const added: Array<[TestUser, Role]> = [
+    const invited: Array<[TestUser, Role]> = [
       [await createUser(app), 'viewer'],
       [await createUser(app), 'operator'],
       [await createUser(app), 'admin'],
     ];
-    for (const [user, role] of added) {
+    for (const [user, role] of invited) {
       const result = await addOperator(team.owner, { entity_id: team.id, email: user.user.email, role });
       expect(result.status, result.text).toBe(201);
       expect(result.body).toMatchObject({ success: true, request_id: result.headers.get('x-request-id') });
       expect(result.body.data).toEqual({
         id: expect.any(Number),
         entity_id: team.id,
-        user_id: user.user.id,
-        username: user.user.username,
-        display_name: displayNameOf(user),
+        entity_name: 'Maria Santos',
         email: user.user.email,
         role,
-        added_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+        state: 'pending',
+        invited_by: { id: team.owner.user.id, display_name: displayNameOf(team.owner) },
+        created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+        expires_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+        answered_at: null,
       });
+    }
+    // Nobody is in the team before accepting.
+    expect(await memberRows(team.id)).toEqual([{ user_id: team.owner.user.id, role: 'owner' }]);
+    for (const [user] of invited) {
+      const mine = await get('/api/operators/invitations/mine/', user.headers);
+      expect(mine.body.data).toHaveLength(1);
+      const accepted = await post('/api/operators/invitations/accept/', user.headers, { id: mine.body.data[0].id });
+      expect(accepted.status, accepted.text).toBe(200);
     }
     expect(await memberRows(team.id)).toEqual([
       { user_id: team.owner.user.id, role: 'owner' },
-      ...added.map(([user, role]) => ({ user_id: user.user.id, role })),
+      ...invited.map(([user, role]) => ({ user_id: user.user.id, role })),
     ]);
     const listed = await get(`/api/operators/get_operators/?id=${team.id}`, team.owner.headers);
     expect(listed.body.data).toHaveLength(4);
   });
 
-  it('answers 200 with the same membership for the same user and role again, and 409 for another role', async () => {
+  it('answers 200 with the same invitation for the same address and role again, 409 for another role or a member', async () => {
     const team = await newTeam();
     const joana = await createUser(app);
     const first = await addOperator(team.owner, { entity_id: team.id, email: joana.user.email, role: 'operator' });
@@ -262,23 +306,27 @@ describe('POST /api/operators/add_operator/ (addOperator)', () => {
 
     const otherRole = await addOperator(team.owner, { entity_id: team.id, email: joana.user.email, role: 'viewer' });
     expectError(otherRole, 409, 'conflict');
-    expect(otherRole.body.error.details).toEqual([expect.objectContaining({ location: 'body', field: 'email' })]);
-    expect(await memberRows(team.id)).toEqual([
-      { user_id: team.owner.user.id, role: 'owner' },
-      { user_id: joana.user.id, role: 'operator' },
-    ]);
+    expect(otherRole.body.error.details).toEqual([expect.objectContaining({ location: 'body', field: 'email', rule: 'no_open_invitation' })]);
 
-    // The owner cannot be added with a role: they already have one.
-    expectError(await addOperator(team.owner, { entity_id: team.id, email: team.owner.user.email, role: 'admin' }), 409, 'conflict');
+    // The owner, and anyone in the team, cannot be invited: they already have a role.
+    const owner = await addOperator(team.owner, { entity_id: team.id, email: team.owner.user.email, role: 'admin' });
+    expectError(owner, 409, 'conflict');
+    expect(owner.body.error.details).toEqual([expect.objectContaining({ rule: 'not_in_team' })]);
   });
 
-  it('answers 404 for an e-mail of no user, or of an inactive one', async () => {
+  it('answers the same for an address without an account, an inactive account and an active one', async () => {
     const team = await newTeam();
-    const unknown = await addOperator(team.owner, { entity_id: team.id, email: 'ninguem@exemplo.com.br', role: 'viewer' });
-    expectError(unknown, 404, 'not_found');
-    expect(unknown.body.error.details).toEqual([expect.objectContaining({ location: 'body', field: 'email' })]);
     const inactive = await createUser(app, { is_active: false });
-    expectError(await addOperator(team.owner, { entity_id: team.id, email: inactive.user.email, role: 'viewer' }), 404, 'not_found');
+    const active = await createUser(app);
+    const shapes = [];
+    for (const email of ['ninguem.convidado@exemplo.com.br', inactive.user.email, active.user.email]) {
+      const result = await addOperator(team.owner, { entity_id: team.id, email, role: 'viewer' });
+      expect(result.status, result.text).toBe(201);
+      const { id: _id, email: _email, created_at: _created, expires_at: _expires, ...rest } = result.body.data;
+      shapes.push([Object.keys(result.body.data).sort(), rest, result.body.message.replace(email, '<address>')]);
+    }
+    expect(shapes[1]).toEqual(shapes[0]);
+    expect(shapes[2]).toEqual(shapes[0]);
     expect(await memberRows(team.id)).toHaveLength(1);
   });
 
@@ -291,7 +339,7 @@ describe('POST /api/operators/add_operator/ (addOperator)', () => {
     expect(added.status, added.text).toBe(201);
     const wouldBeAdmin = await createUser(app);
     expectError(await addOperator(teamAdmin, { entity_id: team.id, email: wouldBeAdmin.user.email, role: 'admin' }), 403, 'forbidden');
-    expect((await memberRows(team.id)).map((row) => row.user_id)).not.toContain(wouldBeAdmin.user.id);
+    expect((await get(`/api/operators/invitations/?entity_id=${team.id}`, team.owner.headers)).body.data.results.map((row: Json) => row.email)).toEqual([operator.user.email]);
   });
 
   it('lets a platform admin outside the team add an admin (201)', async () => {
@@ -318,6 +366,7 @@ describe('POST /api/operators/add_operator/ (addOperator)', () => {
     expect(hidden.body.error.details).toEqual([expect.objectContaining({ location: 'body', field: 'entity_id' })]);
     expectError(await addOperator(team.owner, { entity_id: 2147483600, email: candidate.user.email, role: 'viewer' }), 404, 'not_found');
     expect(await memberRows(team.id)).toHaveLength(3);
+    expect(await app.entities.invitations.openCount(team.id)).toBe(0);
   });
 
   it('answers 422 for role owner, a missing field or a malformed e-mail, and 401 without a key', async () => {
@@ -334,7 +383,7 @@ describe('POST /api/operators/add_operator/ (addOperator)', () => {
       expect(missing.body.error.details).toContainEqual(expect.objectContaining({ location: 'body', field }));
     }
     expectError(await addOperator(team.owner, { entity_id: team.id, email: 'nao-e-email', role: 'viewer' }), 422, 'validation_failed');
-    expect(await memberRows(team.id)).toHaveLength(1);
+    expect(await app.entities.invitations.openCount(team.id)).toBe(0);
     expectError(await post('/api/operators/add_operator/', {}, { entity_id: team.id, email: user.user.email, role: 'viewer' }), 401, 'unauthorized');
   });
 });
@@ -470,7 +519,7 @@ describe('what each role may do with the entity', () => {
     const edited = await post('/api/entidade/add/', platformAdmin.headers, { id: team.id, nome: 'Editado pela plataforma' });
     expect(edited.status, edited.text).toBe(200);
     const user = await createUser(app);
-    expect((await addOperator(platformAdmin, { entity_id: team.id, email: user.user.email, role: 'operator' })).status).toBe(201);
+    await joinTeam(app.baseUrl, platformAdmin, user, team.id, 'operator');
     expect((await removeOperator(platformAdmin, { entity_id: team.id, user_id: user.user.id })).status).toBe(200);
   });
 
@@ -661,7 +710,7 @@ describe('teammates: GET /api/account/ (listChatContacts) and GET /api/usuario/{
       user_id: mateus.user.id,
       username: mateus.user.username,
       display_name: 'Mateus Colega',
-      email: mateus.user.email,
+      email: null, // not shared with the team
       is_admin: false,
       teams: [
         { entity_id: firstId, entity_name: 'Primeira campanha', role: 'operator' },
@@ -699,7 +748,15 @@ describe('teammates: GET /api/account/ (listChatContacts) and GET /api/usuario/{
   it("shows a teammate's profile (200) but not a stranger's (404)", async () => {
     const mate = await get(`/api/usuario/${mateus.user.id}/`, owner.headers);
     expect(mate.status, mate.text).toBe(200);
-    expect(mate.body.data).toMatchObject({ id: mateus.user.id, username: mateus.user.username, email: mateus.user.email });
+    // A teammate's profile: no e-mail, phone or last login until shared.
+    expect(mate.body.data).toMatchObject({ id: mateus.user.id, username: mateus.user.username, email: null, phone: null, last_login: null });
+    await post('/api/auth/profile/', mateus.headers, { phone: '(11) 98765-4321', contact_visible_to_team: true });
+    const shared = (await get(`/api/usuario/${mateus.user.id}/`, owner.headers)).body.data;
+    expect(shared).toMatchObject({ email: mateus.user.email, phone: '+5511987654321', last_login: null, contact_visible_to_team: true });
+    expect((await contactsOf(owner)).find((contact) => contact.user_id === mateus.user.id)!.email).toBe(mateus.user.email);
+    // Their own profile and a platform admin's view are whole.
+    expect((await get(`/api/usuario/${mateus.user.id}/`, platformAdmin.headers)).body.data.email).toBe(mateus.user.email);
+    await post('/api/auth/profile/', mateus.headers, { contact_visible_to_team: false });
     const back = await get(`/api/usuario/${owner.user.id}/`, mateus.headers);
     expect(back.status, back.text).toBe(200);
     expect(back.body.data.id).toBe(owner.user.id);

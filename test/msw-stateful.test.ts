@@ -132,6 +132,25 @@ describe('accounts', () => {
     expect(unwrap(await anonymous.GET('/api/auth/profile/')).email).toBe('rafa@exemplo.com.br');
   });
 
+  it('deletes the caller\'s account: its key stops working, the address is free, and it cannot be reactivated', async () => {
+    const admin = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(admin, 'ana.souza', DEFAULT_MOCK_PASSWORD);
+    const created = unwrap(await admin.POST('/api/auth/account', { body: { username: 'rita.alves', email: 'rita.alves@exemplo.com.br', password: 'a senha da rita aqui' } }));
+    const rita = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(rita, 'rita.alves', 'a senha da rita aqui');
+    expect(await failure(rita.POST('/api/auth/delete_account/', { body: { current_password: 'not the password', confirm: 'DELETE' } }))).toMatchObject({ status: 401, code: 'invalid_credentials' });
+    const deleted = unwrap(await rita.POST('/api/auth/delete_account/', { body: { current_password: 'a senha da rita aqui', confirm: 'DELETE' } }));
+    expect(deleted).toMatchObject({ deleted: true, username: expect.stringMatching(/^excluido-[0-9a-f]{8}$/), keys_revoked: 1, entities_deleted: [] });
+    expect(await failure(rita.GET('/api/auth/profile/'))).toMatchObject({ status: 401, code: 'unauthorized' });
+    expect(await failure(login(rita, 'rita.alves', 'a senha da rita aqui'))).toMatchObject({ status: 401, code: 'invalid_credentials' });
+    const onRita = { params: { path: { user_id: created.id } } };
+    expect(unwrap(await admin.GET('/api/usuario/{user_id}/', onRita))).toMatchObject({ username: deleted.username, first_name: '', is_active: false, deleted_at: deleted.deleted_at });
+    expect(await failure(admin.POST('/api/auth/account/{user_id}/reactivate/', onRita))).toMatchObject({ status: 409, code: 'conflict' });
+    const anonymous = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    unwrap(await anonymous.POST('/api/auth/signup/', { body: { username: 'rita.alves', email: 'rita.alves@exemplo.com.br', password: 'uma senha nova da rita' } }));
+    expect(mock.confirmationToken('rita.alves@exemplo.com.br')).toBeDefined();
+  });
+
   it("exports the caller's data with the server's sections: sessions, teams and bookmarks filled", async () => {
     const exported = unwrap(await api.GET('/api/auth/my_data/'));
     expect(exported.account.username).toBe('carlos.pereira');
@@ -201,6 +220,26 @@ describe('entities', () => {
     expect(error.details).toContainEqual(expect.objectContaining({ location: 'body', field: 'nome', rule: 'required' }));
   });
 
+  it("records an edit in the entity's history, and lets a platform admin erase and correct personal data", async () => {
+    const before = unwrap(await api.GET('/api/entidade/data/', { params: { query: { id: '12' } } }));
+    unwrap(await api.POST('/api/entidade/add/', { body: { id: 12, nome: before.nome, nm_urna: 'Maria do Povo' } }));
+    const history = unwrap(await api.GET('/api/entidade/history/', { params: { query: { id: '12' } } }));
+    expect(history.results[0]).toMatchObject({ subject: 'entity', action: 'updated', actor: { id: 2, display_name: 'Carlos Pereira' }, changes: [{ field: 'nm_urna', before: before.nm_urna, after: 'Maria do Povo' }] });
+    const refused = await failure(api.POST('/api/entidade/personal_data/erase/', { body: { entity_id: 12, fields: ['cpf'], reason: 'LGPD-1' } }));
+    expect(refused).toMatchObject({ status: 403, code: 'forbidden' });
+
+    const admin = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(admin, 'ana.souza', DEFAULT_MOCK_PASSWORD);
+    const erased = await admin.POST('/api/entidade/personal_data/erase/', { body: { entity_id: 12, fields: ['cpf'], reason: 'LGPD-1' } });
+    expect(unwrap(erased)).toMatchObject({ entity_id: 12, fields: ['cpf'], version: 3, history_rows_redacted: 0 });
+    expect(erased.response.headers.get('ETag')).toBe('"3"');
+    expect(unwrap(await api.GET('/api/entidade/data/', { params: { query: { id: '12' } } }))).not.toHaveProperty('cpf');
+    const corrected = unwrap(await admin.POST('/api/entidade/personal_data/correct/', { body: { entity_id: 12, changes: { nm_urna: 'Maria' }, reason: 'LGPD-2' } }));
+    expect(corrected).toMatchObject({ fields: ['nm_urna'], version: 4 });
+    const actions = unwrap(await api.GET('/api/entidade/history/', { params: { query: { id: '12' } } })).results.map((row) => row.action);
+    expect(actions).toEqual(['personal_data_corrected', 'personal_data_erased', 'updated']);
+  });
+
   it('forgets every write on reset()', async () => {
     unwrap(await api.POST('/api/entidade/add/', { body: { nome: 'Temporária' } }));
     mock.reset();
@@ -210,19 +249,49 @@ describe('entities', () => {
 });
 
 describe('operators', () => {
-  it('adds an operator (201), lists them, refuses another role (409), removes them', async () => {
-    const added = await api.POST('/api/operators/add_operator/', { body: { entity_id: 12, email: 'joana.lima@exemplo.com.br', role: 'operator' } });
-    expect(added.response.status).toBe(201);
-    expect(added.data).toMatchObject({ message: 'Joana Lima is now operator of Maria da Silva Santos.', data: { user_id: 7, role: 'operator' } });
-    const members = unwrap(await api.GET('/api/operators/get_operators/', { params: { query: { id: '12' } } }));
-    expect(members.map((member) => member.username)).toEqual(['carlos.pereira', 'joana.lima', 'marcos.oliveira']);
+  it('invites (201), and the invitee joins by accepting; another role is 409; removes them', async () => {
+    const invited = await api.POST('/api/operators/add_operator/', { body: { entity_id: 12, email: 'joana.lima@exemplo.com.br', role: 'operator' } });
+    expect(invited.response.status).toBe(201);
+    const invitation = unwrap(invited);
+    expect(invitation).toMatchObject({ entity_id: 12, entity_name: 'Maria da Silva Santos', email: 'joana.lima@exemplo.com.br', role: 'operator', state: 'pending', invited_by: { display_name: 'Carlos Pereira' } });
+    // Not in the team until she accepts.
+    const before = unwrap(await api.GET('/api/operators/get_operators/', { params: { query: { id: '12' } } }));
+    expect(before.map((member) => member.username)).toEqual(['carlos.pereira', 'marcos.oliveira']);
     const again = await api.POST('/api/operators/add_operator/', { body: { entity_id: 12, email: 'joana.lima@exemplo.com.br', role: 'operator' } });
     expect(again.response.status).toBe(200);
     expect(await failure(api.POST('/api/operators/add_operator/', { body: { entity_id: 12, email: 'joana.lima@exemplo.com.br', role: 'viewer' } }))).toMatchObject({ status: 409, code: 'conflict' });
 
+    const joana = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(joana, 'joana.lima', DEFAULT_MOCK_PASSWORD);
+    expect(unwrap(await joana.GET('/api/operators/invitations/mine/')).map((open) => open.id)).toEqual([invitation.id]);
+    const joined = await joana.POST('/api/operators/invitations/accept/', { body: { id: invitation.id } });
+    expect(joined.data).toMatchObject({ message: 'Joana Lima is now operator of Maria da Silva Santos.', data: { user_id: 7, role: 'operator' } });
+    const members = unwrap(await api.GET('/api/operators/get_operators/', { params: { query: { id: '12' } } }));
+    expect(members.map((member) => member.username)).toEqual(['carlos.pereira', 'joana.lima', 'marcos.oliveira']);
+    const listed = unwrap(await api.GET('/api/operators/invitations/', { params: { query: { entity_id: '12', state: 'accepted' } } }));
+    expect(listed.results.map((row) => row.id)).toEqual([invitation.id]);
+    expect(await failure(api.POST('/api/operators/add_operator/', { body: { entity_id: 12, email: 'joana.lima@exemplo.com.br', role: 'operator' } }))).toMatchObject({ status: 409, details: [{ rule: 'not_in_team' }] });
+
     expect(unwrap(await api.POST('/api/operators/remove_operator/', { body: { entity_id: 12, user_id: 7 } }))).toEqual({ removed: true });
     const removedAgain = await failure(api.POST('/api/operators/remove_operator/', { body: { entity_id: 12, user_id: 7 } }));
     expect(removedAgain).toMatchObject({ status: 404, message: 'User 7 is not in this team.' });
+  });
+
+  it('starts with the demo\'s open invitation, which a manager lists', async () => {
+    const listed = unwrap(await api.GET('/api/operators/invitations/', { params: { query: { entity_id: '12', state: 'pending' } } }));
+    expect(listed.results).toEqual([expect.objectContaining({ email: 'rafael.costa@exemplo.com.br', role: 'viewer', state: 'pending', invited_by: { id: 2, display_name: 'Carlos Pereira' } })]);
+  });
+
+  it('lets the invitee decline and a manager withdraw; a closed invitation cannot be accepted', async () => {
+    const first = unwrap(await api.POST('/api/operators/add_operator/', { body: { entity_id: 12, email: 'joana.lima@exemplo.com.br', role: 'viewer' } }));
+    const joana = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(joana, 'joana.lima', DEFAULT_MOCK_PASSWORD);
+    expect(unwrap(await joana.POST('/api/operators/invitations/decline/', { body: { id: first.id } })).state).toBe('declined');
+    expect(await failure(joana.POST('/api/operators/invitations/accept/', { body: { id: first.id } }))).toMatchObject({ status: 409, details: [{ rule: 'open_invitation', message: 'is declined' }] });
+    const second = unwrap(await api.POST('/api/operators/add_operator/', { body: { entity_id: 12, email: 'joana.lima@exemplo.com.br', role: 'viewer' } }));
+    expect(unwrap(await api.POST('/api/operators/invitations/withdraw/', { body: { entity_id: 12, id: second.id } })).state).toBe('withdrawn');
+    expect(unwrap(await joana.GET('/api/operators/invitations/mine/'))).toEqual([]);
+    expect(await failure(joana.POST('/api/operators/invitations/accept/', { body: { id: 999 } }))).toMatchObject({ status: 404, details: [{ rule: 'existing_invitation' }] });
   });
 });
 

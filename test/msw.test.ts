@@ -5,7 +5,7 @@
  * that sdk/openapi.json, the document the handlers are built from, is what `npm run generate` writes.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -250,7 +250,12 @@ describe('creates answer 201, as the server does', () => {
 
 /** Operations whose server handler answers 201 somewhere (`sendEnvelope(res, 201`, `? 201 : 200`...). */
 function readServerCreates(): string[] {
-  const sources = ['accounts', 'control', 'elections', 'entities', 'messaging', 'monitors', 'municipalities', 'news', 'oauth', 'research', 'socialnet', 'strategy'].map((domain) => `${domain}/handlers.ts`);
+  // Every handlers file of every domain (entities has handlers.ts, team-handlers.ts, guardianship-handlers.ts).
+  const sources = ['accounts', 'control', 'elections', 'entities', 'messaging', 'monitors', 'municipalities', 'news', 'oauth', 'research', 'socialnet', 'strategy'].flatMap((domain) =>
+    readdirSync(fileURLToPath(new URL(`../src/${domain}/`, import.meta.url)))
+      .filter((file) => file.endsWith('handlers.ts'))
+      .map((file) => `${domain}/${file}`),
+  );
   const found = new Set<string>();
   for (const source of sources) {
     const text = readFileSync(fileURLToPath(new URL(`../src/${source}`, import.meta.url)), 'utf8');

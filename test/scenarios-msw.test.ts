@@ -17,7 +17,7 @@ frontEndScenarios({
       baseUrl: DEFAULT_BASE_URL,
       admin: { username: 'ana.souza', password: DEFAULT_MOCK_PASSWORD },
       // Joana Lima has an account and is in no team of the story (fixtures/README.md).
-      newcomerEmail: 'joana.lima@exemplo.com.br',
+      newcomer: { username: 'joana.lima', email: 'joana.lima@exemplo.com.br', password: DEFAULT_MOCK_PASSWORD },
       confirmationToken: async (email) => mock.confirmationToken(email)!,
       close: async () => server.close(),
     };

@@ -15,7 +15,7 @@ frontEndScenarios({
       baseUrl: mock.baseUrl,
       // Prism takes any credentials the contract's schema allows: these are the login example's.
       admin: { username: 'ana.souza', password: 'palanque-sandbox' },
-      newcomerEmail: 'joana.lima@exemplo.com.br',
+      newcomer: { username: 'joana.lima', email: 'joana.lima@exemplo.com.br', password: 'palanque-sandbox' },
       close: () => mock.stop(),
     };
   },

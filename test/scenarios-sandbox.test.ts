@@ -14,11 +14,12 @@ frontEndScenarios({
       environment: { ...process.env, PORT: String(await freePort()), MUNICIPIOS_SOURCE: SHARED_MUNICIPIOS, REDIS_URL: '' },
     });
     const admin = sandbox.users.find((user) => user.isAdmin)!;
+    const joana = sandbox.users.find((user) => user.username === 'joana.lima')!;
     return {
       baseUrl: sandbox.url,
       admin: { username: admin.username, password: admin.password },
       // Joana Lima has an account and is in no team of the story (fixtures/README.md).
-      newcomerEmail: 'joana.lima@exemplo.com.br',
+      newcomer: { username: joana.username, email: 'joana.lima@exemplo.com.br', password: joana.password },
       // The sandbox takes sign-ups (SIGNUP=open) and writes its mail as files.
       confirmationToken: (email) => confirmationTokenIn(sandbox.mailDir, email),
       close: () => sandbox.stop(),

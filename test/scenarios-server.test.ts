@@ -19,7 +19,7 @@ frontEndScenarios({
     return {
       baseUrl: app.baseUrl,
       admin: { username: admin.user.username, password: admin.password },
-      newcomerEmail: newcomer.user.email,
+      newcomer: { username: newcomer.user.username, email: newcomer.user.email, password: newcomer.password },
       confirmationToken: (email) => confirmationTokenIn(app.mailDir, email),
       close: () => app.close(),
     };

@@ -13,6 +13,7 @@ import { createUser, type TestUser } from './helpers/accounts.js';
 import { defaultAppConfig, startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, request, type Result } from './helpers/http.js';
 import { loadSpec, resolvePointer } from './helpers/spec.js';
+import { joinTeam } from './helpers/teams.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -157,8 +158,7 @@ describe('strict request bodies on the real app', () => {
   it('accepts a masked record posted back by an operator', async () => {
     const created = await call('POST', '/api/entidade/add/', owner, newEntity());
     const id = created.body.data.id;
-    const added = await call('POST', '/api/operators/add_operator/', owner, { entity_id: id, email: operator.user.email, role: 'operator' });
-    expect(added.status, added.text).toBe(201);
+    await joinTeam(app.baseUrl, owner, operator, id, 'operator');
     const masked = (await read(id, operator)).body.data;
     expect(masked.cpf).toMatch(/^\*{3}\./);
     const postedBack = await call('POST', '/api/entidade/add/', operator, { ...masked, nm_urna: 'Maria S.' });

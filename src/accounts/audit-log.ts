@@ -26,8 +26,16 @@ export const AUDIT_EVENTS = [
   'account_created',
   'account_deactivated',
   'account_reactivated',
+  'account_deleted',
   'team_member_added',
   'team_member_removed',
+  'invitation_sent',
+  'invitation_accepted',
+  'invitation_declined',
+  'invitation_withdrawn',
+  // A recorded person's data erased or corrected at their request (erasePersonalData, correctPersonalData).
+  'personal_data_erased',
+  'personal_data_corrected',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENTS)[number];
 

@@ -126,6 +126,13 @@ export const EXPORT_SECTIONS: Record<string, Section> = {
     sql: 'SELECT occurred_at, event, actor_id, user_id, address, details FROM audit_events WHERE user_id = ? OR actor_id = ? ORDER BY occurred_at, id',
     values: (user) => [user.id, user.id],
   },
+  // The changes the user made to entities (their edit history), without the values: those are the
+  // team's records, read through listEntityHistory. Not a foreign key either (history outlives accounts).
+  edits_made: {
+    table: 'edit_history.actor_id',
+    sql: 'SELECT entity_id, subject AS changed, subject_id, action, occurred_at FROM edit_history WHERE actor_id = ? ORDER BY occurred_at, id',
+    values: (user) => [user.id],
+  },
   membership_counts: {
     table: 'entity_member_counts.user_id',
     sql: 'SELECT tp, total FROM entity_member_counts WHERE user_id = ? ORDER BY tp',

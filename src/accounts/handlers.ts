@@ -17,7 +17,7 @@ import type { Accounts } from './index.js';
 import { passwordProblem } from './password-policy.js';
 import { profileChanges, type ProfileChanges, type ProfileFields } from './profile.js';
 import { newReadablePassword } from './secrets.js';
-import { displayName, DuplicateUserError, normaliseEmail, publicUser } from './users.js';
+import { displayName, DuplicateUserError, normaliseEmail, profileAsSeenBy, publicUser, seesContactOf } from './users.js';
 import type { ResetLinks } from './password-reset.js';
 import type { SignUpLinks } from './signup.js';
 
@@ -52,6 +52,7 @@ type AccountOperations =
   | 'verifyEmail'
   | 'changeMyEmail'
   | 'exportMyData'
+  | 'deleteMyAccount'
   | 'listAuditEvents';
 
 /** Who shares a team with a user (from the entities domain), with the shared teams. */
@@ -271,6 +272,11 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       const caller = callerOf(res);
       requireAdmin(caller);
       const user = await existingUser(Number(req.params.user_id));
+      if (user.deleted_at) {
+        throw new ApiError(409, 'conflict', `User ${user.id} deleted their account; it cannot be reactivated.`, [
+          { location: 'path', field: 'user_id', rule: 'account_deleted', message: 'must not be a deleted account', value: user.id },
+        ]);
+      }
       await users.setActive(user.id, true);
       await audit.record({ event: 'account_reactivated', actorId: caller.user.id, userId: user.id, address: addressOf(req) });
       sendEnvelope(res, 200, publicUser({ ...user, is_active: true }), `User ${user.id} is active.`);
@@ -293,7 +299,14 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       ids.delete(caller.user.id);
       const contacts = (await users.byIds([...ids]))
         .filter((user) => user.is_active)
-        .map((user) => ({ user_id: user.id, username: user.username, display_name: displayName(user), email: user.email, is_admin: Boolean(user.is_admin), teams: teammates.get(user.id) ?? [] }));
+        .map((user) => ({
+          user_id: user.id,
+          username: user.username,
+          display_name: displayName(user),
+          email: seesContactOf(caller.user, user) ? user.email : null,
+          is_admin: Boolean(user.is_admin),
+          teams: teammates.get(user.id) ?? [],
+        }));
       contacts.sort((a, b) => a.display_name.localeCompare(b.display_name, 'pt-BR'));
       sendEnvelope(res, 200, contacts, `${contacts.length} contacts.`);
     },
@@ -305,7 +318,7 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       const user = await users.visibleTo({ id: caller.id, isAdmin: caller.is_admin }, userId);
       // "Not yours" and "does not exist" are one answer: a profile id reveals nothing.
       if (!user) throw notFound(`There is no user ${userId} that you can see.`, [{ location: 'path', field: 'user_id', rule: 'visible_user', message: 'must be a user you can see', value: userId }]);
-      sendEnvelope(res, 200, publicUser(user), 'User profile.');
+      sendEnvelope(res, 200, profileAsSeenBy(caller, user), 'User profile.');
     },
 
     async listAuditEvents(req, res) {
@@ -328,6 +341,23 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       // Usernames are letters, digits and . _ + -: safe inside the quoted file name.
       res.setHeader('Content-Disposition', `attachment; filename="palanque-data-${user.username}-${data.generated_at.slice(0, 10)}.json"`);
       sendEnvelope(res, 200, data, 'Everything Palanque holds about you.');
+    },
+
+    async deleteMyAccount(req, res) {
+      // The stored row: the password is checked against the current hash.
+      const caller = await users.byId(callerOf(res).user.id);
+      if (!caller) throw unauthorized('The API key is invalid, expired or revoked. Log in again.');
+      const deleted = await accounts.deletions.delete({ caller, currentPassword: req.body.current_password, address: addressOf(req) });
+      const data = {
+        deleted: true as const,
+        username: deleted.pseudonym,
+        deleted_at: deleted.deletedAt.toISOString(),
+        keys_revoked: deleted.keysRevoked,
+        teams_left: deleted.teamsLeft,
+        entities_handed_over: deleted.entitiesHandedOver,
+        entities_deleted: deleted.entitiesDeleted,
+      };
+      sendEnvelope(res, 200, data, `Your account was deleted: it is now ${deleted.pseudonym}; ${keysRevoked(deleted.keysRevoked)}.`);
     },
 
     async getMyProfile(_req, res) {

@@ -9,9 +9,10 @@ import { PasswordChanges } from './password-change.js';
 import { DEFAULT_MIN_LENGTH } from './password-policy.js';
 import { PasswordResets } from './password-reset.js';
 import { Sessions } from './sessions.js';
+import { AccountDeletions } from './account-deletion.js';
 import { AuditLog } from './audit-log.js';
 import { EmailChanges } from './email-change.js';
-import { SignUps, type InvitationGate } from './signup.js';
+import { SignUps } from './signup.js';
 import type { AccountSettings } from './settings.js';
 import { TokenStore } from './tokens.js';
 import { UserDirectory } from './users.js';
@@ -43,6 +44,10 @@ export interface Accounts {
   emailChanges: EmailChanges;
   /** Security events, for platform admins (audit-log.ts). */
   audit: AuditLog;
+  /** A user's deletion of their own account: erased, under a pseudonym (account-deletion.ts). */
+  deletions: AccountDeletions;
+  /** The mail the accounts send (links, notices); other domains mail through it too (team invitations). */
+  mailer: Mailer;
   /** The user's linked accounts, without their tokens. */
   socialLoginsOf(userId: number): Promise<Array<Pick<SocialLoginRow, 'provider' | 'external_id' | 'display_name' | 'linked_at'>>>;
   /** Housekeeping: forgets failures, reset tokens, long-dead keys and expired sign-ups and e-mail changes, and audit events past their retention; returns how many rows went. */
@@ -59,7 +64,6 @@ export function createAccounts(
   mailer: Mailer,
   logger: Logger,
   revocations?: RevocationChannel,
-  invitations?: InvitationGate,
 ): Accounts {
   const models = defineAccountModels(sequelize);
   const keyCache = new KeyCache({ ttlMs: settings.keyCacheMs ?? 0, channel: revocations, logger });
@@ -69,7 +73,7 @@ export function createAccounts(
   const lock = new LoginLock(models, settings.loginLock);
   const resets = new PasswordResets(models, users, mailer, logger, settings.passwordResetLifetimeMs, settings.passwordHashCost, keyCache, audit);
   const signUpSettings = settings.signUp ?? DEFAULT_SIGNUP;
-  const signUps = new SignUps(models, users, mailer, logger, { ...signUpSettings, passwordHashCost: settings.passwordHashCost }, invitations, audit);
+  const signUps = new SignUps(models, users, mailer, logger, { ...signUpSettings, passwordHashCost: settings.passwordHashCost }, audit);
   const sessions = new Sessions(users, tokens, lock, settings.passwordHashCost, signUps, audit);
   const emailChanges = new EmailChanges(models, users, sessions, mailer, logger, signUpSettings.linkLifetimeMs, audit);
   const passwordRules = { passwordHashCost: settings.passwordHashCost, passwordMinLength: settings.passwordMinLength ?? DEFAULT_MIN_LENGTH };
@@ -86,6 +90,8 @@ export function createAccounts(
     signUps,
     emailChanges,
     audit,
+    deletions: new AccountDeletions(models, sessions, keyCache, audit),
+    mailer,
     async socialLoginsOf(userId) {
       const attributes = ['provider', 'external_id', 'display_name', 'linked_at'] as const;
       return (await models.SocialLogin.findAll({ attributes: [...attributes], where: { user_id: userId }, order: [['linked_at', 'ASC']], raw: true })) as unknown as SocialLoginRow[];

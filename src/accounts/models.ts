@@ -1,4 +1,4 @@
-/** The Sequelize models of the accounts tables (created by migration 0004-accounts; 0017 made failures pending first, 0020 gave keys their device, 0021 added pending sign-ups and e-mail changes, 0022 the audit log). */
+/** The Sequelize models of the accounts tables (created by migration 0004-accounts; 0017 made failures pending first, 0020 gave keys their device, 0021 added pending sign-ups and e-mail changes, 0022 the audit log, 0025 deleted accounts). */
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 
 export interface UserRow {
@@ -14,6 +14,10 @@ export interface UserRow {
   is_active: boolean;
   date_joined: Date;
   last_login: Date | null;
+  /** When its owner deleted the account (migration 0025; account-deletion.ts); null otherwise. */
+  deleted_at: Date | null;
+  /** Whether teammates see the e-mail and phone (migration 0023; off until the user turns it on). */
+  contact_visible_to_team: boolean;
 }
 
 export interface ApiTokenRow {
@@ -129,6 +133,8 @@ export function defineAccountModels(sequelize: Sequelize): AccountModels {
       is_active: DataTypes.BOOLEAN,
       date_joined: DataTypes.DATE,
       last_login: DataTypes.DATE,
+      deleted_at: DataTypes.DATE,
+      contact_visible_to_team: DataTypes.BOOLEAN,
     },
     { tableName: 'users', ...plain },
   );

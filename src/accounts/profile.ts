@@ -1,5 +1,6 @@
 /**
- * What a user may change of their own account (`updateMyProfile`): their name and phone. A field left out
+ * What a user may change of their own account (`updateMyProfile`): their name and phone, and whether their
+ * teammates see their e-mail and phone (`contact_visible_to_team`). A field left out
  * keeps its value; names are trimmed; a phone is read as a person writes it and kept in E.164, after
  * libphonenumber-js's full metadata says the number can exist (Brazil when it has no country code), as
  * campaign recipients are read (src/messaging/recipients.ts).
@@ -9,12 +10,13 @@ import { invalidBody } from '../http/body-fields.js';
 import type { ErrorDetail } from '../http/errors.js';
 import type { UserRow } from './models.js';
 
-export type ProfileChanges = Partial<Pick<UserRow, 'first_name' | 'last_name' | 'phone'>>;
+export type ProfileChanges = Partial<Pick<UserRow, 'first_name' | 'last_name' | 'phone' | 'contact_visible_to_team'>>;
 
 export interface ProfileFields {
   first_name?: string;
   last_name?: string;
   phone?: string | null;
+  contact_visible_to_team?: boolean;
 }
 
 /**
@@ -27,6 +29,7 @@ export function profileChanges(body: ProfileFields, gathered?: ErrorDetail[]): P
   if (body.first_name !== undefined) changes.first_name = body.first_name.trim();
   if (body.last_name !== undefined) changes.last_name = body.last_name.trim();
   if (body.phone !== undefined) changes.phone = phoneOf(body.phone, problems);
+  if (body.contact_visible_to_team !== undefined) changes.contact_visible_to_team = body.contact_visible_to_team;
   if (!gathered && problems.length > 0) throw invalidBody(problems);
   return changes;
 }

@@ -44,7 +44,7 @@ export interface SignUpLinks {
 /** A new account's fields as an admin's are (never an admin, active once confirmed), and the invitation. */
 export type SignUpRequest = Omit<NewUser, 'is_admin' | 'is_active'> & { invitation?: string };
 
-/** An invitation-only gate that admits nobody: the default until invitations can admit sign-ups. */
+/** An invitation-only gate that admits nobody: until the domains wire the teams' invitations in (and in tools without them). */
 export const NO_INVITATIONS: InvitationGate = { admits: async () => false };
 
 export class SignUps {
@@ -54,9 +54,15 @@ export class SignUps {
     private readonly mailer: Mailer,
     private readonly logger: Logger,
     private readonly settings: SignUpSettings,
-    private readonly invitations: InvitationGate = NO_INVITATIONS,
     private readonly audit?: AuditLog,
   ) {}
+
+  /** Under SIGNUP=invite, admit the sign-ups this gate admits (the teams' invitations, wired by the domains). */
+  admitInvitationsWith(gate: InvitationGate): void {
+    this.invitations = gate;
+  }
+
+  private invitations: InvitationGate = NO_INVITATIONS;
 
   get linkLifetimeMs(): number {
     return this.settings.linkLifetimeMs;

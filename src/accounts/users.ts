@@ -12,6 +12,8 @@ import { hashPassword } from './passwords.js';
 import type { ProfileChanges } from './profile.js';
 
 export type PublicUser = components['schemas']['User'];
+/** A profile as someone else may see it (getUser). */
+export type ProfileAsSeen = components['schemas']['UserAsSeen'];
 
 export interface NewUser {
   username: string;
@@ -71,6 +73,7 @@ export class UserDirectory {
         is_active: user.is_active ?? true,
         date_joined: new Date(),
         last_login: null,
+        deleted_at: null,
       });
       return row.get({ plain: true });
     } catch (error) {
@@ -169,7 +172,7 @@ export class UserDirectory {
   }
 }
 
-const USER_COLUMNS = 'u.id, u.username, u.username_key, u.email, u.first_name, u.last_name, u.phone, u.password_hash, u.is_admin, u.is_active, u.date_joined, u.last_login';
+const USER_COLUMNS = 'u.id, u.username, u.username_key, u.email, u.first_name, u.last_name, u.phone, u.password_hash, u.is_admin, u.is_active, u.date_joined, u.last_login, u.deleted_at, u.contact_visible_to_team';
 
 /** A users row as a Reader gives it, with the Dates and booleans Sequelize's raw rows had. */
 function userOf(row: UserRow): UserRow {
@@ -179,6 +182,8 @@ function userOf(row: UserRow): UserRow {
     is_active: asBoolean(row.is_active),
     date_joined: asDate(row.date_joined),
     last_login: row.last_login === null ? null : asDate(row.last_login),
+    deleted_at: row.deleted_at === null || row.deleted_at === undefined ? null : asDate(row.deleted_at),
+    contact_visible_to_team: asBoolean(row.contact_visible_to_team ?? false),
   };
 }
 
@@ -195,9 +200,38 @@ export function publicUser(row: UserRow): PublicUser {
     is_active: Boolean(row.is_active),
     date_joined: new Date(row.date_joined).toISOString(),
     last_login: row.last_login ? new Date(row.last_login).toISOString() : null,
+    deleted_at: row.deleted_at ? new Date(row.deleted_at).toISOString() : null,
+    contact_visible_to_team: Boolean(row.contact_visible_to_team),
   };
 }
 
-export function displayName(row: Pick<UserRow, 'first_name' | 'last_name' | 'username'>): string {
+/** Who reads a profile: the user themself and platform admins see it whole. */
+export interface ProfileReader {
+  id: number;
+  is_admin: boolean;
+}
+
+/** Whether `reader` may see the contact (e-mail, phone) of `user`: their own, a platform admin, or shared with teammates. */
+export function seesContactOf(reader: ProfileReader, user: Pick<UserRow, 'id' | 'contact_visible_to_team'>): boolean {
+  return reader.id === user.id || Boolean(reader.is_admin) || Boolean(user.contact_visible_to_team);
+}
+
+/**
+ * A profile as `reader` may see it (the contract's UserAsSeen): whole to the user and platform admins; to
+ * a teammate without the e-mail and phone unless shared, and without the last login.
+ */
+export function profileAsSeenBy(reader: ProfileReader, row: UserRow): ProfileAsSeen {
+  const whole = publicUser(row);
+  if (reader.id === row.id || reader.is_admin) return whole;
+  const shared = seesContactOf(reader, row);
+  return { ...whole, email: shared ? whole.email : null, phone: shared ? whole.phone : null, last_login: null };
+}
+
+/** A deleted account's username starts with this (account-deletion.ts). */
+export const PSEUDONYM_PREFIX = 'excluido-';
+
+/** How people see a user: their name, else their username; a deleted account as "Conta excluída 4f2a09bc". */
+export function displayName(row: Pick<UserRow, 'first_name' | 'last_name' | 'username'> & { deleted_at?: unknown }): string {
+  if (row.deleted_at) return `Conta excluída ${row.username.startsWith(PSEUDONYM_PREFIX) ? row.username.slice(PSEUDONYM_PREFIX.length) : row.username}`;
   return `${row.first_name} ${row.last_name}`.trim() || row.username;
 }

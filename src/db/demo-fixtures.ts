@@ -21,6 +21,8 @@ export interface UserFixture {
   phone: string | null;
   is_admin: boolean;
   date_joined: string;
+  /** Shares e-mail and phone with teammates (false when left out, as for a new account). */
+  contact_visible_to_team?: boolean;
 }
 
 export interface MemberFixture {
@@ -40,6 +42,14 @@ export interface EntityFixture {
   team: MemberFixture[];
   /** The entity as addEntity takes it (no id). */
   record: Omit<Schemas['CandidateEntity'], 'id'>;
+  /** Open invitations to its team, sent by a manager (by username) when the demo data is written. */
+  invitations?: InvitationFixture[];
+}
+
+export interface InvitationFixture {
+  email: string;
+  role: 'admin' | 'operator' | 'viewer';
+  invited_by: string;
 }
 
 export interface GuardianshipFixture {

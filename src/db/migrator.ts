@@ -28,8 +28,11 @@ import * as memberCounts from './migrations/0019-member-counts.js';
 import * as apiTokenDevices from './migrations/0020-api-token-devices.js';
 import * as emailConfirmations from './migrations/0021-email-confirmations.js';
 import * as auditEvents from './migrations/0022-audit-events.js';
+import * as teamInvitations from './migrations/0023-team-invitations.js';
+import * as editHistory from './migrations/0024-edit-history.js';
+import * as accountDeletion from './migrations/0025-account-deletion.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices, emailConfirmations, auditEvents];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices, emailConfirmations, auditEvents, teamInvitations, editHistory, accountDeletion];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

@@ -27,10 +27,11 @@ import { SegmentedMessage } from 'sms-segments-calculator';
 import type { Accounts } from '../accounts/index.js';
 import type { UserRow } from '../accounts/models.js';
 import { hashPassword } from '../accounts/passwords.js';
-import { newReadablePassword } from '../accounts/secrets.js';
+import { newReadablePassword, newSecret, secretHash } from '../accounts/secrets.js';
 import { normaliseEmail, usernameKey } from '../accounts/users.js';
 import { USERNAME_PATTERN } from '../config.js';
 import type { Entities } from '../entities/index.js';
+import { DEFAULT_INVITATION_SETTINGS } from '../entities/invitations.js';
 import type { CandidateEntity, EntityRow, TeamRole } from '../entities/models.js';
 import { checkCandidate } from '../entities/rules.js';
 import { ContractSchemas } from '../http/contract-schemas.js';
@@ -49,7 +50,7 @@ import { SecretBox } from '../security/secret-box.js';
 import type { Strategy } from '../strategy/index.js';
 import { defineScenarioModels, type ScenarioEntityRow, type ScenarioRow, type ScenarioState } from '../strategy/models.js';
 import { checkWebAddress } from '../web-address.js';
-import { loadDemoFixtures, type DemoFixtures, type ScenarioFixture } from './demo-fixtures.js';
+import { loadDemoFixtures, type DemoFixtures, type InvitationFixture, type ScenarioFixture } from './demo-fixtures.js';
 import { passwordProblem } from '../accounts/password-policy.js';
 
 const DAY_MS = 86_400_000;
@@ -92,6 +93,7 @@ export type SeedKind =
   | 'user'
   | 'entity'
   | 'team member'
+  | 'invitation'
   | 'guardianship link'
   | 'monitor'
   | 'metrics'
@@ -220,6 +222,7 @@ class Seeder {
         is_active: true,
         date_joined: new Date(fixture.date_joined),
         last_login: null,
+        contact_visible_to_team: fixture.contact_visible_to_team ?? false,
       });
       this.users.set(fixture.username, id);
       this.report.passwords.push({ username: fixture.username, password });
@@ -256,12 +259,36 @@ class Seeder {
           const values = { entity_id: id, user_id: this.user(member.user), role: member.role, added_at: new Date(member.added_at) };
           members.push([member.user, await insertRow(models.Member, member.id, values, transaction), member.id, member.role]);
         }
+        await this.seedInvitations(id, fixture.invitations ?? [], transaction);
         return { id, members };
       });
       this.entities.set(fixture.id, id);
       const age = record.idade !== fixture.record.idade ? `idade ${record.idade}, the age today (the fixture says ${fixture.record.idade})` : undefined;
       this.created('entity', nome, id, fixture.id, age);
       for (const [username, memberId, fixtureId, role] of members) this.created('team member', `${username} (${role} of ${nome})`, memberId, fixtureId);
+    }
+  }
+
+  /**
+   * The entity's open invitations, sent now (so they are open for INVITATION_LIFETIME_DAYS' default).
+   * Their tokens are made and forgotten: the demo mails nothing, so they admit no sign-up.
+   */
+  private async seedInvitations(entityId: number, invitations: InvitationFixture[], transaction: Transaction): Promise<void> {
+    for (const invitation of invitations) {
+      const values = {
+        entity_id: entityId,
+        email: normaliseEmail(invitation.email),
+        role: invitation.role,
+        invited_by: this.user(invitation.invited_by),
+        token_hash: secretHash(newSecret('')),
+        state: 'pending' as const,
+        created_at: this.now,
+        expires_at: new Date(this.now.getTime() + DEFAULT_INVITATION_SETTINGS.lifetimeMs),
+        answered_at: null,
+        answered_by: null,
+      };
+      const row = await this.targets.entities.models.Invitation.create(values, { transaction });
+      this.created('invitation', `${invitation.email} (${invitation.role})`, row.get('id') as number, undefined);
     }
   }
 

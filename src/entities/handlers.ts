@@ -1,9 +1,10 @@
 /**
- * The HTTP side of entities and their teams. Every handler first asks the team rules (teams.ts) what the
- * caller may do with the entity named in the request, then reads or writes through the store.
+ * The HTTP side of entities (their teams: team-handlers.ts). Every handler first asks the team rules
+ * (teams.ts) what the caller may do with the entity named in the request, then reads or writes through
+ * the store.
  */
 import type { Response } from 'express';
-import { UniqueConstraintError, type Transaction } from 'sequelize';
+import type { Transaction } from 'sequelize';
 import { withLocks } from '../db/locks.js';
 import type { Accounts } from '../accounts/index.js';
 import { displayName } from '../accounts/users.js';
@@ -12,28 +13,25 @@ import { callerOf, type Caller } from '../http/auth.js';
 import { sendEnvelope } from '../http/envelope.js';
 import { requestCreationKey } from '../http/idempotency.js';
 import { parseIfMatch } from '../http/conditional.js';
-import { ApiError, badRequest, notFound, referenceDataUnavailable } from '../http/errors.js';
+import { ApiError, badRequest, referenceDataUnavailable } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
 import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { MunicipalityCatalog } from '../municipalities/catalog.js';
 import type { Entities } from './index.js';
-import type { CandidateEntity, CandidateEntityRecord, EntityRow, MemberRow, TeamRole } from './models.js';
+import type { CandidateEntity, CandidateEntityRecord, EntityRow } from './models.js';
 import { maskedRecord, maskedValuesOnCreate, refusePersonalValues, withoutMaskedValues } from './personal-data.js';
 import { checkCandidate } from './rules.js';
+import { readThenWrite, recordEntityEdit } from './history.js';
 import { UnknownMarketshareEntry, type EntitySummaryRow, type EntityWrite, type StoredEntity, type UpdateOutcome } from './store.js';
-import { asDate, asIsoTimestamp, readerOf } from '../db/reader.js';
+import { asIsoTimestamp, readerOf } from '../db/reader.js';
 
 const ENTITIES_PER_PAGE = 30;
 
 type EntityOperations =
   | 'listEntities'
   | 'getEntity'
-  | 'addEntity'
-  | 'listOperators'
-  | 'checkOperatorEmail'
-  | 'addOperator'
-  | 'removeOperator';
+  | 'addEntity';
 
 export interface EntityHandlerDependencies {
   entities: Entities;
@@ -88,85 +86,24 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       // The CPF check and the write hold a lock on the CPF: parallel creates (a double click) cannot both pass.
       const cpf = sent.cpf ?? undefined;
       const cpfLocks = cpf === undefined ? [] : [`entity-cpf:${cpf}`];
-      const id = await withLocks(models.Entity.sequelize!, cpfLocks, async (transaction) => {
+      // One transaction (the lock's, on PostgreSQL) holds the write and its edit-history row.
+      const sequelize = models.Entity.sequelize!;
+      const id = await withLocks(sequelize, cpfLocks, (locked) => (locked ? write(locked) : readThenWrite(sequelize, write)));
+      async function write(transaction: Transaction): Promise<number> {
         if (cpf !== undefined) await refuseDuplicateCpf(caller, cpf, existing?.entity.id, transaction);
-        if (!existing) return store.create(req.query.tp ?? 'candidato', caller.user.id, sent, transaction, creationKey);
+        if (!existing) {
+          const created = await store.create(req.query.tp ?? 'candidato', caller.user.id, sent, transaction, creationKey);
+          await recordEntityEdit(entities, created, undefined, 'created', caller.user.id, transaction);
+          return created;
+        }
+        // The edit history compares the entity as stored just before and just after the write, both in its transaction.
+        const before = await store.loadWithin(existing.entity.id, transaction);
         const outcome = await updateOrExplain(existing.entity.id, sent, { userId: caller.user.id, expectedVersions: ifMatch }, transaction);
         if (!outcome.written) throw editConflict(existing.entity.id, req.get('If-Match')!, outcome.currentVersion);
+        await recordEntityEdit(entities, existing.entity.id, before, 'updated', caller.user.id, transaction);
         return existing.entity.id;
-      });
+      }
       await sendEntity(res, existing ? 200 : 201, id, existing ? `Entity ${id} updated.` : `Entity ${id} created.`, wholeView);
-    },
-
-    async listOperators(req, res) {
-      if (req.query.id === undefined) throw idRequired('id');
-      const { entity } = await teams.access(callerOf(res), Number(req.query.id), 'read', { location: 'query', field: 'id' });
-      const operators = (await teams.membersWithUsers(entity.id, req.query.tp)).map((member) => operatorOf(member, member));
-      // Owner first, then by name.
-      operators.sort((a, b) => Number(b.role === 'owner') - Number(a.role === 'owner') || a.display_name.localeCompare(b.display_name, 'pt-BR'));
-      sendEnvelope(res, 200, operators, `${operators.length} members.`);
-    },
-
-    async checkOperatorEmail(req, res) {
-      if (req.query.email === undefined) throw idRequired('email');
-      if (req.query.entity_id === undefined) throw idRequired('entity_id');
-      const { entity } = await teams.access(callerOf(res), Number(req.query.entity_id), 'manageTeam', { location: 'query', field: 'entity_id' });
-      const found = await accounts.users.byEmail(req.query.email);
-      const user = found?.is_active ? found : undefined; // addOperator refuses inactive users, so they are not offered
-      const membership = user ? await models.Member.findOne({ where: { entity_id: entity.id, user_id: user.id }, raw: true }) : null;
-      const role = (membership as MemberRow | null)?.role ?? null;
-      const data = { email: req.query.email.trim().toLowerCase(), user_exists: user !== undefined, already_in_team: role !== null, role };
-      sendEnvelope(res, 200, data, !user ? 'No user has this e-mail.' : role ? 'The user is already in the team.' : 'The user can be added to the team.');
-    },
-
-    async addOperator(req, res) {
-      const caller = callerOf(res);
-      const { entity, role: callerRole } = await teams.access(caller, req.body.entity_id, 'manageTeam', { location: 'body', field: 'entity_id' });
-      if (req.body.role === 'admin' && callerRole !== 'owner' && !caller.user.is_admin) {
-        throw new ApiError(403, 'forbidden', 'Only the owner may add another admin to the team.');
-      }
-      const user = await accounts.users.byEmail(req.body.email);
-      if (!user?.is_active) {
-        throw notFound('No active user has this e-mail.', [{ location: 'body', field: 'email', rule: 'existing_user', message: 'must be the e-mail of an active user' }]);
-      }
-      const current = (await models.Member.findOne({ where: { entity_id: entity.id, user_id: user.id }, raw: true })) as MemberRow | null;
-      if (current && current.role !== req.body.role) {
-        throw new ApiError(409, 'conflict', `${displayName(user)} is already ${current.role} of this entity; remove them first to change the role.`, [
-          { location: 'body', field: 'email', rule: 'not_in_team', message: `is already ${current.role} of this team` },
-        ]);
-      }
-      const membership = current ?? (await addMember(entity.id, user.id, req.body.role));
-      if (!current) {
-        const details = { entity_id: entity.id, role: req.body.role };
-        await accounts.audit.record({ event: 'team_member_added', actorId: caller.user.id, userId: user.id, address: req.ip, details });
-      }
-      sendEnvelope(res, current ? 200 : 201, operatorOf(membership, user), current ? 'Already in the team with this role.' : `${displayName(user)} is now ${req.body.role} of ${entity.nome}.`);
-    },
-
-    async removeOperator(req, res) {
-      const caller = callerOf(res);
-      const leaving = req.body.user_id === caller.user.id;
-      const { entity, role: callerRole } = await teams.access(caller, req.body.entity_id, leaving ? 'read' : 'manageTeam', { location: 'body', field: 'entity_id' });
-      const member = (await models.Member.findOne({ where: { entity_id: entity.id, user_id: req.body.user_id }, raw: true })) as MemberRow | null;
-      if (!member) {
-        throw notFound(`User ${req.body.user_id} is not in this team.`, [{ location: 'body', field: 'user_id', rule: 'in_team', message: 'must be a member of the team', value: req.body.user_id }]);
-      }
-      if (member.role === 'owner') {
-        throw new ApiError(409, 'conflict', 'The owner of an entity cannot be removed from its team.', [
-          { location: 'body', field: 'user_id', rule: 'not_owner', message: 'is the owner of the entity', value: req.body.user_id },
-        ]);
-      }
-      if (!leaving && member.role === 'admin' && callerRole !== 'owner' && !caller.user.is_admin) {
-        throw new ApiError(403, 'forbidden', 'Only the owner may remove an admin from the team.');
-      }
-      // The guardianship links the member created from or to this entity leave with them (guardianship.ts).
-      await models.Member.sequelize!.transaction(async (transaction) => {
-        await models.Member.destroy({ where: { id: member.id }, transaction });
-        await entities.guardianship.forgetMember(entity.id, member.user_id, transaction);
-      });
-      const details = { entity_id: entity.id, role: member.role };
-      await accounts.audit.record({ event: 'team_member_removed', actorId: caller.user.id, userId: member.user_id, address: req.ip, details });
-      sendEnvelope(res, 200, { removed: true as const }, 'The member was removed from the team.');
     },
   };
 
@@ -207,17 +144,6 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
     }
   }
 
-  async function addMember(entityId: number, userId: number, role: TeamRole): Promise<MemberRow> {
-    try {
-      const row = await models.Member.create({ entity_id: entityId, user_id: userId, role, added_at: new Date() });
-      return row.get({ plain: true });
-    } catch (error) {
-      // A concurrent add of the same user won: answer with what is there now.
-      if (!(error instanceof UniqueConstraintError)) throw error;
-      return (await models.Member.findOne({ where: { entity_id: entityId, user_id: userId }, raw: true })) as unknown as MemberRow;
-    }
-  }
-
   /**
    * The stored entity and its last author. With its row known (Teams.access read it), the author is read
    * alongside its nested records; otherwise after them, from the row they come with.
@@ -233,17 +159,13 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
 
   async function authorOf(userId: number | null): Promise<Author | undefined> {
     if (userId === null) return undefined;
-    return readerOf(models.Entity.sequelize!).row<Author>('SELECT id, username, first_name, last_name FROM users WHERE id = ?', [userId]);
+    return readerOf(models.Entity.sequelize!).row<Author>('SELECT id, username, first_name, last_name, deleted_at FROM users WHERE id = ?', [userId]);
   }
 
 }
 
-type Author = Pick<UserRow, 'id' | 'username' | 'first_name' | 'last_name'>;
-
-/** A team member as the contract's Operator. */
-function operatorOf(member: Pick<MemberRow, 'id' | 'entity_id' | 'user_id' | 'role'> & { added_at: unknown }, user: Pick<UserRow, 'username' | 'first_name' | 'last_name' | 'email'>) {
-  return { id: member.id, entity_id: member.entity_id, user_id: member.user_id, username: user.username, display_name: displayName(user), email: user.email, role: member.role, added_at: asIsoTimestamp(member.added_at) };
-}
+/** An entity's last author; a deleted account is shown by its pseudonym (displayName). */
+type Author = Pick<UserRow, 'id' | 'username' | 'first_name' | 'last_name' | 'deleted_at'>;
 
 /** An entity's version as an ETag (a strong validator: it changes on every write). */
 export function etagOf(version: number): string {

@@ -43,6 +43,21 @@ export interface MemberRow {
   added_at: Date;
 }
 
+/** An invitation to a team (migration 0023, invitations.ts); `expired` is a pending one past `expires_at`. */
+export interface InvitationRow {
+  id: number;
+  entity_id: number;
+  email: string;
+  role: TeamRole;
+  invited_by: number | null;
+  token_hash: string;
+  state: 'pending' | 'accepted' | 'declined' | 'withdrawn';
+  created_at: Date;
+  expires_at: Date;
+  answered_at: Date | null;
+  answered_by: number | null;
+}
+
 export interface SocialReferenceRow {
   id: number;
   entity_id: number;
@@ -93,6 +108,7 @@ type Static<Row extends object> = ModelStatic<Model<Row, Partial<Row>>>;
 export interface EntityModels {
   Entity: Static<EntityRow>;
   Member: Static<MemberRow>;
+  Invitation: Static<InvitationRow>;
   SocialReference: Static<SocialReferenceRow>;
   SocialNetworkEntry: Static<SocialNetworkEntryRow>;
   Marketshare: Static<MarketshareRow>;
@@ -152,6 +168,23 @@ export function defineEntityModels(sequelize: Sequelize): EntityModels {
       'EntityMember',
       { id, entity_id: DataTypes.INTEGER, user_id: DataTypes.INTEGER, role: DataTypes.STRING(20), added_at: DataTypes.DATE },
       'entity_members',
+    ),
+    Invitation: define<InvitationRow>(
+      'TeamInvitation',
+      {
+        id,
+        entity_id: DataTypes.INTEGER,
+        email: DataTypes.STRING(254),
+        role: DataTypes.STRING(20),
+        invited_by: DataTypes.INTEGER,
+        token_hash: DataTypes.STRING(64),
+        state: DataTypes.STRING(12),
+        created_at: DataTypes.DATE,
+        expires_at: DataTypes.DATE,
+        answered_at: DataTypes.DATE,
+        answered_by: DataTypes.INTEGER,
+      },
+      'team_invitations',
     ),
     SocialReference: define<SocialReferenceRow>(
       'SocialReference',

@@ -58,6 +58,21 @@ export function maskedRecord<Entity extends CandidateEntity>(record: Entity): En
   } as Entity;
 }
 
+/**
+ * One field's value as a caller without the whole view reads it (the edit history's before and after):
+ * masked as `maskedRecord` masks it, null for a field withheld whole (`raca`, `endBase`), as it is for a
+ * field that is not personal. `unmasked` values (the history's markers, such as "[erased]") stay as they are.
+ */
+export function maskedFieldValue(field: string, value: unknown, unmasked: ReadonlySet<unknown> = new Set()): unknown {
+  if (value === null || value === undefined || unmasked.has(value)) return value ?? null;
+  if (field === 'raca' || field === 'endBase') return null;
+  if (typeof value !== 'string') return value;
+  if (field === 'cpf') return maskCpf(value);
+  if (field === 'titulo_eleitor') return maskVoterId(value);
+  if (field === 'cepBase') return maskCep(value);
+  return value;
+}
+
 function maskedFieldsOf(body: CandidateEntity): MaskedField[] {
   return (Object.keys(MASKED_FORMS) as MaskedField[]).filter((field) => {
     const value = body[field];

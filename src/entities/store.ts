@@ -125,6 +125,20 @@ export class EntityStore {
     return storedEntityOf(row, reference, entries, shares.map(marketshareRowOf));
   }
 
+  /**
+   * The entity as stored, read inside `transaction` (with what the transaction wrote so far): what a
+   * write compares before and after itself (the edit history). Undefined when there is none. On
+   * PostgreSQL the row is locked (FOR UPDATE) until the transaction ends, so no other write of the entity
+   * comes between this read and the transaction's own write.
+   */
+  async loadWithin(id: number, transaction: Transaction): Promise<StoredEntity | undefined> {
+    const found = (await this.models.Entity.findByPk(id, { raw: true, transaction, lock: true })) as Record<string, unknown> | null;
+    if (!found) return undefined;
+    const reference = await this.referenceOf(id, transaction);
+    const entries = reference ? await this.networkEntriesOf(reference.id, transaction) : [];
+    return storedEntityOf(entityRowOf(found), reference, entries, await this.marketshareOf(id, transaction));
+  }
+
   /** The entity created by the request with this creation key, if any. */
   async idByCreationKey(creationKey: string): Promise<number | undefined> {
     const row = (await this.models.Entity.findOne({ attributes: ['id'], where: { creation_key: creationKey }, raw: true })) as Pick<EntityRow, 'id'> | null;

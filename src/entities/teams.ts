@@ -36,7 +36,7 @@ export interface Access {
 }
 
 /** A member with what a team list shows of their user; `added_at` as the Reader gives it (see asDate). */
-export type MemberWithUser = Omit<MemberRow, 'added_at'> & { added_at: unknown } & Pick<UserRow, 'username' | 'first_name' | 'last_name' | 'email'>;
+export type MemberWithUser = Omit<MemberRow, 'added_at'> & { added_at: unknown } & Pick<UserRow, 'username' | 'first_name' | 'last_name' | 'email' | 'contact_visible_to_team'>;
 
 export class Teams {
   constructor(private readonly models: EntityModels) {}
@@ -102,11 +102,17 @@ export class Teams {
   async membersWithUsers(entityId: number, role?: TeamRole): Promise<MemberWithUser[]> {
     // COALESCE: with no role given, every role matches (one SQL text for both).
     return this.reader().rows<MemberWithUser>(
-      `SELECT m.id, m.entity_id, m.user_id, m.role, m.added_at, u.username, u.first_name, u.last_name, u.email
+      `SELECT m.id, m.entity_id, m.user_id, m.role, m.added_at, u.username, u.first_name, u.last_name, u.email, u.contact_visible_to_team
        FROM entity_members m JOIN users u ON u.id = m.user_id
        WHERE m.entity_id = ? AND m.role = COALESCE(?, m.role) ORDER BY m.id`,
       [entityId, role ?? null],
     );
+  }
+
+  /** The role in the team of the account with this (normalised) address, if it is in the team. */
+  async roleOfAddress(entityId: number, email: string): Promise<TeamRole | undefined> {
+    const member = await this.reader().row<{ role: TeamRole }>(MEMBER_ROLE_BY_ADDRESS_SQL, [entityId, email]);
+    return member?.role;
   }
 
   /** Who shares a team with the user, and in which entities with which role: for chat contacts and profiles. */
@@ -139,6 +145,12 @@ function describe(permission: Permission): string {
     readPersonalData: 'read personal data whole',
   }[permission];
 }
+
+/**
+ * The role in team `?` of the account with address `?`: one query whether or not an account has the
+ * address, so its timing tells nothing about that (invitations.ts).
+ */
+export const MEMBER_ROLE_BY_ADDRESS_SQL = 'SELECT m.role FROM users u JOIN entity_members m ON m.user_id = u.id AND m.entity_id = ? WHERE u.email = ?';
 
 /**
  * The entity and the caller's membership in its team. The id is cast to BIGINT: an id beyond

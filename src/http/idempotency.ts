@@ -183,9 +183,9 @@ export class IdempotencyStore {
  * an API key shown only once, and the fingerprint of a body with a password is a fast hash of that
  * password (guessable offline without the password hash's cost). Retrying them is safe anyway: a second login
  * issues a second key, a second password check checks again, a second password change finds the
- * current password changed (401).
+ * current password changed (401), a second deletion finds its key revoked (401).
  */
-const NEVER_STORED = new Set(['login', 'checkCredential', 'changePassword', 'signUp', 'changeMyEmail']);
+const NEVER_STORED = new Set(['login', 'checkCredential', 'changePassword', 'signUp', 'changeMyEmail', 'deleteMyAccount']);
 
 /** The middleware, mounted after validation and before the operation's handler. */
 export function idempotency(store: IdempotencyStore, logger: Logger): RequestHandler {

@@ -65,6 +65,7 @@ const AUTH_OPERATIONS = new Set([
   'resendSignUpConfirmation',
   'verifyEmail',
   'changeMyEmail',
+  'deleteMyAccount',
 ]);
 const CALLBACK_OPERATIONS = new Set([
   'receiveSmsDeliveryReceipt',

@@ -5,6 +5,7 @@
  * handlers run: a reply's against the token of the credential that received it.
  */
 import type { Request } from 'express';
+import type { Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import { callerOf, requireAdmin } from '../http/auth.js';
 import { invalidBody, requiredText } from '../http/body-fields.js';
@@ -16,6 +17,7 @@ import { pageOf } from '../http/pagination.js';
 import type { SignatureCheck } from '../http/provider-signatures.js';
 import { apiBaseUrl, requestedUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Entities } from '../entities/index.js';
+import { SECRET_MARKER } from '../entities/history.js';
 import { providerSignatureMatches } from './provider-signature.js';
 import { countPieces, normalisedPhone, readRecipients } from './recipients.js';
 import type { Sms } from './sms.js';
@@ -27,7 +29,7 @@ const OPT_OUTS_PER_PAGE = 50;
 
 export interface SmsHandlerDependencies {
   sms: Sms;
-  entities: Pick<Entities, 'models' | 'teams'>;
+  entities: Pick<Entities, 'models' | 'teams'> & Partial<Pick<Entities, 'history'>>;
   urls: PublicUrlSettings;
 }
 
@@ -55,7 +57,18 @@ export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pi
       if (entityId !== undefined && !(await entities.models.Entity.findByPk(entityId, { attributes: ['id'] }))) {
         throw notFound(`There is no entity ${entityId}.`, [{ location: 'body', field: 'entity_id', rule: 'existing_entity', message: 'must be the id of an entity', value: entityId }]);
       }
-      const added = await sms.addCredential({ name, accountId: req.body.account_id, senderId, secret: req.body.secret, entityId, createdBy: caller.user.id });
+      // An entity's credential is part of its edit history; its secret only as "it was set", never its value.
+      const changes = [
+        { field: 'name', before: null, after: name },
+        { field: 'account_id', before: null, after: req.body.account_id },
+        { field: 'sender_id', before: null, after: senderId },
+        { field: 'secret', before: null, after: SECRET_MARKER },
+      ];
+      const recordCreation = (created: { id: number }, transaction: Transaction) =>
+        entityId === undefined || !entities.history
+          ? Promise.resolve()
+          : entities.history.record({ entityId, subject: 'sms_credential', subjectId: created.id, action: 'created', actorId: caller.user.id, changes }, transaction);
+      const added = await sms.addCredential({ name, accountId: req.body.account_id, senderId, secret: req.body.secret, entityId, createdBy: caller.user.id }, recordCreation);
       if (added === 'taken') {
         throw new ApiError(409, 'conflict', 'A credential with this account and sender already exists.', [
           { location: 'body', field: 'sender_id', rule: 'unique_per_account', message: 'already has a credential on this account', value: senderId },

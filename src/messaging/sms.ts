@@ -9,7 +9,7 @@
  * after it started: a process that dies during the job's last try leaves its message queued with no
  * try left; enqueueStalledMessages finds such messages and queues them again.
  */
-import { Op, UniqueConstraintError, type Sequelize } from 'sequelize';
+import { Op, UniqueConstraintError, type Sequelize, type Transaction } from 'sequelize';
 import { SegmentedMessage } from 'sms-segments-calculator';
 import type { components } from '../../sdk/schema.js';
 import type { Caller } from '../http/auth.js';
@@ -88,22 +88,29 @@ export class Sms {
 
   // --- Credentials ------------------------------------------------------------------------------
 
-  /** Stores a credential with its secret sealed; `taken` when its account and sender are stored already. */
-  async addCredential(credential: NewCredential): Promise<SmsCredential | 'taken'> {
+  /**
+   * Stores a credential with its secret sealed; `taken` when its account and sender are stored already.
+   * `recordCreation` runs in the creation's transaction (its entity's edit history), so both commit together.
+   */
+  async addCredential(credential: NewCredential, recordCreation?: (created: SmsCredential, transaction: Transaction) => Promise<void>): Promise<SmsCredential | 'taken'> {
     const box = this.dependencies.box;
     if (!box) throw new Error('SECRETS_KEY is not configured');
     try {
-      const row = await this.models.Credential.create({
-        name: credential.name,
-        provider: 'provider',
-        account_id: credential.accountId,
-        sender_id: credential.senderId,
-        secret_sealed: box.seal(credential.secret),
-        entity_id: credential.entityId ?? null,
-        created_by: credential.createdBy,
-        created_at: new Date(),
+      return await this.models.Credential.sequelize!.transaction(async (transaction) => {
+        const row = await this.models.Credential.create({
+          name: credential.name,
+          provider: 'provider',
+          account_id: credential.accountId,
+          sender_id: credential.senderId,
+          secret_sealed: box.seal(credential.secret),
+          entity_id: credential.entityId ?? null,
+          created_by: credential.createdBy,
+          created_at: new Date(),
+        }, { transaction });
+        const created = credentialView(row.get({ plain: true }));
+        await recordCreation?.(created, transaction);
+        return created;
       });
-      return credentialView(row.get({ plain: true }));
     } catch (error) {
       if (error instanceof UniqueConstraintError) return 'taken';
       throw error;

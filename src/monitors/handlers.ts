@@ -8,12 +8,14 @@ import { sendEnvelope } from '../http/envelope.js';
 import { ApiError, notFound, type ErrorDetail } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
 import type { Teams } from '../entities/teams.js';
+import type { EditHistory } from '../entities/history.js';
 import { viewerOf, type Monitors } from './index.js';
 import { checkKeywords, checkProfiles, checkSnapshots } from './rules.js';
 
 type MonitorOperations = 'getSocialMonitorData' | 'createSocialMonitor' | 'importMonitorMetrics';
 
-export function monitorHandlers(monitors: Monitors, teams: Teams): Pick<Required<OperationHandlers>, MonitorOperations> {
+/** `history`: where a monitor's creation is recorded, in its entity's edit history. */
+export function monitorHandlers(monitors: Monitors, teams: Teams, history?: EditHistory): Pick<Required<OperationHandlers>, MonitorOperations> {
   const { store } = monitors;
   return {
     async getSocialMonitorData(req, res) {
@@ -38,7 +40,14 @@ export function monitorHandlers(monitors: Monitors, teams: Teams): Pick<Required
       }
       if (problems.length > 0) throw invalidBody(problems);
 
-      const created = await store.create({ entityId: entity.id, name, keywords, profiles, createdBy: caller.user.id });
+      const changes = [
+        { field: 'name', before: null, after: name },
+        { field: 'keywords', before: null, after: keywords.length > 0 ? keywords : null },
+        { field: 'profiles', before: null, after: profiles.length > 0 ? profiles : null },
+      ].filter((change) => change.after !== null);
+      const created = await store.create({ entityId: entity.id, name, keywords, profiles, createdBy: caller.user.id }, new Date(), (row, transaction) =>
+        history ? history.record({ entityId: entity.id, subject: 'monitor', subjectId: row.id, action: 'created', actorId: caller.user.id, changes }, transaction) : Promise.resolve(),
+      );
       if (created === 'name_taken') {
         throw new ApiError(409, 'conflict', `${entity.nome} already has a monitor named "${name}".`, [
           { location: 'body', field: 'name', rule: 'unique_per_entity', message: 'is the name of another monitor of this entity', value: name },

@@ -49,7 +49,11 @@ export class MonitorStore {
   constructor(private readonly models: MonitorModels) {}
 
   /** Creates the monitor; `name_taken` when the entity already has one with this name (ignoring case). */
-  async create(monitor: NewMonitor, now = new Date()): Promise<MonitorRow | 'name_taken'> {
+  /**
+   * Creates a monitor with its profiles and keywords; `name_taken` when its entity has one of that name.
+   * `recordCreation` runs in the creation's transaction (the entity's edit history), so both commit together.
+   */
+  async create(monitor: NewMonitor, now = new Date(), recordCreation?: (row: MonitorRow, transaction: Transaction) => Promise<void>): Promise<MonitorRow | 'name_taken'> {
     try {
       return await this.models.Monitor.sequelize!.transaction(async (transaction) => {
         const row = await this.models.Monitor.create(
@@ -65,7 +69,9 @@ export class MonitorStore {
           monitor.keywords.map((keyword, position) => ({ monitor_id: monitorId, position, keyword })),
           { transaction },
         );
-        return row.get({ plain: true });
+        const created = row.get({ plain: true });
+        await recordCreation?.(created, transaction);
+        return created;
       });
     } catch (error) {
       if (error instanceof UniqueConstraintError) return 'name_taken';

@@ -3,6 +3,7 @@
  * with the shared municipality file, with its logs captured so tests can read them.
  */
 import type { Server } from 'node:http';
+import type { InvitationSettings } from '../../src/entities/invitations.js';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +69,7 @@ export const defaultAppConfig: AppConfig = {
   publicUrl: undefined,
   frontendResetUrl: undefined,
   frontendVerifyUrl: undefined,
+  frontendSignUpUrl: undefined,
   trustProxy: false,
   bodyLimit: 1024 * 1024,
   validateResponses: true,
@@ -137,6 +139,8 @@ export interface TestAppOptions {
   sms?: { providerUrl?: string; secretsKey?: string | null; sendTimeoutMs?: number; maxRecipients?: number };
   /** NEWS_MAX_OPEN_REQUESTS (100 by default). */
   newsMaxOpenRequests?: number;
+  /** Team invitations' lifetime and limit (defaults: 7 days, 20 open per entity). */
+  invitations?: InvitationSettings;
   /** OAuth clients (their simulator's endpoints); unset, no provider is configured. */
   oauth?: { searchnet?: Partial<OAuthClientSettings>; socialvideo?: Partial<OAuthClientSettings> };
   /** OAUTH_PENDING_LINK_SECONDS, in milliseconds (10 minutes by default). */
@@ -196,6 +200,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     smsSendTimeoutMs: options.sms?.sendTimeoutMs ?? TEST_SMS_SEND_TIMEOUT_MS,
     smsMaxRecipients: options.sms?.maxRecipients ?? 10_000,
     newsMaxOpenRequests: options.newsMaxOpenRequests ?? 100,
+    invitations: options.invitations,
     publicUrl: config.publicUrl,
     basePath: config.basePath,
     oauth: { searchnet: { ...unconfiguredOAuth, ...options.oauth?.searchnet }, socialvideo: { ...unconfiguredOAuth, ...options.oauth?.socialvideo } },

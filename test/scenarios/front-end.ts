@@ -13,8 +13,8 @@ export interface RunningBackend {
   baseUrl: string;
   /** A platform admin's username and password (creating SMS credentials takes one). */
   admin: { username: string; password: string };
-  /** The e-mail of a registered user who is in none of the admin's teams. */
-  newcomerEmail: string;
+  /** A registered user who is in none of the admin's teams. */
+  newcomer: { username: string; email: string; password: string };
   /**
    * The token of the confirmation link mailed to `email` after a sign-up (a backend with state takes
    * sign-ups from anyone, as SIGNUP=open does; the mock says what its mail would hold).
@@ -127,16 +127,41 @@ export function frontEndScenarios(backend: ScenarioBackend): void {
         expect([again.status, again.code]).toEqual([400, 'invalid_token']);
       });
 
-      it('adds an operator to the team, lists and removes them', async () => {
-        const added = await api.POST('/api/operators/add_operator/', { body: { entity_id: entityId, email: running.newcomerEmail, role: 'operator' } });
-        expect(added.response.status).toBe(201);
+      it('invites a user to the team, who accepts and joins; lists and removes them', async () => {
+        const invited = await api.POST('/api/operators/add_operator/', { body: { entity_id: entityId, email: running.newcomer.email, role: 'operator' } });
+        expect(invited.response.status).toBe(201);
+        expect(invited.data!.data).toEqual(expect.objectContaining({ email: running.newcomer.email, role: 'operator', state: 'pending' }));
+        const pending = unwrap(await api.GET('/api/operators/invitations/', { params: { query: { entity_id: String(entityId), state: 'pending' } } }));
+        expect(pending.results.map((invitation) => invitation.id)).toContain(invited.data!.data.id);
+        // Not in the team before accepting.
+        const before = unwrap(await api.GET('/api/operators/get_operators/', { params: { query: { id: String(entityId) } } }));
+        expect(before.map((operator) => operator.username)).not.toContain(running.newcomer.username);
+
+        const newcomer = createApiClient({ baseUrl: running.baseUrl, retry: false });
+        await login(newcomer, running.newcomer.username, running.newcomer.password);
+        const mine = unwrap(await newcomer.GET('/api/operators/invitations/mine/'));
+        expect(mine.map((invitation) => invitation.id)).toContain(invited.data!.data.id);
+        const accepted = unwrap(await newcomer.POST('/api/operators/invitations/accept/', { body: { id: invited.data!.data.id } }));
+        expect(accepted).toEqual(expect.objectContaining({ entity_id: entityId, role: 'operator' }));
         const operators = unwrap(await api.GET('/api/operators/get_operators/', { params: { query: { id: String(entityId) } } }));
-        const joined = operators.find((operator) => operator.email === running.newcomerEmail);
+        const joined = operators.find((operator) => operator.username === running.newcomer.username);
         expect(joined).toEqual(expect.objectContaining({ role: 'operator' }));
         const removed = await api.POST('/api/operators/remove_operator/', { body: { entity_id: entityId, user_id: joined!.user_id } });
         expect(removed.response.status).toBe(200);
         const after = unwrap(await api.GET('/api/operators/get_operators/', { params: { query: { id: String(entityId) } } }));
-        expect(after.map((operator) => operator.email)).not.toContain(running.newcomerEmail);
+        expect(after.map((operator) => operator.username)).not.toContain(running.newcomer.username);
+      });
+
+      it('lets a manager withdraw an invitation, and the invitee decline one', async () => {
+        const first = unwrap(await api.POST('/api/operators/add_operator/', { body: { entity_id: entityId, email: running.newcomer.email, role: 'viewer' } }));
+        const withdrawn = unwrap(await api.POST('/api/operators/invitations/withdraw/', { body: { entity_id: entityId, id: first.id } }));
+        expect(withdrawn.state).toBe('withdrawn');
+        const second = unwrap(await api.POST('/api/operators/add_operator/', { body: { entity_id: entityId, email: running.newcomer.email, role: 'viewer' } }));
+        const newcomer = createApiClient({ baseUrl: running.baseUrl, retry: false });
+        await login(newcomer, running.newcomer.username, running.newcomer.password);
+        expect(unwrap(await newcomer.POST('/api/operators/invitations/decline/', { body: { id: second.id } })).state).toBe('declined');
+        const late = await failure(newcomer.POST('/api/operators/invitations/accept/', { body: { id: first.id } }));
+        expect([late.status, late.code]).toEqual([409, 'conflict']);
       });
 
       it('saves a research bookmark, lists and removes it', async () => {
