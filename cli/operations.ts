@@ -113,8 +113,8 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
     ],
   },
   listEntityHistory: {
-    path: ['entities', 'history'],
-    examples: ['entities history --id 12', 'entities history --id 12 --subject team --all --json'],
+    path: ['history'],
+    examples: ['history --id 12', 'history --id 12 --subject team --all --json'],
   },
   erasePersonalData: {
     path: ['entities', 'erase-personal-data'],
