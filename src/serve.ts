@@ -101,7 +101,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
     logger.warn('SECRETS_KEY is not set: idempotent answers (with the personal data they carry) are stored in clear for IDEMPOTENCY_TTL_SECONDS, and no SMS or OAuth secret can be stored. Production requires it.');
   }
   const seenDeliveries = { purgeExpired: () => domains.socialnetDeliveries.purgeExpired(config.socialnet.replayWindowMs) };
-  const purge = setInterval(() => void purgeExpiredRows([idempotencyKeys, accounts, domains.socialLinks, seenDeliveries, domains.entities.history], logger), PURGE_INTERVAL_MS);
+  const purge = setInterval(() => void purgeExpiredRows([idempotencyKeys, accounts, domains.socialLinks, seenDeliveries, domains.entities.history, domains.entities.invitations], logger), PURGE_INTERVAL_MS);
   purge.unref();
   // A municipality created on another instance, or an import, reaches this instance's list within the interval.
   const refreshMunicipalities = municipalityRefresher(municipalities, logger);

@@ -12,6 +12,7 @@ import { appsClosedAfterEach, type TestApp } from './helpers/app.js';
 import { expectError, request, type Result } from './helpers/http.js';
 import { confirmationTokenIn, readMails, recipients, SETTLE_MS, sleep, waitForMails } from './helpers/mail.js';
 import { invite } from './helpers/teams.js';
+import { INVITATIONS_KEPT_AFTER_EXPIRY_MS } from '../src/entities/invitations.js';
 
 const start = appsClosedAfterEach();
 
@@ -123,6 +124,22 @@ describe('an invitation to a user with an account', () => {
     expect((await teamInvitations(app, team.owner, team.id, 'pending')).body.data.results).toEqual([]);
     // An expired invitation does not block a new one.
     expect((await invite(app.baseUrl, team.owner, joana, team.id, 'operator')).status).toBe(201);
+  });
+
+  it('is purged by the housekeeping once it expired more than 90 days ago, answered or not; newer ones stay', async () => {
+    const app = await start();
+    const team = await newTeam(app);
+    const [joana, pedro] = [await createUser(app), await createUser(app)];
+    const old = await invite(app.baseUrl, team.owner, joana, team.id, 'operator');
+    expect((await accept(app, joana, old.body.data.id)).status).toBe(200);
+    const recent = await invite(app.baseUrl, team.owner, pedro, team.id, 'viewer');
+    const expiredLongAgo = new Date(Date.now() - INVITATIONS_KEPT_AFTER_EXPIRY_MS - 60_000);
+    await app.entities.models.Invitation.update({ expires_at: expiredLongAgo }, { where: { id: old.body.data.id } });
+    expect(await app.entities.invitations.purgeExpired()).toBe(1);
+    const left = (await app.entities.models.Invitation.findAll({ raw: true })) as unknown as Array<{ id: number }>;
+    expect(left.map((row) => row.id)).toEqual([recent.body.data.id]);
+    // The member it brought in stays.
+    expect(await roleIn(app, team.id, joana.user.id)).toBe('operator');
   });
 
   it('is only the invitee’s: anyone else gets 404, and the one who sent it cannot accept it', async () => {

@@ -21,6 +21,7 @@ import type { Sessions } from './sessions.js';
 import { newSecret, secretHash } from './secrets.js';
 import type { SignUpLinks } from './signup.js';
 import { normaliseEmail, type UserDirectory } from './users.js';
+import { runAfterAnswer } from '../http/after-answer.js';
 
 export interface EmailChangeRequest {
   caller: UserRow;
@@ -49,9 +50,7 @@ export class EmailChanges {
     }
     await checkCurrentPassword(this.sessions, caller, currentPassword, address);
     await this.audit?.record({ event: 'email_change_requested', actorId: caller.id, userId: caller.id, address });
-    setImmediate(() => {
-      this.record(caller, email, links).catch((error: unknown) => this.logger.error({ err: error, user_id: caller.id }, 'could not record an e-mail change'));
-    });
+    runAfterAnswer(this.logger, 'could not record an e-mail change', () => this.record(caller, email, links), { user_id: caller.id });
   }
 
   /**

@@ -16,6 +16,7 @@ import type { AccountModels, PasswordResetRow, UserRow } from './models.js';
 import { newReadablePassword, newSecret, secretHash } from './secrets.js';
 import { hashPassword } from './passwords.js';
 import type { UserDirectory } from './users.js';
+import { runAfterAnswer } from '../http/after-answer.js';
 
 export interface ResetLinks {
   /** The address of step 2 for this e-mail and token, put in the mail so the user can click it. */
@@ -43,16 +44,12 @@ export class PasswordResets {
   async start(email: string, links: ResetLinks): Promise<void> {
     const user = await this.users.byEmail(email);
     if (!user?.is_active) return;
-    setImmediate(() => {
-      this.issueAndMail(user, links).catch((error: unknown) => this.logger.error({ err: error, user_id: user.id }, 'could not start a password reset'));
-    });
+    runAfterAnswer(this.logger, 'could not start a password reset', () => this.issueAndMail(user, links), { user_id: user.id });
   }
 
   /** Mails a new account's owner the link through which they receive their password (after the answer). */
   welcome(user: UserRow, links: ResetLinks): void {
-    setImmediate(() => {
-      this.issueAndMail(user, links, 'welcome').catch((error: unknown) => this.logger.error({ err: error, user_id: user.id }, 'could not mail a new account its link'));
-    });
+    runAfterAnswer(this.logger, 'could not mail a new account its link', () => this.issueAndMail(user, links, 'welcome'), { user_id: user.id });
   }
 
   /** When the pair is valid (without consuming it): the token's expiry; otherwise undefined. */

@@ -21,6 +21,7 @@ import { hashPassword } from './passwords.js';
 import type { SignUpMode } from './settings.js';
 import { newSecret, secretHash } from './secrets.js';
 import { DuplicateUserError, normaliseEmail, usernameKey, type NewUser, type UserDirectory } from './users.js';
+import { runAfterAnswer } from '../http/after-answer.js';
 
 export interface SignUpSettings {
   mode: SignUpMode;
@@ -78,13 +79,13 @@ export class SignUps {
     await this.checkAdmitted(request.invitation, email);
     await this.checkUsernameFree(request.username, email);
     const passwordHash = await hashPassword(request.password, this.settings.passwordHashCost);
-    this.afterAnswer('could not record a sign-up', () => this.record({ ...request, email }, passwordHash, links));
+    runAfterAnswer(this.logger, 'could not record a sign-up', () => this.record({ ...request, email }, passwordHash, links));
   }
 
   /** Mails a new link for a pending sign-up of this address, unless one went out within the interval. */
   async resend(email: string, links: SignUpLinks): Promise<void> {
     const address = normaliseEmail(email);
-    this.afterAnswer('could not resend a sign-up link', async () => {
+    runAfterAnswer(this.logger, 'could not resend a sign-up link', async () => {
       const now = new Date();
       const pending = await this.pendingByEmail(address, now);
       if (!pending || now.getTime() - new Date(pending.sent_at).getTime() < this.settings.resendIntervalMs) return;
@@ -213,13 +214,6 @@ export class SignUps {
         `If it was you: log in with your username or this address; if you forgot the password, ask for a reset\n` +
         `with this address on the login page.\n\n` +
         `If it was not you, you need not do anything.\n`,
-    });
-  }
-
-  /** Runs work after the answer has gone, so its duration does not tell what it found; a failure is logged. */
-  private afterAnswer(failure: string, work: () => Promise<void>): void {
-    setImmediate(() => {
-      work().catch((error: unknown) => this.logger.error({ err: error }, failure));
     });
   }
 

@@ -30,6 +30,7 @@ import type { Mailer } from '../mail/mailer.js';
 import type { EntityModels, EntityRow, InvitationRow, MemberRow, TeamRole } from './models.js';
 import type { EditHistory, FieldChange } from './history.js';
 import { MEMBER_ROLE_BY_ADDRESS_SQL } from './teams.js';
+import { runAfterAnswer } from '../http/after-answer.js';
 
 export type InvitationState = 'pending' | 'accepted' | 'declined' | 'withdrawn' | 'expired';
 
@@ -41,6 +42,9 @@ export interface InvitationSettings {
 }
 
 export const DEFAULT_INVITATION_SETTINGS: InvitationSettings = { lifetimeMs: 7 * 86_400_000, maxOpenPerEntity: 20 };
+
+/** How long an invitation is kept after it expired (whether it was answered or not): 90 days. */
+export const INVITATIONS_KEPT_AFTER_EXPIRY_MS = 90 * 86_400_000;
 
 /** Where an invitation's mail sends a person without an account. */
 export interface InvitationLinks {
@@ -100,7 +104,7 @@ export class TeamInvitations implements InvitationGate {
     const { row, token } = outcome;
     const entityName = entity.nome ?? `entity ${entity.id}`;
     await this.audit?.record({ event: 'invitation_sent', actorId: inviter.id, details: { entity_id: entity.id, invitation_id: row.id, role } });
-    this.afterAnswer('could not mail an invitation', () => this.mailInvitation(row, entityName, inviter, token, links));
+    runAfterAnswer(this.logger, 'could not mail an invitation', () => this.mailInvitation(row, entityName, inviter, token, links));
     return { invitation: viewOf(row, entityName, inviter), created: true };
   }
 
@@ -192,9 +196,13 @@ export class TeamInvitations implements InvitationGate {
     return found > 0;
   }
 
-  /** Deletes answered and expired invitations older than `keptMs`; returns how many. */
-  async purgeOlderThan(keptMs: number, now = new Date()): Promise<number> {
-    return this.models.Invitation.destroy({ where: { expires_at: { [Op.lte]: new Date(now.getTime() - keptMs) } } });
+  /**
+   * Housekeeping: deletes invitations that expired more than INVITATIONS_KEPT_AFTER_EXPIRY_MS ago, answered
+   * or not. What happened to the team stays in its edit history; the invitation row (an address that may
+   * belong to no account) is not kept longer than managers need to see why someone did not join.
+   */
+  async purgeExpired(now = new Date()): Promise<number> {
+    return this.models.Invitation.destroy({ where: { expires_at: { [Op.lte]: new Date(now.getTime() - INVITATIONS_KEPT_AFTER_EXPIRY_MS) } } });
   }
 
   private async refuseMember(entityId: number, email: string, transaction?: Transaction): Promise<void> {
@@ -280,12 +288,6 @@ export class TeamInvitations implements InvitationGate {
       ? 'Log in to Palanque and answer it among your invitations (the front end, or `palanque invitations mine`).\n'
       : `You have no Palanque account with this address yet. Create one with this link (it works once your address is confirmed), then accept:\n${links.signUpUrl(token, row.email)}\n`;
     await this.mailer.send({ to: row.email, subject: `Palanque: invitation to the team of ${entityName}`, text: `Hello,\n\n${opening}${how}\nIf you do not know why you got this, ignore it: nothing happens.\n` });
-  }
-
-  private afterAnswer(failure: string, work: () => Promise<void>): void {
-    setImmediate(() => {
-      work().catch((error: unknown) => this.logger.error({ err: error }, failure));
-    });
   }
 
   private sequelize(): Sequelize {
