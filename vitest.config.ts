@@ -10,6 +10,8 @@ export default defineConfig({
     // CPU, so three files at a time keep two cores busy (vitest's default is one fewer than the cores:
     // a single worker here). Every file uses its own database, ports and folders, so files never clash.
     maxWorkers: 3,
+    // Migrates once the database every test app copies (test/global-setup.ts).
+    globalSetup: ['test/global-setup.ts'],
     // The mock and lint tests start real processes (Prism, Spectral, openapi-typescript).
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -176,7 +176,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       done();
     },
   }));
-  const database: TestDatabase = options.database ?? (await createTestDatabase());
+  const database: TestDatabase = options.database ?? (await createTestDatabase({ migrated: true }));
   const sequelize = await openDatabase(database.url, logger);
   await migrate(sequelize, logger);
   if (options.withMunicipalities) {

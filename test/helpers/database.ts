@@ -1,13 +1,19 @@
 /**
- * A fresh, empty database per test file: a temporary SQLite file by default, or, when TEST_DATABASE_URL
- * is set (CI sets it to postgres://postgres@127.0.0.1:5432/test), a new PostgreSQL database created for
- * the file and dropped after it, so test files never see each other's rows.
+ * A fresh database per test file: a temporary SQLite file by default, or, when TEST_DATABASE_URL is set
+ * (CI sets it to postgres://postgres@127.0.0.1:5432/test), a new PostgreSQL database created for the
+ * file and dropped after it, so test files never see each other's rows. Empty, or `migrated`: a copy of
+ * the template test/global-setup.ts migrated once for the run (empty when there is no template, as in
+ * a script outside vitest; the app's own `migrate` then does the work).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { pino } from 'pino';
+import { inject } from 'vitest';
+import { openDatabase } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrator.js';
 
 export interface TestDatabase {
   url: string;
@@ -15,24 +21,43 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** Where the migrated template is: a SQLite file, or a PostgreSQL database's name on TEST_DATABASE_URL's server. */
+export type DatabaseTemplate = { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; name: string };
+
+export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const serverUrl = process.env.TEST_DATABASE_URL;
-  return serverUrl ? createPostgresDatabase(serverUrl) : createSqliteDatabase();
+  const template = options.migrated ? migratedTemplate() : undefined;
+  if (serverUrl) return createPostgresDatabase(serverUrl, template?.dialect === 'postgres' ? template.name : undefined);
+  return createSqliteDatabase(template?.dialect === 'sqlite' ? template.file : undefined);
 }
 
-async function createSqliteDatabase(): Promise<TestDatabase> {
+/** The template test/global-setup.ts provided, if this runs under vitest with it. */
+function migratedTemplate(): DatabaseTemplate | undefined {
+  try {
+    return inject('migratedDatabaseTemplate');
+  } catch {
+    return undefined; // not in a vitest worker
+  }
+}
+
+async function createSqliteDatabase(templateFile?: string): Promise<TestDatabase> {
   const dir = await mkdtemp(join(tmpdir(), 'palanque-db-'));
+  const file = join(dir, 'test.sqlite');
+  if (templateFile) await copyFile(templateFile, file);
   return {
-    url: `sqlite:${join(dir, 'test.sqlite')}`,
+    url: `sqlite:${file}`,
     dialect: 'sqlite',
     drop: () => rm(dir, { recursive: true, force: true }),
   };
 }
 
-/** A new database on the PostgreSQL server at `serverUrl`, for tests that need PostgreSQL whatever the suite runs on. */
-export async function createPostgresDatabase(serverUrl: string): Promise<TestDatabase> {
+/**
+ * A new database on the PostgreSQL server at `serverUrl` (a copy of `template` when given), for tests
+ * that need PostgreSQL whatever the suite runs on.
+ */
+export async function createPostgresDatabase(serverUrl: string, template?: string): Promise<TestDatabase> {
   const name = `palanque_test_${randomBytes(6).toString('hex')}`;
-  await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
+  await withClient(serverUrl, (client) => client.query(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`));
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
@@ -50,4 +75,22 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Migrates a database for test apps to copy (test/global-setup.ts). On SQLite its file is closed before
+ * anyone copies it, so the write-ahead log is folded in; a PostgreSQL template must have no connection
+ * while it is copied, so the migrating one is closed too.
+ */
+export async function createMigratedTemplate(): Promise<{ descriptor: DatabaseTemplate; drop(): Promise<void> }> {
+  const database = await createTestDatabase();
+  const sequelize = await openDatabase(database.url, pino({ level: 'silent' }));
+  try {
+    await migrate(sequelize, pino({ level: 'silent' }));
+  } finally {
+    await sequelize.close();
+  }
+  const descriptor: DatabaseTemplate =
+    database.dialect === 'sqlite' ? { dialect: 'sqlite', file: database.url.slice('sqlite:'.length) } : { dialect: 'postgres', name: new URL(database.url).pathname.slice(1) };
+  return { descriptor, drop: database.drop };
 }
