@@ -31,8 +31,9 @@ import * as auditEvents from './migrations/0022-audit-events.js';
 import * as teamInvitations from './migrations/0023-team-invitations.js';
 import * as editHistory from './migrations/0024-edit-history.js';
 import * as accountDeletion from './migrations/0025-account-deletion.js';
+import * as courtElections from './migrations/0026-court-elections.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices, emailConfirmations, auditEvents, teamInvitations, editHistory, accountDeletion];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices, emailConfirmations, auditEvents, teamInvitations, editHistory, accountDeletion, courtElections];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({
