@@ -413,8 +413,9 @@ describe('GET /api/check/login_attempt/', () => {
 });
 
 describe('instances sharing a database', () => {
+  // Three app starts on one database: a minute under a busy CI (half of it on an idle machine).
   it('share the lock: failures on one instance lock the identifier on the other', async () => {
-    const database = await createTestDatabase();
+    const database = await createTestDatabase({ migrated: true });
     cleanups.push(() => database.drop());
     const one = await start({ database });
     const two = await start({ database });
@@ -429,7 +430,7 @@ describe('instances sharing a database', () => {
     apps.splice(apps.indexOf(one), 1);
     const three = await start({ database });
     await expectLocked(await login(three, ana.user.username, ana.password, address));
-  });
+  }, 60_000);
 });
 
 describe('POST /check/credential/', () => {

@@ -340,9 +340,13 @@ describe('an invitation to an address without an account', () => {
       free.push(await timeOf(`sem.conta.${round}@exemplo.com.br`));
       taken.push(await timeOf(accounts[round]!));
     }
+    // Load from other work (CI runs test files side by side) only ever adds time, to either side in any
+    // round. So each side's typical answer (its median) is held against the other side's fastest: lenient
+    // to load, yet an answer that did the account's work first (a mail, a lookup more) on one side only
+    // would make that side several times slower than the other's fastest.
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
-    const ratio = median(taken) / median(free);
-    expect(ratio, `median ${median(taken).toFixed(1)} ms with an account, ${median(free).toFixed(1)} ms without`).toBeGreaterThan(0.5);
-    expect(ratio, `median ${median(taken).toFixed(1)} ms with an account, ${median(free).toFixed(1)} ms without`).toBeLessThan(2);
+    const shown = `with an account ${taken.map(Math.round)} ms, without ${free.map(Math.round)} ms`;
+    expect(median(taken), shown).toBeGreaterThanOrEqual(0.5 * Math.min(...free));
+    expect(median(free), shown).toBeGreaterThanOrEqual(0.5 * Math.min(...taken));
   });
 });
