@@ -116,6 +116,12 @@ const everydayReads: Operation[] = [
   everydayRead('SMS credentials', () => '/api/sms/list_credentials/'),
 ];
 
+/** Issue 22: the candidacy search over the 100,000 imported candidacies, by name and by office and state. */
+const courtOperations: Operation[] = [
+  { name: 'candidacy search, by name (100,000 candidacies)', method: 'GET', read: true, path: () => '/api/elections/candidacies/?nome=maria%20silva&cd_eleicao=619', as: (session) => session.data.owners[0]! },
+  { name: 'candidacy search, councillors of SP (100,000 candidacies)', method: 'GET', read: true, path: () => '/api/elections/candidacies/?cd_eleicao=619&cd_cargo=13&uf=SP&page=3', as: (session) => session.data.owners[0]! },
+];
+
 /** A read without a key: what a login page asks before anything else. */
 const loginAttempt: Operation = { name: 'login attempt (no key)', method: 'GET', read: true, path: () => '/api/check/login_attempt/' };
 
@@ -130,7 +136,7 @@ const MEMORY_TARGET_MIB = 286;
 /** Compared with Prism and the ceiling; the SMS campaign comes last, since it leaves jobs behind. */
 const mainOperations = [...municipalityOperations, loginAttempt, entityList(TEAM_SIZES[0]), monitorData(HISTORY_YEARS[0]), ...everydayReads, login(1), login(4), smsCampaign];
 /** Measured on Palanque only, with validation on: the same reads over 10x and 100x the rows. */
-const scaledOperations = [entityList(TEAM_SIZES[1]), entityList(TEAM_SIZES[2]), monitorData(HISTORY_YEARS[1]), monitorData(HISTORY_YEARS[2])];
+const scaledOperations = [entityList(TEAM_SIZES[1]), entityList(TEAM_SIZES[2]), monitorData(HISTORY_YEARS[1]), monitorData(HISTORY_YEARS[2]), ...courtOperations];
 
 interface PreparedDatabase {
   dialect: string;
@@ -167,9 +173,11 @@ async function main(): Promise<void> {
       const started = Date.now();
       database.data = await prepareDatabase(database.url, municipiosSource);
       log(`${database.dialect}: data prepared in ${Math.round((Date.now() - started) / 1000)} s`);
+      const court = database.data.candidacyImport;
+      log(`${database.dialect}: ${court.rows.toLocaleString('en')} candidacies imported in ${court.seconds} s (${court.rowsPerSecond.toLocaleString('en')} rows/s)`);
     }
     const results = await measureEverything(databases, workdir, cleanups);
-    report(results);
+    report(results, databases);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => log(`cleanup failed: ${error}`));
     rmSync(workdir, { recursive: true, force: true });
@@ -320,7 +328,7 @@ async function run(baseUrl: string, request: ReturnType<typeof requestOf>, load:
   return { requestsPerSecond: Math.round((result.requests.total / result.duration) * 10) / 10, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts };
 }
 
-function report({ rows, memory }: { rows: Row[]; memory: Array<{ server: string; residentMiB: number }> }): void {
+function report({ rows, memory }: { rows: Row[]; memory: Array<{ server: string; residentMiB: number }> }, databases: PreparedDatabase[]): void {
   const prismRate = (operation: string) => rows.find((row) => row.server === 'Prism mock' && row.operation === operation)?.requestsPerSecond;
   const lines: string[] = [];
   const print = (line = '') => lines.push(line);
@@ -341,6 +349,11 @@ function report({ rows, memory }: { rows: Row[]; memory: Array<{ server: string;
   print('| operation | server | 1x | 10x | 100x | 100x / 1x |');
   print('|---|---|---:|---:|---:|---:|');
   for (const line of scaling) print(`| ${line.operation} | ${line.server} | ${line.p99.join(' | ')} | ${line.ratio} |`);
+  const imports = databases.map((database) => ({ database: database.dialect, ...database.data!.candidacyImport }));
+  print('\nCandidacy import (issue 22): a generated file in the court\'s layout, as `npm run elections:import` reads it\n');
+  print('| database | rows | seconds | rows/s |');
+  print('|---|---:|---:|---:|');
+  for (const line of imports) print(`| ${line.database} | ${line.rows} | ${line.seconds} | ${line.rowsPerSecond} |`);
   print('\nResident memory after the runs\n');
   print('| server | MiB |');
   print('|---|---:|');
@@ -357,7 +370,7 @@ function report({ rows, memory }: { rows: Row[]; memory: Array<{ server: string;
   print(`- ${largest < MEMORY_TARGET_MIB ? 'met' : 'MISSED'}: resident memory after the runs under 300 MB (${MEMORY_TARGET_MIB} MiB) per server (largest ${largest} MiB)`);
   console.log(lines.join('\n'));
   mkdirSync(join(root, 'bench-results'), { recursive: true });
-  writeFileSync(join(root, 'bench-results', 'bench.json'), JSON.stringify({ connections, duration, rounds, node: process.version, rows: table, scaling, memory }, null, 2));
+  writeFileSync(join(root, 'bench-results', 'bench.json'), JSON.stringify({ connections, duration, rounds, node: process.version, rows: table, scaling, memory, imports }, null, 2));
 }
 
 function scalingTable(rows: Row[]) {
