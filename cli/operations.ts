@@ -38,7 +38,7 @@ export const GROUPS: Readonly<Record<string, string>> = {
   research: 'Research bookmarks (research)',
   news: 'News sources requested for monitoring (news)',
   sms: 'SMS credentials and campaigns (SMS)',
-  elections: 'Syncs with the elections panel (Elections)',
+  elections: "The electoral court's elections, candidacies, parties and code tables, and syncs with the elections panel (Elections, Candidato, Partidos)",
   municipios: 'The 5,570 Brazilian municipalities (Location)',
   callbacks: 'Provider callbacks, as a provider would call them (callbacks)',
   webhooks: 'Provider webhooks, as a provider would call them (webhooks)',
@@ -112,6 +112,13 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
       'entities add --tp partido --data \'{"nome":"Partido Exemplo","partido":"99"}\'',
     ],
   },
+  createEntityFromCandidacy: {
+    path: ['entities', 'from-candidacy'],
+    examples: [
+      'entities from-candidacy --candidacy-id 501   # the team\'s candidate, filled in from the court\'s candidacy',
+      'entities from-candidacy --tp concorrente --candidacy-id 502',
+    ],
+  },
   listEntityHistory: {
     path: ['history'],
     examples: ['history --id 12', 'history --id 12 --subject team --all --json'],
@@ -176,6 +183,25 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   },
   syncElectionsPanel: { path: ['elections', 'sync'], examples: ['elections sync --data \'{"sync_sm":{"entity_ids":[12]}}\''] },
   getElectionsPanelSync: { path: ['elections', 'sync-status'], examples: ['elections sync-status 3f1c...'] },
+  listElections: { path: ['elections', 'list'], flags: { ano: 'year', abrangencia: 'scope' }, examples: ['elections list', 'elections list --year 2024 --scope MUNICIPAL'] },
+  listElectionOffices: { path: ['elections', 'offices'], examples: ['elections offices   # with the digits of each office\'s ballot numbers'] },
+  listElectionParties: { path: ['elections', 'parties'], flags: { cd_eleicao: 'election' }, examples: ['elections parties --election 619   # its parties and federations'] },
+  getElectionCodes: { path: ['elections', 'codes'], examples: ['elections codes', 'elections codes --table grau_instrucao'] },
+  searchCandidacies: {
+    path: ['elections', 'search'],
+    flags: { nome: 'name', nr_candidato: 'number', partido: 'party', cd_cargo: 'office', codigo_ibge: 'ibge', cd_eleicao: 'election' },
+    examples: [
+      'elections search --name "maria santos"   # accents and case ignored',
+      'elections search --election 619 --office 11 --ibge 3550308   # the mayoral candidacies of São Paulo in 2024',
+      'elections search --election 546 --uf SP --party PT --all --json',
+    ],
+  },
+  startElectionsImport: {
+    path: ['elections', 'import'],
+    examples: ['elections import --data \'{"source":"https://cdn.tse.jus.br/estatistica/sead/odsele/consulta_cand/consulta_cand_2024.zip"}\'   # platform admins; then import-status'],
+  },
+  getElectionsImport: { path: ['elections', 'import-status'], examples: ['elections import-status 5d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a'] },
+  getCandidacy: { path: ['elections', 'candidacy'], examples: ['elections candidacy --id 501'] },
   // Municipalities
   listMunicipalities: {
     path: ['municipios', 'list'],

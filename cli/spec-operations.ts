@@ -762,6 +762,315 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "paged": false
   },
   {
+    "operationId": "startElectionsImport",
+    "method": "post",
+    "path": "/api/elections/imports/",
+    "tag": "Elections",
+    "summary": "Import the electoral court's candidacy files (platform admins)",
+    "description": "Not in the seed (issue 22). Queues a background import of the court's (TSE) candidacy file or\nzip at `source` (`consulta_cand_<year>.zip` of one `;`-separated Latin-1 file per state plus\n`_BRASIL`, or one such file) into the elections, offices, parties, federations, coalitions, code\ntables and candidacies that `listElections`, `searchCandidacies` and the others read. The answer\ncarries the import; `getElectionsImport` follows it: `rows_read` moves on after each batch of\n1,000 rows is written, and a `completed` import has its `report` (inserted, updated, unchanged\nand rejected lines, with the first 100 rejections' file, line and reason, and the court's\nmunicipalities whose name matched no IBGE municipality).\n\nThe import is streamed and idempotent (keyed by election and `SQ_CANDIDATO`): importing the\nsame file again writes nothing and counts every line unchanged. Nothing is written if the\ndownload fails, `sha256` does not match, or a file lacks a column the import needs; those\nfailures are final (`failed`, with the reason). A failure mid-way (the court's server stopped\nanswering) is retried twice; the batches already written stay. On a server's machine,\n`npm run elections:import -- --source <file, zip or URL>` does the same from a local file.\n\nOnly an http(s) URL on a host that `ELECTIONS_IMPORT_HOSTS` allows (the court's open-data\nhosts by default) is accepted: the server downloads it, and may reach nothing else.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "source",
+          "required": true,
+          "type": "string",
+          "description": "The http(s) URL of the court's candidacy zip or file, on a host `ELECTIONS_IMPORT_HOSTS` allows."
+        },
+        {
+          "name": "sha256",
+          "required": false,
+          "type": "string",
+          "description": "The source's expected sha256 (hex); when it differs, nothing is written."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "getElectionsImport",
+    "method": "get",
+    "path": "/api/elections/imports/{import_id}/",
+    "tag": "Elections",
+    "summary": "An import of the court's candidacy files (platform admins)",
+    "description": "Not in the seed (issue 22). The import `startElectionsImport` queued: `queued`, `running` (with\n`rows_read`, the lines read and written so far), `completed` (with its `report`) or `failed`\n(with the reason in `error`; what was written before stays). Platform admins read it.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "import_id",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "The `id` of the import `startElectionsImport` answered with."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listElections",
+    "method": "get",
+    "path": "/api/elections/",
+    "tag": "Elections",
+    "summary": "The elections of the electoral court's data",
+    "description": "Not in the seed (issue 22). Lists the elections the electoral court's (TSE) candidacy files\nloaded here, one per round (a second round has its own `cd_eleicao`), the newest first. Not\npaginated: a file set holds a few elections a year. Any logged-in user reads it.\n\nMunicipal elections (2020, 2024...) have `tp_abrangencia` `MUNICIPAL`; general ones (2022,\n2026...) `ESTADUAL` (governors, senators, deputies) or `FEDERAL` (the president), each with\nits own code.\n\n**Caching.** The court's data changes only when an import writes it, so every answer of the\nelection reads (`listElections`, `listElectionOffices`, `listElectionParties`,\n`getElectionCodes`, `searchCandidacies`, `getCandidacy`) carries a weak `ETag` and\n`Cache-Control: private, no-cache`: send the ETag back in `If-None-Match` to get 304 with no\nbody while the data is unchanged. The tag stands for the version of the court's data (it moves\non when an import writes any of its tables), the request's query and, for `getCandidacy`, the\ncaller's view of personal data; it is weak because the envelope's `request_id` differs from\none answer to the next.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "If-None-Match",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "The `ETag` of the version the client has; 304 when it is still current."
+      },
+      {
+        "name": "ano",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "Only the elections of this year."
+      },
+      {
+        "name": "abrangencia",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "enum": [
+          "MUNICIPAL",
+          "ESTADUAL",
+          "FEDERAL"
+        ],
+        "description": "Only the elections of this scope (`TP_ABRANGENCIA`)."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listElectionOffices",
+    "method": "get",
+    "path": "/api/elections/offices/",
+    "tag": "Elections",
+    "summary": "The offices candidacies run for, with their ballot-number length",
+    "description": "Not in the seed (issue 22). Lists the offices (`CD_CARGO`) of the loaded candidacy files, by\ncode, with the number of digits of a ballot number for each (`ballot_digits`): president,\ngovernor and mayor 2 (the party's number); senator 3; federal deputy 4; state and district\ndeputy and councillor 5. Vices and substitutes carry their head's number. Any logged-in user\nreads it; `ETag` and 304 as `listElections` says.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "If-None-Match",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "The `ETag` of the version the client has; 304 when it is still current."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listElectionParties",
+    "method": "get",
+    "path": "/api/elections/parties/",
+    "tag": "Partidos",
+    "summary": "The parties and federations of one election",
+    "description": "Not in the seed (issue 22). The parties that ran in election `cd_eleicao` (number, acronym,\nname, and the federation they ran in), by number, and its party federations with the numbers\nof their parties, as the court's candidacy files give them. Coalitions are not listed here (a\nmunicipal election has one per town and office, thousands of them): `getCandidacy` shows a\ncandidacy's own. Any logged-in user reads it; `ETag` and 304 as `listElections` says.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "If-None-Match",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "The `ETag` of the version the client has; 304 when it is still current."
+      },
+      {
+        "name": "cd_eleicao",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "The election's code, `CD_ELEICAO` (required in practice; missing gives 400)."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "getElectionCodes",
+    "method": "get",
+    "path": "/api/elections/codes/",
+    "tag": "Elections",
+    "summary": "The court's code tables, with their labels",
+    "description": "Not in the seed (issue 22). The code tables of the candidacy files, each code with the label\nthe files give it (their `CD_`/`DS_` column pairs), so a front end can show `cd_grau_instrucao`\n8 as `SUPERIOR COMPLETO`: `tipo_eleicao`, `genero`, `grau_instrucao`, `estado_civil`,\n`cor_raca`, `ocupacao`, `nacionalidade`, `situacao_candidatura` (the candidacy's situation)\nand `sit_tot_turno` (the round's result). Every table is present, by code, empty until a file\nthat fills it is imported; `table` gives only that one. Any logged-in user reads it; `ETag`\nand 304 as `listElections` says.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "If-None-Match",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "The `ETag` of the version the client has; 304 when it is still current."
+      },
+      {
+        "name": "table",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "enum": [
+          "tipo_eleicao",
+          "genero",
+          "grau_instrucao",
+          "estado_civil",
+          "cor_raca",
+          "ocupacao",
+          "nacionalidade",
+          "situacao_candidatura",
+          "sit_tot_turno"
+        ],
+        "description": "Only this table."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "searchCandidacies",
+    "method": "get",
+    "path": "/api/elections/candidacies/",
+    "tag": "Candidato",
+    "summary": "Search the court's candidacies",
+    "description": "Not in the seed (issue 22). Searches the candidacies of the loaded candidacy files, 30 per\npage, ordered by civil name ignoring case and accents (then by id). Every filter is optional\nand they combine (all must hold); `links` keep them:\n\n| parameter | keeps the candidacies |\n|---|---|\n| `nome` | whose civil or ballot name holds these words, in this order, ignoring case, accents and apostrophes (`joao davila` finds `JOÃO D'ÁVILA`); at least 2 letters |\n| `nr_candidato` | with this ballot number |\n| `partido` | of this party: its number (`13`) or its acronym (`PT`, `pc do b`: case, accents and spaces ignored); an acronym no loaded election knows is 400 |\n| `cd_cargo` | for this office (`listElectionOffices`) |\n| `uf` | of this state (`SP`), or `BR` for the president |\n| `codigo_ibge` | of this municipality (its IBGE code; the court's own municipality codes are mapped to IBGE's by the import), in municipal elections |\n| `cd_eleicao` | of this election (`listElections`) |\n\nA result is a summary without personal data (no CPF, voter id, birth date or race): read one\nwhole with `getCandidacy`. Any logged-in user searches. A search by name alone scans every\ncandidacy; with `cd_eleicao` and `uf` (or a number or a party) it reads only theirs. `ETag`\nand 304 as `listElections` says.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "If-None-Match",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "The `ETag` of the version the client has; 304 when it is still current."
+      },
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      },
+      {
+        "name": "nome",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Words of the civil or ballot name, in order; case, accents and apostrophes are ignored."
+      },
+      {
+        "name": "nr_candidato",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "The ballot number (2 to 5 digits)."
+      },
+      {
+        "name": "partido",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "The party's number (2 digits) or its acronym; reserved characters may be sent unencoded."
+      },
+      {
+        "name": "cd_cargo",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "The office's code, `CD_CARGO` (11 is PREFEITO)."
+      },
+      {
+        "name": "uf",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "enum": [
+          "AC",
+          "AL",
+          "AM",
+          "AP",
+          "BA",
+          "CE",
+          "DF",
+          "ES",
+          "GO",
+          "MA",
+          "MG",
+          "MS",
+          "MT",
+          "PA",
+          "PB",
+          "PE",
+          "PI",
+          "PR",
+          "RJ",
+          "RN",
+          "RO",
+          "RR",
+          "RS",
+          "SC",
+          "SE",
+          "SP",
+          "TO",
+          "BR",
+          "VT",
+          "ZZ"
+        ],
+        "description": "The state's acronym, or `BR` (national offices), `VT` (voting in transit) or `ZZ` (abroad)."
+      },
+      {
+        "name": "codigo_ibge",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "The municipality's 7-digit IBGE code."
+      },
+      {
+        "name": "cd_eleicao",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "The election's code, `CD_ELEICAO`."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
+  },
+  {
+    "operationId": "getCandidacy",
+    "method": "get",
+    "path": "/api/elections/candidacy/",
+    "tag": "Candidato",
+    "summary": "One candidacy of the court's data, with labels",
+    "description": "Not in the seed (issue 22). Candidacy `id` (the `id` `searchCandidacies` gives) as the court's\nfile has it: its election and office, state and electoral unit (with the IBGE municipality the\nunit was mapped to, in municipal elections), party, federation and coalition, and every coded\nfield with its label (`{code, label}`; `label` null when the code tables lack it). Any\nlogged-in user reads it.\n\n**Personal data.** The court publishes its candidacy files, but CPF, voter id and race are\npersonal data under the LGPD (race is sensitive), so they follow the entities' masks (see\n`getEntity`). Only platform admins read them whole (`personal_data` `whole`). Everyone else\nreads `cpf` with only its middle six digits (`***.982.247-**`), `titulo_eleitor` with only its\nlast four (`********0183`), and no `cor_raca` (`personal_data` `masked`; example `masked`),\nthe owner and admins of an entity linked to the candidacy included: any user may create an\nentity from any candidacy (`createEntityFromCandidacy`), a competitor's as well as their own,\nso a link says nothing about who the caller is (and that operation fills in the court's\npersonal data for platform admins only, for the same reason). The birth date, birthplace,\ngender, education, marital status, occupation and nationality are shown to every reader, as\nthe entities show them. A value the file withholds is null.\n\n`ETag` and 304 as `listElections` says; the tag differs between the whole and the masked view.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "If-None-Match",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "The `ETag` of the version the client has; 304 when it is still current."
+      },
+      {
+        "name": "id",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Id of the candidacy, as `searchCandidacies` gives it (required in practice; missing gives 400)."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
     "operationId": "getUser",
     "method": "get",
     "path": "/api/usuario/{user_id}/",
@@ -1125,7 +1434,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/entidade/",
     "tag": "entidades",
     "summary": "The caller's entities",
-    "description": "Lists the entities of every team the caller belongs to (all entities for platform admins),\nordered by id, 30 per page, optionally filtered by type. Each item carries the caller's role\nin that entity's team; a platform admin outside a team acts, and is shown, as its `admin`.",
+    "description": "Lists the entities of every team the caller belongs to (all entities for platform admins),\nordered by id, 30 per page, optionally filtered by type. Each item carries the caller's role\nin that entity's team; a platform admin outside a team acts, and is shown, as its `admin`,\nand the electoral court's candidacy the entity is linked to (`candidacy`: its election,\noffice, situation and result, as `getEntity` shows it; null when unlinked).",
     "auth": true,
     "parameters": [
       {
@@ -1157,7 +1466,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/entidade/data/",
     "tag": "entidades",
     "summary": "One entity, in the shape the add operation takes",
-    "description": "Returns entity `id` with every field of the candidate entity, its `referencia_social` (with\nthe social-network entries) and its `marketshare` entries, in the same shape `addEntity`\ntakes, so a form can load it, change it and post it back; plus the read-only `tp`,\n`updated_at` and `updated_by`. The `ETag` header is the entity's version: it changes on\nevery write. Send it back in `addEntity`'s `If-Match` so that a change made meanwhile by\nsomeone else is refused rather than overwritten.\n\n**Personal data by role.** The team's `owner` and `admin`s, and platform admins, read `cpf`,\n`titulo_eleitor`, `raca` and the base address whole. Operators and viewers read `cpf` masked\nto its middle six digits (`***.982.247-**`), `titulo_eleitor` to its last four\n(`********0183`), `cepBase` to its first five (`01310-***`), and no `raca` and no `endBase`\n(example `maskedForViewer`). The masks are applied to the answer only: posted back as they are,\nthey leave the stored values unchanged. The `ETag` is the same for every role (it is the\nversion, not a digest of what is shown).",
+    "description": "Returns entity `id` with every field of the candidate entity, its `referencia_social` (with\nthe social-network entries) and its `marketshare` entries, in the same shape `addEntity`\ntakes, so a form can load it, change it and post it back; plus the read-only `tp`,\n`updated_at` and `updated_by`. The `ETag` header is the entity's version: it changes on\nevery write. Send it back in `addEntity`'s `If-Match` so that a change made meanwhile by\nsomeone else is refused rather than overwritten.\n\n**Personal data by role.** The team's `owner` and `admin`s, and platform admins, read `cpf`,\n`titulo_eleitor`, `raca` and the base address whole. Operators and viewers read `cpf` masked\nto its middle six digits (`***.982.247-**`), `titulo_eleitor` to its last four\n(`********0183`), `cepBase` to its first five (`01310-***`), and no `raca` and no `endBase`\n(example `maskedForViewer`). The masks are applied to the answer only: posted back as they are,\nthey leave the stored values unchanged. The `ETag` is the same for every role (it is the\nversion, not a digest of what is shown).\n\n**Candidacy.** An entity linked to a candidacy of the electoral court's data (`candidacy_id`,\nset by `addEntity` or `createEntityFromCandidacy`) carries `candidacy`, the candidacy as\n`searchCandidacies` lists it: its election, office, party, electoral unit and ballot number,\nits situation as the court's file gives it (`situacao_candidatura`: `APTO`, `DEFERIDO`,\n`INDEFERIDO`, `SUB JUDICE`...) and, once the votes are counted and the file says so, the\nround's result (`sit_tot_turno`: `ELEITO`, `NÃO ELEITO`, `2º TURNO`...; null before). Example\n`linkedToCandidacy`. It never carries the candidacy's personal data.",
     "auth": true,
     "parameters": [
       {
@@ -1177,7 +1486,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/entidade/add/",
     "tag": "entidades",
     "summary": "Add or update an entity",
-    "description": "Creates an entity of type `tp` (default `candidato`) owned by the caller, or updates one when\nthe body carries the `id` of an entity the caller may edit.\n\n**Updates change only what is sent.** A field left out keeps its stored value; a field sent as\n`null` clears it; `nome` is always required. The nested records keep their identity:\n- `marketshare` entries are matched by their `id` (an entry without `id` is new; an `id` that\n  is not one of this entity's entries is 422);\n- `referencia_social.social_network` entries are matched by (`nm_rede`, `id`), since their\n  `id` is the profile's id on that network, not a row id;\n- within a matched entry, and within `referencia_social`, the same rule applies: fields left\n  out keep their values;\n- when an array is sent, its order is kept and the stored entries it leaves out are removed;\n  when it is omitted, nothing changes; `null` (or `[]`) removes every entry, and\n  `\"referencia_social\": null` removes the reference with its entries.\n\nThe read-only fields of `getEntity`'s answer (`tp`, `updated_at`, `updated_by`, the nested\n`referencia_social.id` and each entry's `referencia_social`) are ignored when posted back.\n`tp` of an existing entity never changes.\n\n**Edit conflicts.** The answer's `ETag` is the entity's new version. With `If-Match` set to\nthe version the change was made on, a write to an entity someone else changed meanwhile is\nrefused with 409 `edit_conflict` (naming the current version) and changes nothing. Without\n`If-Match` the write goes through, as older clients expect. `If-Match` is only for updates:\nsent without `id` it is 400.\n\nBeyond the schema, the server checks: CPF check digits, voter-id check digits, a real birth\ndate in the past with `idade` consistent with it, state codes among the 27, municipalities of\ndispute and base existing in the municipality list, and party acronyms.\n\n**Personal data.** `cpf`, `titulo_eleitor`, `raca`, `cepBase` and `endBase` are read whole\nonly by the owner, admins and platform admins; operators read them masked or not at all (see\n`getEntity`), and so:\n- a masked `cpf` (`***.982.247-**`), `titulo_eleitor` (`********0183`) or `cepBase`\n  (`01310-***`) in an update stands for the stored value and leaves it unchanged, whoever\n  sends it, so a record read masked can be posted back as it is; on a create it is 422\n  `whole_value`;\n- an operator may send the five only as it reads them, masked or left out: any other value,\n  `null` included, is 403 `forbidden` with a `whole_view_required` detail naming each field,\n  *even one equal to the stored value*, so that no answer confirms a guessed CPF or race;\n- the answer (`data`) is masked for the caller's role, as `getEntity` would answer it.",
+    "description": "Creates an entity of type `tp` (default `candidato`) owned by the caller, or updates one when\nthe body carries the `id` of an entity the caller may edit.\n\n**Updates change only what is sent.** A field left out keeps its stored value; a field sent as\n`null` clears it; `nome` is always required. The nested records keep their identity:\n- `marketshare` entries are matched by their `id` (an entry without `id` is new; an `id` that\n  is not one of this entity's entries is 422);\n- `referencia_social.social_network` entries are matched by (`nm_rede`, `id`), since their\n  `id` is the profile's id on that network, not a row id;\n- within a matched entry, and within `referencia_social`, the same rule applies: fields left\n  out keep their values;\n- when an array is sent, its order is kept and the stored entries it leaves out are removed;\n  when it is omitted, nothing changes; `null` (or `[]`) removes every entry, and\n  `\"referencia_social\": null` removes the reference with its entries.\n\nThe read-only fields of `getEntity`'s answer (`tp`, `updated_at`, `updated_by`, the nested\n`referencia_social.id` and each entry's `referencia_social`) are ignored when posted back.\n`tp` of an existing entity never changes.\n\n**Edit conflicts.** The answer's `ETag` is the entity's new version. With `If-Match` set to\nthe version the change was made on, a write to an entity someone else changed meanwhile is\nrefused with 409 `edit_conflict` (naming the current version) and changes nothing. Without\n`If-Match` the write goes through, as older clients expect. `If-Match` is only for updates:\nsent without `id` it is 400.\n\nBeyond the schema, the server checks: CPF check digits, voter-id check digits (12 digits, or\n13 for some older títulos of SP and MG), a real birth date in the past with `idade`\nconsistent with it, state codes among the 27, municipalities of dispute and base existing in\nthe municipality list, party acronyms, and that `nr_urna` starts with `partido`.\n\n**Electoral checks, once the court's data is loaded.** Where the elections import has loaded\nthe electoral court's tables, the body is also judged by them (example `ballotDigits`); where\nit has not, none of these checks applies and the body is accepted as before:\n- the coded fields against the court's code tables, each once its table is loaded:\n  `instrucao` (education, `grau_instrucao`), `ocupacao` (occupation), `estado_civil`,\n  `raca` (race/colour, `cor_raca`) and `nacionalidade`: 422 `court_code` naming the field\n  and the allowed codes (for a table of more than 20 codes, such as occupation's hundreds,\n  the table to read them from). `genero` is free text and is not checked.\n- `nr_urna`'s length against the office (`ballot_digits`: president, governor and mayor and\n  their vices 2 digits; senator and substitutes 3; federal deputy 4; state and district\n  deputy and councillor 5), and its first two digits, and `partido`, against the parties\n  running in the election (`party_of_election`, naming them).\n\nThe office and the election are the linked candidacy's (`candidacy_id`). Without a link,\nthe office is the one whose court name `position` spells, ignoring case, accents and hyphens\n(`prefeito`, `Vereador`, `deputado federal`; feminine forms such as `prefeita`, `vereadora`\nand `deputada estadual` too), and the election is the first round of the latest loaded\nelection of that office's scope (municipal for mayor, vice-mayor and councillor; federal for\npresident and vice-president; state for the others), the one with the most parties when the\nyear has several (an ordinary election rather than a supplementary one). Without a link or a\n`position` the office names, the length and party checks do not apply. Like the other rules between two\nfields, these judge the entity as it will be whenever the body names `nr_urna`, `partido`,\n`position` or `candidacy_id`.\n\n**Candidacies.** `candidacy_id` links the entity to a candidacy of the court's data (or to\nanother one); `null` unlinks it; nothing else changes, and the edit history records it as\nany other field. `getEntity` then shows the candidacy's election, office, situation and\nresult (`candidacy`, read-only). To create an entity filled in from a candidacy, use\n`createEntityFromCandidacy`.\n\n**Personal data.** `cpf`, `titulo_eleitor`, `raca`, `cepBase` and `endBase` are read whole\nonly by the owner, admins and platform admins; operators read them masked or not at all (see\n`getEntity`), and so:\n- a masked `cpf` (`***.982.247-**`), `titulo_eleitor` (`********0183`) or `cepBase`\n  (`01310-***`) in an update stands for the stored value and leaves it unchanged, whoever\n  sends it, so a record read masked can be posted back as it is; on a create it is 422\n  `whole_value`;\n- an operator may send the five only as it reads them, masked or left out: any other value,\n  `null` included, is 403 `forbidden` with a `whole_view_required` detail naming each field,\n  *even one equal to the stored value*, so that no answer confirms a guessed CPF or race;\n- the answer (`data`) is masked for the caller's role, as `getEntity` would answer it.",
     "auth": true,
     "parameters": [
       {
@@ -1204,6 +1513,43 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
       "contentType": "application/json",
       "required": true,
       "fields": []
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "createEntityFromCandidacy",
+    "method": "post",
+    "path": "/api/entidade/from_candidacy/",
+    "tag": "entidades",
+    "summary": "Create an entity filled in from the electoral court's candidacy",
+    "description": "Not in the seed: creates an entity of type `tp` (default `candidato`; `concorrente` for a\ncompetitor) owned by the caller, filled in from candidacy `candidacy_id` of the court's data\n(the elections operations find it) and linked to it (`candidacy_id`), so that a team need not\ntype its candidate's or a competitor's data by hand. `getEntity` then shows the candidacy's\nsituation and, after the vote, its result. The team edits the entity as any other\n(`addEntity`); the court's later imports change the candidacy, never the entity.\n\nWhat is filled in, from the court's columns: `nome`, `nm_urna`, `nr_urna`, `partido` (the\nparty number), `position` (the office, in lower case: `prefeito`, `vereador`...),\n`tipoDisputa` (`municipal`, `estadual` or `federal`), `ballot` (`primeiro_turno` or\n`segundo_turno`), `uf`, `estado_disputa` and `paisDisputa` (`BR`), `municipio_disputa` (the\nIBGE code the court's municipality maps to) and `cidade` in municipal elections,\n`data_nascimento` with `idade`, `nacionalidade`, `estado_nascimento` with `pais_nascimento`\n(`BR`), `municipio_nascimento`, `genero` (the label, in lower case), `instrucao`, `ocupacao`,\n`estado_civil`, `reeleicao`, and, for a coalition of several parties, `asLegenda`,\n`nomeLegenda` and `partidosLegenda`. Names are kept as the court writes them (upper case).\nA value the file withholds is left unset.\n\n**Personal data.** `cpf` (formatted), `titulo_eleitor` and `raca` are filled in only for a\ncaller who reads the court's candidacies whole (platform admins): anyone else gets the entity\nwithout them, and may type them. Once created, the entity's personal data is shown by team\nrole, as `getEntity` says (the owner reads it whole, viewers masked).\n\nA value the entity rules of `addEntity` would refuse (a party acronym no longer registered, an\ninvalid check digit) is left out, and the answer's `message` names it.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "tp",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "enum": [
+          "candidato",
+          "concorrente",
+          "partido"
+        ],
+        "description": "Type of the entity to create; `candidato` when omitted."
+      }
+    ],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "candidacy_id",
+          "required": true,
+          "type": "integer",
+          "description": "The candidacy's id, as the elections operations list it."
+        }
+      ]
     },
     "answer": "application/json",
     "paged": false

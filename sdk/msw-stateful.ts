@@ -25,6 +25,8 @@
  */
 import { http, type HttpHandler } from 'msw';
 import seedData from './msw-fixtures.json' with { type: 'json' };
+import { candidacyIn, candidacySummary, EMPTY_COURT, entityFromCandidacy, type CourtSeed } from './msw-court.js';
+import * as courtReads from './msw-court-reads.js';
 import { apiKeyIn, errorResponse, operationById, refuseInvalidRequest, requiresKey, unauthorizedResponse, type ErrorDetail } from './msw-validation.js';
 import type { components } from './schema.js';
 
@@ -53,7 +55,8 @@ export interface StatefulHandlers {
 }
 
 type Seed = typeof seedData;
-export type StatefulSeed = Pick<Seed, 'users' | 'entities' | 'monitors' | 'research' | 'sms'>;
+/** The demo data; `elections`, the electoral court's tables (fixtures/elections.json), may be left out. */
+export type StatefulSeed = Pick<Seed, 'users' | 'entities' | 'monitors' | 'research' | 'sms'> & { elections?: CourtSeed };
 type Entity = components['schemas']['CandidateEntity'];
 type TeamRole = 'owner' | 'admin' | 'operator' | 'viewer';
 type Json = Record<string, unknown>;
@@ -115,6 +118,8 @@ interface State {
   invitations: Invitation[];
   /** The entities' edit history (listEntityHistory), the oldest first. */
   history: HistoryRow[];
+  /** The electoral court's demo data (read-only): the candidacies entities are created from and linked to. */
+  court: CourtSeed;
   nextId: number;
 }
 /** A row of an entity's edit history, as listEntityHistory shows it (without its actor's name). */
@@ -153,7 +158,7 @@ const SESSIONS_PER_PAGE = 30;
 /** The server's default PASSWORD_MIN_LENGTH (src/accounts/password-policy.ts). */
 const PASSWORD_MIN_LENGTH = 12;
 /** Fields the API writes itself: accepted in a body (a front end sends back what it read) and ignored. */
-const READ_ONLY_FIELDS = new Set(['id', 'tp', 'updated_at', 'updated_by']);
+const READ_ONLY_FIELDS = new Set(['id', 'tp', 'updated_at', 'updated_by', 'candidacy']);
 /** Fields the server answers as null when they have no value (the store's nullable columns). */
 const NULLABLE_FIELDS = new Set(['nr_urna', 'municipioBase']);
 
@@ -189,6 +194,7 @@ export function statefulHandlers({ baseUrl = 'http://palanque.test', seed = seed
     ...researchHandlers(on),
     ...newsHandlers(on),
     ...smsHandlers(on),
+    ...courtReadHandlers(on),
   ];
   return {
     handlers,
@@ -251,7 +257,8 @@ function seeded(seed: StatefulSeed): State {
   const bookmarks = new Map(copy.research.bookmarks.map(({ user, ...bookmark }) => [bookmark.id, { ...bookmark, user_id: userId(user) }]));
   const newsSources = new Map(copy.research.news_sources.map(({ requested_by: _by, ...source }) => [source.id, source]));
   const credentials = new Map(copy.sms.credentials.map(({ created_by: _by, ...credential }) => [credential.id, { ...credential, provider: 'provider' }]));
-  return { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, pendingSignUps: new Map(), pendingEmailChanges: new Map(), invitations, history: [], nextId };
+  const court = copy.elections ?? EMPTY_COURT;
+  return { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, pendingSignUps: new Map(), pendingEmailChanges: new Map(), invitations, history: [], court, nextId };
 }
 
 function newId(state: State, taken: Iterable<number>): number {
@@ -737,7 +744,7 @@ function entityHandlers(on: On): HttpHandler[] {
       const visible = [...state.entities.values()].filter((entity) => roleIn(entity, user) && (tp === undefined || entity.tp === tp)).sort((a, b) => a.id - b.id);
       const listUrl = new URL(`${base}/api/entidade/`);
       if (tp) listUrl.searchParams.set('tp', tp);
-      const paged = pageOf(visible.map((entity) => summaryOf(entity, roleIn(entity, user)!)), page, ENTITIES_PER_PAGE, listUrl);
+      const paged = pageOf(visible.map((entity) => summaryOf(state, entity, roleIn(entity, user)!)), page, ENTITIES_PER_PAGE, listUrl);
       return paged instanceof Response ? paged : envelope(200, paged, `${visible.length} entities.`);
     }),
     on('getEntity', (context) => {
@@ -755,7 +762,7 @@ function entityHandlers(on: On): HttpHandler[] {
             { location: 'header', field: 'If-Match', rule: 'update_only', message: 'is only for updates: send it with the id of the entity', value: ifMatch.slice(0, 200) },
           ]);
         }
-        const duplicate = cpfTaken(state, user, body.cpf, undefined);
+        const duplicate = cpfTaken(state, user, body.cpf, undefined) ?? candidacyRefused(state, user, body.candidacy_id, undefined);
         if (duplicate) return duplicate;
         const id = newId(state, state.entities.keys());
         const record = applyUpdate({}, withIds(state, body));
@@ -768,7 +775,7 @@ function entityHandlers(on: On): HttpHandler[] {
       const entity = entityFor(context, Number(body.id), { location: 'body', field: 'id' }, 'edit');
       if (entity instanceof Response) return entity;
       // The server's order: the CPF check, then the version (If-Match), then the nested records.
-      const duplicate = cpfTaken(state, user, body.cpf, entity.id);
+      const duplicate = cpfTaken(state, user, body.cpf, entity.id) ?? candidacyRefused(state, user, body.candidacy_id, entity.id, entity.record.candidacy_id);
       if (duplicate) return duplicate;
       if (ifMatch !== null && ifMatch.trim() !== '*') {
         const tags = ifMatch.split(',').map((tag) => tag.trim().replace(/^W\//, ''));
@@ -789,7 +796,41 @@ function entityHandlers(on: On): HttpHandler[] {
       entity.updated_by = user.id;
       return entityAnswer(state, entity, 200, `Entity ${entity.id} updated.`);
     }),
+    on('createEntityFromCandidacy', ({ body, state, user, url }) => {
+      const candidacy = candidacyIn(state.court, body.candidacy_id);
+      if (!candidacy) {
+        return notFound(`There is no candidacy ${String(body.candidacy_id)} in the court's data.`, [
+          { location: 'body', field: 'candidacy_id', rule: 'existing_candidacy', message: "must be the id of a candidacy of the court's data", value: body.candidacy_id as number },
+        ]);
+      }
+      // As the server: the court's personal data for platform admins only.
+      const record = entityFromCandidacy(state.court, candidacy, user.is_admin);
+      const refused = candidacyRefused(state, user, candidacy.id, undefined) ?? cpfTaken(state, user, record.cpf, undefined);
+      if (refused) return refused;
+      const id = newId(state, state.entities.keys());
+      const moment = now();
+      const tp = (url.searchParams.get('tp') ?? 'candidato') as StoredEntity['tp'];
+      state.entities.set(id, { id, tp, record, created_at: moment, updated_at: moment, updated_by: user.id, version: 1, members: [{ id: newId(state, []), user_id: user.id, role: 'owner', added_at: moment }] });
+      recordHistory(state, id, 'created', user.id, changedFields({}, record));
+      return entityAnswer(state, state.entities.get(id)!, 201, `Entity ${id} created from candidacy ${candidacy.id}.`);
+    }),
   ];
+}
+
+/**
+ * A `candidacy_id` the server would refuse: one the court's data lacks (422), or one another entity of the
+ * caller's teams is linked to (409). `stored` is the entity's current link (posting it back is no new link).
+ */
+function candidacyRefused(state: State, user: User, candidacyId: unknown, except: number | undefined, stored?: unknown): Response | undefined {
+  if (typeof candidacyId !== 'number' || candidacyId === stored) return undefined;
+  if (!candidacyIn(state.court, candidacyId)) {
+    return invalidBody([{ location: 'body', field: 'candidacy_id', rule: 'existing_candidacy', message: "must be the id of a candidacy of the court's data", value: candidacyId }], 'The entity is invalid.');
+  }
+  const other = [...state.entities.values()].find((entity) => entity.id !== except && entity.members.some((member) => member.user_id === user.id) && entity.record.candidacy_id === candidacyId);
+  if (!other) return undefined;
+  return conflict(`Candidacy ${candidacyId} is already linked to entity ${other.id} of your teams.`, [
+    { location: 'body', field: 'candidacy_id', rule: 'unique_in_team', message: `is already linked to entity ${other.id} of your teams`, value: candidacyId },
+  ]);
 }
 
 /**
@@ -857,6 +898,7 @@ function entityAnswer(state: State, entity: StoredEntity, status: 200 | 201, mes
     ...nullable,
     ...entity.record,
     marketshare: entity.record.marketshare ?? [],
+    ...(typeof entity.record.candidacy_id === 'number' ? { candidacy: candidacySummary(state.court, entity.record.candidacy_id) ?? null } : {}),
     tp: entity.tp,
     updated_at: entity.updated_at,
     updated_by: author ? { id: author.id, display_name: displayName(author) } : null,
@@ -864,7 +906,7 @@ function entityAnswer(state: State, entity: StoredEntity, status: 200 | 201, mes
   return envelope(status, data, message, { ETag: `"${entity.version}"` });
 }
 
-function summaryOf(entity: StoredEntity, role: TeamRole) {
+function summaryOf(state: State, entity: StoredEntity, role: TeamRole) {
   const field = (name: string) => (entity.record[name] as unknown) ?? null;
   return {
     id: entity.id,
@@ -879,6 +921,7 @@ function summaryOf(entity: StoredEntity, role: TeamRole) {
     role,
     created_at: entity.created_at,
     updated_at: entity.updated_at,
+    candidacy: typeof entity.record.candidacy_id === 'number' ? (candidacySummary(state.court, entity.record.candidacy_id) ?? null) : null,
   };
 }
 
@@ -1227,5 +1270,44 @@ function smsHandlers(on: On): HttpHandler[] {
       state.credentials.set(id, credential);
       return envelope(201, credential, `Credential ${id} added.`);
     }),
+  ];
+}
+
+// --- the electoral court's data (src/elections/tse/read-handlers.ts) -------------------------------------
+
+/**
+ * The reads of the court's demo data (answers of msw-court-reads.ts), with the server's weak `ETag` and
+ * `Cache-Control`, 304 to an If-None-Match that holds the tag, and the search paged by 30 with its filters
+ * kept in the links. The demo data is read-only: no operation writes it.
+ */
+function courtReadHandlers(on: On): HttpHandler[] {
+  const EMPTY: courtReads.CourtTables = { elections: [], offices: [], codes: [], parties: [], federations: [], coalitions: [], units: [], candidacies: [] };
+  const tablesOf = (state: State) => ({ ...EMPTY, ...(state.court as unknown as Partial<courtReads.CourtTables>) });
+  const answer = <Data>(request: Request, result: courtReads.CourtAnswer<Data> | Response, view: unknown = null): Response => {
+    if (result instanceof Response) return result;
+    if ('status' in result) return errorResponse(result.status, result.code, result.message, result.details);
+    const etag = courtReads.weakTagOf([result.data, view]);
+    const headers = { ETag: etag, 'Cache-Control': 'private, no-cache' };
+    const sent = request.headers.get('if-none-match');
+    if (sent !== null && sent.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag.replace(/^W\//, ''))) return new Response(null, { status: 304, headers });
+    return envelope(200, result.data, result.message, headers);
+  };
+  return [
+    on('listElections', ({ request, url, state }) => answer(request, courtReads.listElections(tablesOf(state), url.searchParams))),
+    on('listElectionOffices', ({ request, state }) => answer(request, courtReads.listOffices(tablesOf(state)))),
+    on('listElectionParties', ({ request, url, state }) => answer(request, courtReads.listParties(tablesOf(state), url.searchParams))),
+    on('getElectionCodes', ({ request, url, state }) => answer(request, courtReads.codeTables(tablesOf(state), url.searchParams))),
+    on('searchCandidacies', ({ request, url, state, base }) => {
+      const found = courtReads.searchCandidacies(tablesOf(state), url.searchParams);
+      if ('status' in found) return answer(request, found);
+      const listUrl = new URL(`${base}/api/elections/candidacies/`);
+      for (const filter of ['nome', 'nr_candidato', 'partido', 'cd_cargo', 'uf', 'codigo_ibge', 'cd_eleicao']) {
+        const value = url.searchParams.get(filter);
+        if (value !== null) listUrl.searchParams.set(filter, value);
+      }
+      const paged = pageOf(found.data, Number(url.searchParams.get('page') ?? 1), courtReads.CANDIDACIES_PER_PAGE, listUrl);
+      return answer(request, paged instanceof Response ? paged : { data: paged, message: found.message });
+    }),
+    on('getCandidacy', ({ request, url, state, user }) => answer(request, courtReads.candidacy(tablesOf(state), url.searchParams, user.is_admin), user.is_admin)),
   ];
 }

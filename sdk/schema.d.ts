@@ -960,6 +960,306 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/elections/imports/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import the electoral court's candidacy files (platform admins)
+         * @description Not in the seed (issue 22). Queues a background import of the court's (TSE) candidacy file or
+         *     zip at `source` (`consulta_cand_<year>.zip` of one `;`-separated Latin-1 file per state plus
+         *     `_BRASIL`, or one such file) into the elections, offices, parties, federations, coalitions, code
+         *     tables and candidacies that `listElections`, `searchCandidacies` and the others read. The answer
+         *     carries the import; `getElectionsImport` follows it: `rows_read` moves on after each batch of
+         *     1,000 rows is written, and a `completed` import has its `report` (inserted, updated, unchanged
+         *     and rejected lines, with the first 100 rejections' file, line and reason, and the court's
+         *     municipalities whose name matched no IBGE municipality).
+         *
+         *     The import is streamed and idempotent (keyed by election and `SQ_CANDIDATO`): importing the
+         *     same file again writes nothing and counts every line unchanged. Nothing is written if the
+         *     download fails, `sha256` does not match, or a file lacks a column the import needs; those
+         *     failures are final (`failed`, with the reason). A failure mid-way (the court's server stopped
+         *     answering) is retried twice; the batches already written stay. On a server's machine,
+         *     `npm run elections:import -- --source <file, zip or URL>` does the same from a local file.
+         *
+         *     Only an http(s) URL on a host that `ELECTIONS_IMPORT_HOSTS` allows (the court's open-data
+         *     hosts by default) is accepted: the server downloads it, and may reach nothing else.
+         *
+         *     - **201**: the import was queued; `data` is the import.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **409** `conflict` (`one_import_at_a_time`): another import is queued or running; its id is named.
+         *     - **422** `validation_failed`: `source` is not an http(s) URL (`http_url`) or its host is not
+         *       allowed (`allowed_host`, naming the hosts), or `sha256` is not 64 hex digits.
+         *     - **503** `service_unavailable`: the job queue did not take the import (nothing was queued); ask
+         *       again after `Retry-After`.
+         *     - 200 and 404 are not returned.
+         */
+        post: operations["startElectionsImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/elections/imports/{import_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An import of the court's candidacy files (platform admins)
+         * @description Not in the seed (issue 22). The import `startElectionsImport` queued: `queued`, `running` (with
+         *     `rows_read`, the lines read and written so far), `completed` (with its `report`) or `failed`
+         *     (with the reason in `error`; what was written before stays). Platform admins read it.
+         *
+         *     - **200**: the import.
+         *     - **400** `bad_request`: `import_id` is not a UUID.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: no import with this id.
+         *     - 409 and 422 are not returned.
+         */
+        get: operations["getElectionsImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/elections/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The elections of the electoral court's data
+         * @description Not in the seed (issue 22). Lists the elections the electoral court's (TSE) candidacy files
+         *     loaded here, one per round (a second round has its own `cd_eleicao`), the newest first. Not
+         *     paginated: a file set holds a few elections a year. Any logged-in user reads it.
+         *
+         *     Municipal elections (2020, 2024...) have `tp_abrangencia` `MUNICIPAL`; general ones (2022,
+         *     2026...) `ESTADUAL` (governors, senators, deputies) or `FEDERAL` (the president), each with
+         *     its own code.
+         *
+         *     **Caching.** The court's data changes only when an import writes it, so every answer of the
+         *     election reads (`listElections`, `listElectionOffices`, `listElectionParties`,
+         *     `getElectionCodes`, `searchCandidacies`, `getCandidacy`) carries a weak `ETag` and
+         *     `Cache-Control: private, no-cache`: send the ETag back in `If-None-Match` to get 304 with no
+         *     body while the data is unchanged. The tag stands for the version of the court's data (it moves
+         *     on when an import writes any of its tables), the request's query and, for `getCandidacy`, the
+         *     caller's view of personal data; it is weak because the envelope's `request_id` differs from
+         *     one answer to the next.
+         *
+         *     - **200**: `data` is the list (empty when no elections are loaded).
+         *     - **304**: unchanged since the ETag sent in `If-None-Match`.
+         *     - **400** `bad_request`: `ano` is not a year, or `abrangencia` not one of the three scopes.
+         *     - **401** `unauthorized`: no valid key.
+         *     - 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["listElections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/elections/offices/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The offices candidacies run for, with their ballot-number length
+         * @description Not in the seed (issue 22). Lists the offices (`CD_CARGO`) of the loaded candidacy files, by
+         *     code, with the number of digits of a ballot number for each (`ballot_digits`): president,
+         *     governor and mayor 2 (the party's number); senator 3; federal deputy 4; state and district
+         *     deputy and councillor 5. Vices and substitutes carry their head's number. Any logged-in user
+         *     reads it; `ETag` and 304 as `listElections` says.
+         *
+         *     - **200**: `data` is the list (empty when nothing is loaded).
+         *     - **304**: unchanged since the ETag sent in `If-None-Match`.
+         *     - **401** `unauthorized`: no valid key.
+         *     - 400, 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["listElectionOffices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/elections/parties/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The parties and federations of one election
+         * @description Not in the seed (issue 22). The parties that ran in election `cd_eleicao` (number, acronym,
+         *     name, and the federation they ran in), by number, and its party federations with the numbers
+         *     of their parties, as the court's candidacy files give them. Coalitions are not listed here (a
+         *     municipal election has one per town and office, thousands of them): `getCandidacy` shows a
+         *     candidacy's own. Any logged-in user reads it; `ETag` and 304 as `listElections` says.
+         *
+         *     - **200**: `data` is the election with its parties and federations.
+         *     - **304**: unchanged since the ETag sent in `If-None-Match`.
+         *     - **400** `bad_request`: `cd_eleicao` is missing or not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no election `cd_eleicao` is loaded.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["listElectionParties"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/elections/codes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The court's code tables, with their labels
+         * @description Not in the seed (issue 22). The code tables of the candidacy files, each code with the label
+         *     the files give it (their `CD_`/`DS_` column pairs), so a front end can show `cd_grau_instrucao`
+         *     8 as `SUPERIOR COMPLETO`: `tipo_eleicao`, `genero`, `grau_instrucao`, `estado_civil`,
+         *     `cor_raca`, `ocupacao`, `nacionalidade`, `situacao_candidatura` (the candidacy's situation)
+         *     and `sit_tot_turno` (the round's result). Every table is present, by code, empty until a file
+         *     that fills it is imported; `table` gives only that one. Any logged-in user reads it; `ETag`
+         *     and 304 as `listElections` says.
+         *
+         *     - **200**: `data` has one list per table.
+         *     - **304**: unchanged since the ETag sent in `If-None-Match`.
+         *     - **400** `bad_request`: `table` is not one of the tables.
+         *     - **401** `unauthorized`: no valid key.
+         *     - 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["getElectionCodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/elections/candidacies/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the court's candidacies
+         * @description Not in the seed (issue 22). Searches the candidacies of the loaded candidacy files, 30 per
+         *     page, ordered by civil name ignoring case and accents (then by id). Every filter is optional
+         *     and they combine (all must hold); `links` keep them:
+         *
+         *     | parameter | keeps the candidacies |
+         *     |---|---|
+         *     | `nome` | whose civil or ballot name holds these words, in this order, ignoring case, accents and apostrophes (`joao davila` finds `JOÃO D'ÁVILA`); at least 2 letters |
+         *     | `nr_candidato` | with this ballot number |
+         *     | `partido` | of this party: its number (`13`) or its acronym (`PT`, `pc do b`: case, accents and spaces ignored); an acronym no loaded election knows is 400 |
+         *     | `cd_cargo` | for this office (`listElectionOffices`) |
+         *     | `uf` | of this state (`SP`), or `BR` for the president |
+         *     | `codigo_ibge` | of this municipality (its IBGE code; the court's own municipality codes are mapped to IBGE's by the import), in municipal elections |
+         *     | `cd_eleicao` | of this election (`listElections`) |
+         *
+         *     A result is a summary without personal data (no CPF, voter id, birth date or race): read one
+         *     whole with `getCandidacy`. Any logged-in user searches. A search by name alone scans every
+         *     candidacy; with `cd_eleicao` and `uf` (or a number or a party) it reads only theirs. `ETag`
+         *     and 304 as `listElections` says.
+         *
+         *     - **200**: `data` is a page of candidacy summaries (`links`, `count`, `total_pages`, `results`).
+         *     - **304**: unchanged since the ETag sent in `If-None-Match`.
+         *     - **400** `bad_request`: a filter breaks its type or bounds, `nome` has fewer than 2 letters
+         *       once accents and punctuation are set aside, or `partido` is an acronym no loaded election
+         *       knows; `error.details` names the parameter.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: `page` is past the last page.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["searchCandidacies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/elections/candidacy/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One candidacy of the court's data, with labels
+         * @description Not in the seed (issue 22). Candidacy `id` (the `id` `searchCandidacies` gives) as the court's
+         *     file has it: its election and office, state and electoral unit (with the IBGE municipality the
+         *     unit was mapped to, in municipal elections), party, federation and coalition, and every coded
+         *     field with its label (`{code, label}`; `label` null when the code tables lack it). Any
+         *     logged-in user reads it.
+         *
+         *     **Personal data.** The court publishes its candidacy files, but CPF, voter id and race are
+         *     personal data under the LGPD (race is sensitive), so they follow the entities' masks (see
+         *     `getEntity`). Only platform admins read them whole (`personal_data` `whole`). Everyone else
+         *     reads `cpf` with only its middle six digits (`***.982.247-**`), `titulo_eleitor` with only its
+         *     last four (`********0183`), and no `cor_raca` (`personal_data` `masked`; example `masked`),
+         *     the owner and admins of an entity linked to the candidacy included: any user may create an
+         *     entity from any candidacy (`createEntityFromCandidacy`), a competitor's as well as their own,
+         *     so a link says nothing about who the caller is (and that operation fills in the court's
+         *     personal data for platform admins only, for the same reason). The birth date, birthplace,
+         *     gender, education, marital status, occupation and nationality are shown to every reader, as
+         *     the entities show them. A value the file withholds is null.
+         *
+         *     `ETag` and 304 as `listElections` says; the tag differs between the whole and the masked view.
+         *
+         *     - **200**: the candidacy.
+         *     - **304**: unchanged since the ETag sent in `If-None-Match`.
+         *     - **400** `bad_request`: `id` is missing or not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no candidacy `id`.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["getCandidacy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/usuario/{user_id}/": {
         parameters: {
             query?: never;
@@ -1424,7 +1724,9 @@ export interface paths {
          * The caller's entities
          * @description Lists the entities of every team the caller belongs to (all entities for platform admins),
          *     ordered by id, 30 per page, optionally filtered by type. Each item carries the caller's role
-         *     in that entity's team; a platform admin outside a team acts, and is shown, as its `admin`.
+         *     in that entity's team; a platform admin outside a team acts, and is shown, as its `admin`,
+         *     and the electoral court's candidacy the entity is linked to (`candidacy`: its election,
+         *     office, situation and result, as `getEntity` shows it; null when unlinked).
          *
          *     - **200**: `data` is a page of entity summaries.
          *     - **400** `bad_request`: `page` is not an integer of at least 1, or `tp` is not a known type.
@@ -1464,6 +1766,14 @@ export interface paths {
          *     (example `maskedForViewer`). The masks are applied to the answer only: posted back as they are,
          *     they leave the stored values unchanged. The `ETag` is the same for every role (it is the
          *     version, not a digest of what is shown).
+         *
+         *     **Candidacy.** An entity linked to a candidacy of the electoral court's data (`candidacy_id`,
+         *     set by `addEntity` or `createEntityFromCandidacy`) carries `candidacy`, the candidacy as
+         *     `searchCandidacies` lists it: its election, office, party, electoral unit and ballot number,
+         *     its situation as the court's file gives it (`situacao_candidatura`: `APTO`, `DEFERIDO`,
+         *     `INDEFERIDO`, `SUB JUDICE`...) and, once the votes are counted and the file says so, the
+         *     round's result (`sit_tot_turno`: `ELEITO`, `NÃO ELEITO`, `2º TURNO`...; null before). Example
+         *     `linkedToCandidacy`. It never carries the candidacy's personal data.
          *
          *     - **200**: the entity, with its `ETag`.
          *     - **400** `bad_request`: `id` is missing or not a positive integer.
@@ -1516,9 +1826,40 @@ export interface paths {
          *     `If-Match` the write goes through, as older clients expect. `If-Match` is only for updates:
          *     sent without `id` it is 400.
          *
-         *     Beyond the schema, the server checks: CPF check digits, voter-id check digits, a real birth
-         *     date in the past with `idade` consistent with it, state codes among the 27, municipalities of
-         *     dispute and base existing in the municipality list, and party acronyms.
+         *     Beyond the schema, the server checks: CPF check digits, voter-id check digits (12 digits, or
+         *     13 for some older títulos of SP and MG), a real birth date in the past with `idade`
+         *     consistent with it, state codes among the 27, municipalities of dispute and base existing in
+         *     the municipality list, party acronyms, and that `nr_urna` starts with `partido`.
+         *
+         *     **Electoral checks, once the court's data is loaded.** Where the elections import has loaded
+         *     the electoral court's tables, the body is also judged by them (example `ballotDigits`); where
+         *     it has not, none of these checks applies and the body is accepted as before:
+         *     - the coded fields against the court's code tables, each once its table is loaded:
+         *       `instrucao` (education, `grau_instrucao`), `ocupacao` (occupation), `estado_civil`,
+         *       `raca` (race/colour, `cor_raca`) and `nacionalidade`: 422 `court_code` naming the field
+         *       and the allowed codes (for a table of more than 20 codes, such as occupation's hundreds,
+         *       the table to read them from). `genero` is free text and is not checked.
+         *     - `nr_urna`'s length against the office (`ballot_digits`: president, governor and mayor and
+         *       their vices 2 digits; senator and substitutes 3; federal deputy 4; state and district
+         *       deputy and councillor 5), and its first two digits, and `partido`, against the parties
+         *       running in the election (`party_of_election`, naming them).
+         *
+         *     The office and the election are the linked candidacy's (`candidacy_id`). Without a link,
+         *     the office is the one whose court name `position` spells, ignoring case, accents and hyphens
+         *     (`prefeito`, `Vereador`, `deputado federal`; feminine forms such as `prefeita`, `vereadora`
+         *     and `deputada estadual` too), and the election is the first round of the latest loaded
+         *     election of that office's scope (municipal for mayor, vice-mayor and councillor; federal for
+         *     president and vice-president; state for the others), the one with the most parties when the
+         *     year has several (an ordinary election rather than a supplementary one). Without a link or a
+         *     `position` the office names, the length and party checks do not apply. Like the other rules between two
+         *     fields, these judge the entity as it will be whenever the body names `nr_urna`, `partido`,
+         *     `position` or `candidacy_id`.
+         *
+         *     **Candidacies.** `candidacy_id` links the entity to a candidacy of the court's data (or to
+         *     another one); `null` unlinks it; nothing else changes, and the edit history records it as
+         *     any other field. `getEntity` then shows the candidacy's election, office, situation and
+         *     result (`candidacy`, read-only). To create an entity filled in from a candidacy, use
+         *     `createEntityFromCandidacy`.
          *
          *     **Personal data.** `cpf`, `titulo_eleitor`, `raca`, `cepBase` and `endBase` are read whole
          *     only by the owner, admins and platform admins; operators read them masked or not at all (see
@@ -1542,13 +1883,69 @@ export interface paths {
          *       (`whole_view_required`).
          *     - **404** `not_found`: `id` names no entity, or one outside the caller's teams.
          *     - **409** `conflict`: the CPF is already registered by another entity of one of the caller's
-         *       teams (two campaigns may each register the same politician; one team may not twice).
+         *       teams (two campaigns may each register the same politician; one team may not twice), or
+         *       another entity of the caller's teams is linked to the `candidacy_id` sent.
          *       `edit_conflict`: `If-Match` is not the entity's current version.
-         *     - **422** `validation_failed`: a field breaks a rule, a `marketshare` entry's `id` is not
-         *       one of the entity's, a create carries a masked value (`whole_value`), or the body is not a
-         *       JSON object; `error.details` names each one.
+         *     - **422** `validation_failed`: a field breaks a rule (the electoral checks included), a
+         *       `marketshare` entry's `id` is not one of the entity's, `candidacy_id` names no candidacy
+         *       (`existing_candidacy`), a create carries a masked value (`whole_value`), or the body is not
+         *       a JSON object; `error.details` names each one.
          */
         post: operations["addEntity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/entidade/from_candidacy/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an entity filled in from the electoral court's candidacy
+         * @description Not in the seed: creates an entity of type `tp` (default `candidato`; `concorrente` for a
+         *     competitor) owned by the caller, filled in from candidacy `candidacy_id` of the court's data
+         *     (the elections operations find it) and linked to it (`candidacy_id`), so that a team need not
+         *     type its candidate's or a competitor's data by hand. `getEntity` then shows the candidacy's
+         *     situation and, after the vote, its result. The team edits the entity as any other
+         *     (`addEntity`); the court's later imports change the candidacy, never the entity.
+         *
+         *     What is filled in, from the court's columns: `nome`, `nm_urna`, `nr_urna`, `partido` (the
+         *     party number), `position` (the office, in lower case: `prefeito`, `vereador`...),
+         *     `tipoDisputa` (`municipal`, `estadual` or `federal`), `ballot` (`primeiro_turno` or
+         *     `segundo_turno`), `uf`, `estado_disputa` and `paisDisputa` (`BR`), `municipio_disputa` (the
+         *     IBGE code the court's municipality maps to) and `cidade` in municipal elections,
+         *     `data_nascimento` with `idade`, `nacionalidade`, `estado_nascimento` with `pais_nascimento`
+         *     (`BR`), `municipio_nascimento`, `genero` (the label, in lower case), `instrucao`, `ocupacao`,
+         *     `estado_civil`, `reeleicao`, and, for a coalition of several parties, `asLegenda`,
+         *     `nomeLegenda` and `partidosLegenda`. Names are kept as the court writes them (upper case).
+         *     A value the file withholds is left unset.
+         *
+         *     **Personal data.** `cpf` (formatted), `titulo_eleitor` and `raca` are filled in only for a
+         *     caller who reads the court's candidacies whole (platform admins): anyone else gets the entity
+         *     without them, and may type them. Once created, the entity's personal data is shown by team
+         *     role, as `getEntity` says (the owner reads it whole, viewers masked).
+         *
+         *     A value the entity rules of `addEntity` would refuse (a party acronym no longer registered, an
+         *     invalid check digit) is left out, and the answer's `message` names it.
+         *
+         *     - **201**: created; `data` is the stored entity (as `getEntity` answers it), `ETag` its version.
+         *     - **200**: not returned (a create answers 201).
+         *     - **400** `bad_request`: `tp` is not a known type.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: `candidacy_id` names no candidacy of the court's data (none loaded, or
+         *       not that one).
+         *     - **409** `conflict`: an entity of the caller's teams is already linked to this candidacy
+         *       (the detail names it), or one already has the candidacy's CPF.
+         *     - **422** `validation_failed`: `candidacy_id` is missing or not a positive integer.
+         */
+        post: operations["createEntityFromCandidacy"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3476,12 +3873,264 @@ export interface components {
             /** @description What a `completed` job produced; null before. */
             result: components["schemas"]["ElectionsPanelSyncResult"] | null;
         };
+        StartElectionsImportRequest: {
+            /** @description The http(s) URL of the court's candidacy zip or file, on a host `ELECTIONS_IMPORT_HOSTS` allows. */
+            source: string;
+            /** @description The source's expected sha256 (hex); when it differs, nothing is written. Optional. */
+            sha256?: string;
+        };
+        /** @description An import of the court's candidacy files (`startElectionsImport`). States `queued` -> `running` -> `completed`, or `failed`. */
+        ElectionsImport: {
+            /** Format: uuid */
+            readonly id: string;
+            /** @enum {string} */
+            state: "queued" | "running" | "completed" | "failed";
+            source: string;
+            /** @description The digest the admin gave, if any. */
+            sha256: string | null;
+            /** @description Lines read and written so far (all of them once `completed`). */
+            rows_read: number;
+            /** @description The admin who asked for it. */
+            requested_by: number | null;
+            /** @description What a `completed` import did; null before. */
+            report: components["schemas"]["ElectionsImportReport"] | null;
+            /** @description Why the import failed, or why its last try did before a retry; null otherwise. */
+            error: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description Every line read counts once in `inserted`, `updated`, `unchanged` or `rejected`. */
+        ElectionsImportReport: {
+            source: string;
+            /** @description The digest of the whole source, as downloaded. */
+            sha256: string;
+            /** @description Each candidacy file read, with its lines (the header aside). */
+            files: {
+                name: string;
+                rows: number;
+            }[];
+            rows: number;
+            inserted: number;
+            updated: number;
+            unchanged: number;
+            rejected: number;
+            /** @description The first 100 rejected lines (all are counted in `rejected`). A reason never repeats a personal value. */
+            rejections: {
+                file: string;
+                line: number;
+                reason: string;
+            }[];
+            /** @description The court's municipalities whose name matched no IBGE municipality of their state (kept, without an IBGE code). */
+            unmatched_units: {
+                sg_ue: string;
+                sg_uf: string;
+                nm_ue: string;
+            }[];
+            /** @description The elections (`cd_eleicao`) the lines belong to. */
+            elections: number[];
+        };
+        ElectionsImportEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ElectionsImport"];
+        };
         /** @description What the elections panel acknowledged. */
         ElectionsPanelSyncResult: {
             /** @description How many candidate cards the panel received. */
             entities_sent: number;
             /** @description The panel's id for the batch, to quote in support requests to the panel. */
             panel_reference: string;
+        };
+        /** @description An election's code at the court, `CD_ELEICAO` (one per round). */
+        CourtElectionCode: number;
+        /**
+         * @description `MUNICIPAL` (mayors and councillors), `ESTADUAL` (governors, senators, deputies) or `FEDERAL` (the president): the court's `TP_ABRANGENCIA`.
+         * @enum {string}
+         */
+        CourtElectionScope: "MUNICIPAL" | "ESTADUAL" | "FEDERAL";
+        /**
+         * @description A state's acronym as the court's files write it; also `BR` (national offices), `VT` (voting in transit) and `ZZ` (abroad).
+         * @enum {string}
+         */
+        CourtUF: "AC" | "AL" | "AM" | "AP" | "BA" | "CE" | "DF" | "ES" | "GO" | "MA" | "MG" | "MS" | "MT" | "PA" | "PB" | "PE" | "PI" | "PR" | "RJ" | "RN" | "RO" | "RR" | "RS" | "SC" | "SE" | "SP" | "TO" | "BR" | "VT" | "ZZ";
+        /**
+         * @description One of the court's code tables.
+         * @enum {string}
+         */
+        CourtCodeTableName: "tipo_eleicao" | "genero" | "grau_instrucao" | "estado_civil" | "cor_raca" | "ocupacao" | "nacionalidade" | "situacao_candidatura" | "sit_tot_turno";
+        /** @description A coded value of the court's files with its label (null when the code tables lack that code). */
+        CourtCode: {
+            code: number;
+            label: string | null;
+        };
+        /** @description A code table, by code. */
+        CourtCodeList: components["schemas"]["CourtCode"][];
+        /** @description The code tables by name (only the one asked for, when `table` is given). */
+        CourtCodeTables: {
+            tipo_eleicao?: components["schemas"]["CourtCodeList"];
+            genero?: components["schemas"]["CourtCodeList"];
+            grau_instrucao?: components["schemas"]["CourtCodeList"];
+            estado_civil?: components["schemas"]["CourtCodeList"];
+            cor_raca?: components["schemas"]["CourtCodeList"];
+            ocupacao?: components["schemas"]["CourtCodeList"];
+            nacionalidade?: components["schemas"]["CourtCodeList"];
+            situacao_candidatura?: components["schemas"]["CourtCodeList"];
+            sit_tot_turno?: components["schemas"]["CourtCodeList"];
+        };
+        /** @description One election at the court, one round of it. */
+        CourtElection: {
+            cd_eleicao: components["schemas"]["CourtElectionCode"];
+            /** @description The election's year. */
+            ano: number;
+            tipo_eleicao: components["schemas"]["CourtCode"];
+            /** @description The round. */
+            nr_turno: number;
+            /** @description The court's name for it. */
+            ds_eleicao: string;
+            /**
+             * Format: date
+             * @description Election day.
+             */
+            dt_eleicao: string;
+            tp_abrangencia: components["schemas"]["CourtElectionScope"];
+        };
+        /** @description An office candidacies run for (`CD_CARGO`). */
+        CourtOffice: {
+            cd_cargo: number;
+            ds_cargo: string;
+            /** @description How many digits a ballot number for this office has; null for an office whose length the law does not set and no loaded file showed. */
+            ballot_digits: number | null;
+        };
+        /** @description A party as it ran in one election. */
+        CourtParty: {
+            /** @description The party's number (the first two digits of its candidates' ballot numbers). */
+            nr_partido: number;
+            /** @description Its acronym. */
+            sg_partido: string;
+            nm_partido: string;
+            /** @description The federation it ran in at this election; null for none. */
+            nr_federacao: number | null;
+        };
+        /** @description A party federation of one election, with the numbers of its parties. */
+        CourtFederation: {
+            nr_federacao: number;
+            sg_federacao: string;
+            nm_federacao: string;
+            /** @description The numbers of its parties. */
+            partidos: number[];
+        };
+        /** @description The parties and federations of one election. */
+        CourtElectionParties: {
+            eleicao: components["schemas"]["CourtElection"];
+            partidos: components["schemas"]["CourtParty"][];
+            federacoes: components["schemas"]["CourtFederation"][];
+        };
+        /**
+         * @description The electoral unit a candidacy runs in (`SG_UE`): a municipality in municipal elections (the
+         *     court's own 5-digit code, with the IBGE code the import mapped it to, null when its name matched
+         *     no municipality), a state's acronym or `BR` in general elections (`codigo_ibge` null).
+         */
+        CourtUnit: {
+            sg_ue: string;
+            nm_ue: string;
+            codigo_ibge: number | null;
+        };
+        /** @description A candidacy as a search lists it, without personal data. */
+        CandidacySummary: {
+            /** @description The candidacy's id here (`getCandidacy`). */
+            id: number;
+            cd_eleicao: components["schemas"]["CourtElectionCode"];
+            ano: number;
+            /** @description The candidacy's key at the court, `SQ_CANDIDATO` (12 digits). */
+            sq_candidato: string;
+            /** @description The ballot number. */
+            nr_candidato: number;
+            /** @description The civil name. */
+            nm_candidato: string;
+            /** @description The ballot name. */
+            nm_urna_candidato: string;
+            cargo: {
+                cd_cargo: number;
+                ds_cargo: string | null;
+            };
+            partido: {
+                nr_partido: number;
+                sg_partido: string | null;
+            };
+            sg_uf: components["schemas"]["CourtUF"];
+            unidade: components["schemas"]["CourtUnit"];
+            /** @description The candidacy's situation (`CD_SITUACAO_CANDIDATURA`); null when the file withholds it. */
+            situacao_candidatura: components["schemas"]["CourtCode"] | null;
+            /** @description The round's result (`CD_SIT_TOT_TURNO`), once the votes are counted; null before. */
+            sit_tot_turno: components["schemas"]["CourtCode"] | null;
+        };
+        /** @description A page of CandidacySummary records (the paginated list structure). */
+        CandidacyPage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["CandidacySummary"][];
+        };
+        /**
+         * @description One candidacy as the court's file has it, with labels. Personal data by the caller's view
+         *     (`personal_data`): whole, or `cpf` and `titulo_eleitor` masked and no `cor_raca` (see `getCandidacy`).
+         */
+        Candidacy: {
+            id: number;
+            /** @description `SQ_CANDIDATO`, the candidacy's key at the court. */
+            sq_candidato: string;
+            eleicao: components["schemas"]["CourtElection"];
+            cargo: components["schemas"]["CourtOffice"];
+            sg_uf: components["schemas"]["CourtUF"];
+            unidade: components["schemas"]["CourtUnit"];
+            /** @description The IBGE municipality of the unit (`unidade.codigo_ibge`), as the municipality list names it; null in general elections and for an unmatched unit. */
+            municipio: {
+                codigo_ibge: number;
+                nome: string;
+            } | null;
+            nr_candidato: number;
+            nm_candidato: string;
+            nm_urna_candidato: string;
+            partido: {
+                nr_partido: number;
+                sg_partido: string | null;
+                nm_partido: string | null;
+            };
+            /** @description The federation the party ran in; null for none. */
+            federacao: {
+                nr_federacao: number;
+                sg_federacao: string | null;
+                nm_federacao: string | null;
+            } | null;
+            /** @description The coalition the candidacy ran in; null for none. */
+            coligacao: {
+                sq_coligacao: string;
+                nm_coligacao: string | null;
+                /** @description Its parties, as the court writes them (`PT / PC do B / PV`). */
+                ds_composicao: string | null;
+            } | null;
+            /** @description Whole for the whole view, masked otherwise; null when the file withholds it. */
+            cpf: components["schemas"]["Cpf"] | components["schemas"]["MaskedCpf"] | null;
+            /** @description The voter id (12 digits; 13 for some older ones of SP and MG); whole for the whole view, masked otherwise; null when withheld. */
+            titulo_eleitor: string | components["schemas"]["MaskedVoterId"] | null;
+            /** Format: date */
+            data_nascimento: string | null;
+            uf_nascimento: string | null;
+            municipio_nascimento: string | null;
+            nacionalidade: components["schemas"]["CourtCode"] | null;
+            genero: components["schemas"]["CourtCode"] | null;
+            grau_instrucao: components["schemas"]["CourtCode"] | null;
+            estado_civil: components["schemas"]["CourtCode"] | null;
+            /** @description Race, sensitive personal data; only in the whole view (absent from the masked one). */
+            cor_raca?: components["schemas"]["CourtCode"] | null;
+            ocupacao: components["schemas"]["CourtCode"] | null;
+            /** @description The candidacy's situation (`CD_SITUACAO_CANDIDATURA`). */
+            situacao_candidatura: components["schemas"]["CourtCode"] | null;
+            /** @description The round's result (`CD_SIT_TOT_TURNO`), once the votes are counted; null before. */
+            sit_tot_turno: components["schemas"]["CourtCode"] | null;
+            /** @description Runs for re-election (`ST_REELEICAO`). */
+            reeleicao: boolean | null;
+            /**
+             * @description How this answer shows personal data: `whole`, or `masked` (see `getCandidacy`).
+             * @enum {string}
+             */
+            personal_data: "whole" | "masked";
+            updated_at: components["schemas"]["Timestamp"];
         };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         StartSocialLoginRequest: {
@@ -3555,6 +4204,11 @@ export interface components {
             email: string | null;
             role: components["schemas"]["TeamRole"];
             added_at: components["schemas"]["Timestamp"];
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        CreateEntityFromCandidacyRequest: {
+            /** @description The candidacy's id, as the elections operations list it. */
+            candidacy_id: number;
         };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         AddOperatorRequest: {
@@ -3677,6 +4331,8 @@ export interface components {
             role: components["schemas"]["TeamRole"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
+            /** @description The electoral court's candidacy the entity is linked to (its election, office, situation and result); null when unlinked. */
+            candidacy?: components["schemas"]["CandidacySummary"] | null;
         };
         /**
          * @description One social-network profile of an entity. Closed: a field not listed is 422 naming it (see
@@ -3782,7 +4438,8 @@ export interface components {
             /** Format: uri */
             image_url?: string | null;
             /**
-             * @description Voter registration number (personal data, 12 digits); check digits are verified. Read masked
+             * @description Voter registration number (personal data, 12 digits, or 13 for some older títulos of SP and
+             *     MG); check digits are verified. Read masked
              *     by operators and viewers; in an update, the masked form stands for the stored value.
              */
             titulo_eleitor?: components["schemas"]["VoterId"] | components["schemas"]["MaskedVoterId"] | null;
@@ -3847,6 +4504,22 @@ export interface components {
             nomeLegenda?: string | null;
             /** @description Party acronyms of the coalition. */
             partidosLegenda?: string[] | null;
+            /**
+             * @description The electoral court's candidacy this entity stands for (the `id` of a candidacy the
+             *     elections operations list), or null. Sent to `addEntity`, it links the entity (or links it
+             *     to another candidacy); `null` unlinks it. Linking changes no other field: to create an
+             *     entity filled in from a candidacy, use `createEntityFromCandidacy`. An entity of the
+             *     caller's teams already linked to that candidacy is 409 `conflict`; an id that names no
+             *     candidacy is 422 `existing_candidacy`. Absent from `getEntity`'s answer when unlinked.
+             */
+            candidacy_id?: number | null;
+            /**
+             * @description The linked candidacy as `searchCandidacies` lists it (read-only: its election, office,
+             *     party, unit, situation and, after the vote, result; no personal data). Present when
+             *     `candidacy_id` is; null if the candidacy is no longer loaded. Accepted and ignored when
+             *     posted back.
+             */
+            candidacy?: components["schemas"]["CandidacySummary"] | null;
             /** @description The entity's type (read-only; set by `addEntity`'s `tp` parameter on create). Accepted and ignored when posted back. */
             tp?: components["schemas"]["EntityType"];
             /** @description When the entity was last written (read-only). Accepted and ignored when posted back. */
@@ -3879,7 +4552,9 @@ export interface components {
          */
         MaskedCpf: string;
         /**
-         * @description A whole voter registration number (título de eleitor), 12 digits.
+         * @description A whole voter registration number (título de eleitor), digits only: 12 digits, or 13 for
+         *     some older títulos of São Paulo and Minas Gerais (state codes `01` and `02`), as
+         *     `@brazilian-utils`' `isValidVoterId` accepts them.
          * @example 102345670183
          */
         VoterId: string;
@@ -4580,6 +5255,24 @@ export interface components {
         };
         JobEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["Job"];
+        };
+        CourtElectionListEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["CourtElection"][];
+        };
+        CourtOfficeListEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["CourtOffice"][];
+        };
+        CourtElectionPartiesEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["CourtElectionParties"];
+        };
+        CourtCodeTablesEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["CourtCodeTables"];
+        };
+        CandidacyPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["CandidacyPage"];
+        };
+        CandidacyEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["Candidacy"];
         };
         SocialLoginAuthorizationEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SocialLoginAuthorization"];
@@ -5322,8 +6015,87 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /**
+         * @description 422 for startElectionsImport: `source` is not an http(s) URL or not on an allowed host, or the
+         *     body fails validation (`validation_failed`, each failing field in `error.details`), or its
+         *     `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        StartElectionsImportInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 409 `conflict` for startElectionsImport: another import is queued or running (one runs at a time). */
+        StartElectionsImportConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for getElectionsImport. */
+        GetElectionsImportNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description 404 `not_found` for getElectionsPanelSync: not one of the caller's syncs. */
         GetElectionsPanelSyncNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for listElectionParties: no election with this code is loaded. */
+        ListElectionPartiesNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for getCandidacy: no candidacy with this id. */
+        GetCandidacyNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 400 `bad_request` for searchCandidacies: a filter breaks its type or bounds, a name with fewer
+         *     than 2 letters, or a party acronym no loaded election knows. `error.details` names the parameter.
+         */
+        SearchCandidaciesBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -5587,6 +6359,50 @@ export interface components {
          *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
          */
         RemoveOperatorInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for createEntityFromCandidacy: no candidacy with that id in the court's data. */
+        CreateEntityFromCandidacyNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 409 `conflict` for createEntityFromCandidacy: an entity of the caller's teams is already
+         *     linked to the candidacy, or already has its CPF; or a request with the same `Idempotency-Key`
+         *     is still running (`idempotency_key_in_flight`).
+         */
+        CreateEntityFromCandidacyConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for createEntityFromCandidacy: its body fails validation (`validation_failed`, each
+         *     failing field in `error.details`), or its `Idempotency-Key` was used with another body
+         *     (`idempotency_key_reused`).
+         */
+        CreateEntityFromCandidacyInvalid: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -5993,6 +6809,18 @@ export interface components {
          * @example "4"
          */
         EntityVersion: string;
+        /**
+         * @description A weak tag of the answer: the version of the electoral court's data (it moves on when an import
+         *     writes), the request's query and, for a candidacy, the caller's view of personal data. Send it back
+         *     in `If-None-Match` to get 304 while it holds.
+         * @example W/"Yx3kq9Lm0TbV2rN7wPz4cA"
+         */
+        CourtDataETag: string;
+        /**
+         * @description The court's data may be kept by the client (never by a shared cache: some of it is personal), revalidated with `If-None-Match` before each use.
+         * @example private, no-cache
+         */
+        CourtDataCacheControl: string;
         /**
          * @description How long a client or shared cache may reuse the page without asking.
          * @example public, max-age=60
@@ -7634,6 +8462,517 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    startElectionsImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartElectionsImportRequest"];
+            };
+        };
+        responses: {
+            /** @description Not returned: every accepted request queues a new import (201). Listed because every POST lists it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ElectionsImportEnvelope"];
+                };
+            };
+            /** @description The import was queued. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ElectionsImportEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["StartElectionsImportConflict"];
+            422: components["responses"]["StartElectionsImportInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getElectionsImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description The `id` of the import `startElectionsImport` answered with.
+                 * @example 5d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a
+                 */
+                import_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ElectionsImportEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["GetElectionsImportNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listElections: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the elections of this year.
+                 * @example 2024
+                 */
+                ano?: number;
+                /** @description Only the elections of this scope (`TP_ABRANGENCIA`). */
+                abrangencia?: components["schemas"]["CourtElectionScope"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description The `ETag` of the version the client has; 304 when it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The elections. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["CourtDataETag"];
+                    "Cache-Control": components["headers"]["CourtDataCacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CourtElectionListEnvelope"];
+                };
+            };
+            /** @description Not modified; the `ETag` matches `If-None-Match`. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["CourtDataETag"];
+                    "Cache-Control": components["headers"]["CourtDataCacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listElectionOffices: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description The `ETag` of the version the client has; 304 when it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The offices. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["CourtDataETag"];
+                    "Cache-Control": components["headers"]["CourtDataCacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CourtOfficeListEnvelope"];
+                };
+            };
+            /** @description Not modified; the `ETag` matches `If-None-Match`. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["CourtDataETag"];
+                    "Cache-Control": components["headers"]["CourtDataCacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listElectionParties: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The election's code, `CD_ELEICAO` (required in practice; missing gives 400).
+                 * @example 619
+                 */
+                cd_eleicao?: components["schemas"]["CourtElectionCode"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description The `ETag` of the version the client has; 304 when it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The parties and federations of the election. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["CourtDataETag"];
+                    "Cache-Control": components["headers"]["CourtDataCacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CourtElectionPartiesEnvelope"];
+                };
+            };
+            /** @description Not modified; the `ETag` matches `If-None-Match`. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["CourtDataETag"];
+                    "Cache-Control": components["headers"]["CourtDataCacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ListElectionPartiesNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getElectionCodes: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only this table.
+                 * @example grau_instrucao
+                 */
+                table?: components["schemas"]["CourtCodeTableName"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description The `ETag` of the version the client has; 304 when it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code tables. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["CourtDataETag"];
+                    "Cache-Control": components["headers"]["CourtDataCacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CourtCodeTablesEnvelope"];
+                };
+            };
+            /** @description Not modified; the `ETag` matches `If-None-Match`. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["CourtDataETag"];
+                    "Cache-Control": components["headers"]["CourtDataCacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    searchCandidacies: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Words of the civil or ballot name, in order; case, accents and apostrophes are ignored. Reserved characters may be sent unencoded (`d'avila`).
+                 * @example maria santos
+                 */
+                nome?: string;
+                /**
+                 * @description The ballot number (2 to 5 digits).
+                 * @example 13
+                 */
+                nr_candidato?: number;
+                /**
+                 * @description The party's number (2 digits) or its acronym; reserved characters may be sent unencoded.
+                 * @example PT
+                 */
+                partido?: string;
+                /**
+                 * @description The office's code, `CD_CARGO` (11 is PREFEITO).
+                 * @example 11
+                 */
+                cd_cargo?: number;
+                /**
+                 * @description The state's acronym, or `BR` (national offices), `VT` (voting in transit) or `ZZ` (abroad).
+                 * @example SP
+                 */
+                uf?: components["schemas"]["CourtUF"];
+                /**
+                 * @description The municipality's 7-digit IBGE code.
+                 * @example 3550308
+                 */
+                codigo_ibge?: number;
+                /**
+                 * @description The election's code, `CD_ELEICAO`.
+                 * @example 619
+                 */
+                cd_eleicao?: components["schemas"]["CourtElectionCode"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description The `ETag` of the version the client has; 304 when it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of candidacies. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["CourtDataETag"];
+                    "Cache-Control": components["headers"]["CourtDataCacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CandidacyPageEnvelope"];
+                };
+            };
+            /** @description Not modified; the `ETag` matches `If-None-Match`. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["CourtDataETag"];
+                    "Cache-Control": components["headers"]["CourtDataCacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["SearchCandidaciesBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PageNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getCandidacy: {
+        parameters: {
+            query?: {
+                /** @description Id of the candidacy, as `searchCandidacies` gives it (required in practice; missing gives 400). */
+                id?: components["schemas"]["IdString"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description The `ETag` of the version the client has; 304 when it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The candidacy. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["CourtDataETag"];
+                    "Cache-Control": components["headers"]["CourtDataCacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CandidacyEnvelope"];
+                };
+            };
+            /** @description Not modified; the `ETag` matches `If-None-Match`. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["CourtDataETag"];
+                    "Cache-Control": components["headers"]["CourtDataCacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["GetCandidacyNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
     getUser: {
         parameters: {
             query?: never;
@@ -8605,6 +9944,78 @@ export interface operations {
             404: components["responses"]["AddEntityNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["AddEntityInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createEntityFromCandidacy: {
+        parameters: {
+            query?: {
+                /** @description Type of the entity to create; `candidato` when omitted. */
+                tp?: components["schemas"]["EntityType"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateEntityFromCandidacyRequest"];
+            };
+        };
+        responses: {
+            /** @description Not returned for a create; send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["EntityVersion"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CandidateEntityEnvelope"];
+                };
+            };
+            /** @description Entity created from the candidacy, linked to it. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    ETag: components["headers"]["EntityVersion"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CandidateEntityEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["CreateEntityFromCandidacyNotFound"];
+            409: components["responses"]["CreateEntityFromCandidacyConflict"];
+            422: components["responses"]["CreateEntityFromCandidacyInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];

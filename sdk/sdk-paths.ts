@@ -27,6 +27,8 @@ export const requiredQueryParameters = {
   '/api/entidade/data/': { get: { id: 'id' } },
   '/api/entidade/history/': { get: { id: 'id' } },
   '/api/entidade/tutela/get_ward_links/': { get: { id: 'id' } },
+  '/api/elections/parties/': { get: { cd_eleicao: 'id' } },
+  '/api/elections/candidacy/': { get: { id: 'id' } },
   '/api/callback/socialnet_removal/': { get: { id: 'text' } },
 } as const satisfies { [Path in keyof paths]?: { get: Record<string, ParameterKind> } };
 

@@ -59,6 +59,10 @@ import { providerSignatures } from './http/provider-signatures.js';
 import { smsHandlers, smsSignatureChecks } from './messaging/index.js';
 import { oauthHandlers, type SocialLinks } from './oauth/index.js';
 import { electionsHandlers, type ElectionsPanelSyncs } from './elections/index.js';
+import { CourtCatalog } from './elections/tse/catalog.js';
+import { courtReadHandlers } from './elections/tse/read-handlers.js';
+import { courtImportHandlers } from './elections/tse/import-handlers.js';
+import type { CourtImports } from './elections/tse/imports.js';
 import type { Sms } from './messaging/sms.js';
 import { sandboxHandlers, type SandboxControl } from './sandbox/control.js';
 
@@ -104,6 +108,8 @@ export interface AppDependencies {
   socialLinks: SocialLinks;
   /** Syncs with the elections panel. */
   electionsPanelSyncs: ElectionsPanelSyncs;
+  /** Imports of the electoral court's candidacy files, queued by platform admins. */
+  courtImports: CourtImports;
   /** Each user's research bookmarks. */
   researchBookmarks: ResearchBookmarks;
   /** News sources requested for monitoring. */
@@ -165,6 +171,8 @@ export function createApp(dependencies: AppDependencies): Express {
     ...smsHandlers({ sms: dependencies.sms, entities, urls: config }),
     ...oauthHandlers(dependencies.socialLinks, config, logger),
     ...electionsHandlers(dependencies.electionsPanelSyncs),
+    ...courtImportHandlers(dependencies.courtImports),
+    ...courtReadHandlers({ catalog: new CourtCatalog(entities.models.Entity.sequelize!), urls: config }),
     ...researchHandlers(dependencies.researchBookmarks),
     ...newsHandlers(dependencies.newsSources),
     ...controlHandlers(config, municipalities, dependencies.status),

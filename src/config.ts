@@ -15,6 +15,12 @@ export const DEFAULT_MUNICIPIOS_SOURCE =
   'https://raw.githubusercontent.com/kelvins/municipios-brasileiros/194cfcc3062dfc8a8f55bfdc9a630b3aee1f59f4/csv/municipios.csv';
 export const DEFAULT_MUNICIPIOS_SHA256 = '4c7cd386e86e152080b01f439da1407e6e5ee7f41372587f2edae0f69dd8b938';
 
+/** The electoral court's open-data hosts, where its candidacy files are published. */
+export const DEFAULT_ELECTIONS_IMPORT_HOSTS = ['cdn.tse.jus.br', 'dadosabertos.tse.jus.br'] as const;
+
+/** A host name (or an IPv4 address), as a URL's host is compared with it. */
+const HOST_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const booleanString = z
@@ -235,6 +241,11 @@ const environmentSchema = z.object({
     .url('must be an absolute URL such as https://painel.example.org')
     .regex(/^https?:\/\/[^?#]*[^/?#]$/, 'must be http(s), without a trailing slash, query or fragment')
     .optional(),
+  ELECTIONS_IMPORT_HOSTS: z
+    .string()
+    .transform((value) => value.split(',').map((host) => host.trim().toLowerCase()).filter(Boolean))
+    .pipe(z.array(z.string().regex(HOST_NAME, 'must be a comma-separated list of host names such as cdn.tse.jus.br')))
+    .optional(),
 }).superRefine((env, ctx) => {
   // In production, links in e-mails must not follow a client's Host header, and answers kept for
   // Idempotency-Key replays (with the personal data they hold) must not sit in clear.
@@ -321,6 +332,8 @@ export interface Config {
   oauthPendingLinkMs: number;
   /** ELECTIONS_PANEL_URL: the elections panel's API; without it no sync can be queued. */
   electionsPanelUrl: string | undefined;
+  /** ELECTIONS_IMPORT_HOSTS: the hosts a candidacy import may download from (src/elections/tse/source.ts). */
+  electionsImportHosts: string[];
 }
 
 /** Palanque as a client of an OAuth 2.0 provider; unset credentials leave the provider off. */
@@ -458,6 +471,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     oauthPendingLinkMs: env.OAUTH_PENDING_LINK_SECONDS * 1000,
     electionsPanelUrl: env.ELECTIONS_PANEL_URL,
+    electionsImportHosts: env.ELECTIONS_IMPORT_HOSTS ?? [...DEFAULT_ELECTIONS_IMPORT_HOSTS],
   };
 }
 

@@ -7,6 +7,8 @@ import type { Accounts } from './accounts/index.js';
 import type { AppDependencies } from './app.js';
 import type { Config } from './config.js';
 import { createElectionsPanelSyncs, type ElectionsSettings } from './elections/index.js';
+import { CourtImports } from './elections/tse/imports.js';
+import { DEFAULT_ELECTIONS_IMPORT_HOSTS } from './config.js';
 import { createEntities } from './entities/index.js';
 import type { InvitationSettings } from './entities/invitations.js';
 import type { JobQueue } from './jobs/index.js';
@@ -21,7 +23,7 @@ import { createStrategy } from './strategy/index.js';
 
 export type Domains = Pick<
   AppDependencies,
-  'entities' | 'monitors' | 'strategy' | 'socialnetRemovals' | 'socialnetDeliveries' | 'sms' | 'socialLinks' | 'electionsPanelSyncs' | 'researchBookmarks' | 'newsSources'
+  'entities' | 'monitors' | 'strategy' | 'socialnetRemovals' | 'socialnetDeliveries' | 'sms' | 'socialLinks' | 'electionsPanelSyncs' | 'courtImports' | 'researchBookmarks' | 'newsSources'
 >;
 
 /** The configuration the domains read (the server passes its Config). */
@@ -30,6 +32,8 @@ export interface DomainSettings extends MessagingSettings, OAuthSettings, Electi
   invitations?: InvitationSettings;
   /** HISTORY_RETENTION_DAYS, in milliseconds (five years when unset: tests, the seed tool). */
   historyRetentionMs?: number;
+  /** ELECTIONS_IMPORT_HOSTS (the court's open-data hosts when unset: tests, the seed tool). */
+  electionsImportHosts?: readonly string[];
 }
 
 export interface DomainDependencies {
@@ -48,10 +52,12 @@ export async function createDomains(sequelize: Sequelize, { accounts, jobs, logg
   const socialnetRemovals = createSocialnetRemovals(sequelize, { accounts: accounts.models, entities: entities.models, jobs });
   const sms = createSms(sequelize, settings, { jobs, teams: entities.teams, logger });
   const electionsPanelSyncs = createElectionsPanelSyncs(sequelize, settings, { jobs, entities, logger });
+  const courtImports = new CourtImports(sequelize, jobs, logger, { allowedHosts: settings.electionsImportHosts ?? DEFAULT_ELECTIONS_IMPORT_HOSTS });
   await strategy.registerRuns();
   await socialnetRemovals.registerJobs();
   await sms.registerJobs();
   await electionsPanelSyncs.registerJobs();
+  await courtImports.registerJobs();
   return {
     entities,
     monitors,
@@ -61,6 +67,7 @@ export async function createDomains(sequelize: Sequelize, { accounts, jobs, logg
     sms,
     socialLinks: createSocialLinks(sequelize, accounts.models, settings),
     electionsPanelSyncs,
+    courtImports,
     researchBookmarks: createResearchBookmarks(sequelize),
     newsSources: createNewsSources(sequelize, settings.newsMaxOpenRequests),
   };

@@ -497,6 +497,8 @@ describe('every operation of the spec', () => {
     'getSocialnetRemovalStatus.id': 'abcdef123456',
     'listScenarioRequests.state': 'pending',
     'listTeamInvitations.state': 'pending',
+    // An acronym is looked up among the loaded elections (none in the sweep: 400); a number is not.
+    'searchCandidacies.partido': '13',
     'verifyEmail.token': 'a-token-palanque-did-not-mail',
   };
 
@@ -517,6 +519,7 @@ describe('every operation of the spec', () => {
         // The admins' operations on an account act on a bystander: ending the sweep's own sessions would end the sweep.
         if (path.includes('{user_id}')) args.push(String(ACTS_ON_AN_ACCOUNT.has(operationId) ? bystander.user.id : admin.user.id));
         if (path.includes('{sync_id}')) args.push('6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f');
+        if (path.includes('{import_id}')) args.push('5d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a');
         // Not one of the sweep's own keys: a revocation would end the sweep.
         if (path.includes('{session_id}')) args.push('2147483647');
         // The spec's example of each query and header parameter that has one (1 for a required one without).

@@ -89,6 +89,7 @@ describe('loadConfig defaults', () => {
       },
       oauthPendingLinkMs: 600_000,
       electionsPanelUrl: undefined,
+      electionsImportHosts: ['cdn.tse.jus.br', 'dadosabertos.tse.jus.br'],
     });
   });
 
@@ -201,6 +202,7 @@ describe('loadConfig values', () => {
       SOCIALVIDEO_CHANNELS_URL: 'http://127.0.0.1:4031/channels',
       OAUTH_PENDING_LINK_SECONDS: '300',
       ELECTIONS_PANEL_URL: 'http://127.0.0.1:4040',
+      ELECTIONS_IMPORT_HOSTS: 'CDN.tse.jus.br, 127.0.0.1',
     });
     expect(config).toEqual({
       env: 'production',
@@ -260,6 +262,7 @@ describe('loadConfig values', () => {
       },
       oauthPendingLinkMs: 300_000,
       electionsPanelUrl: 'http://127.0.0.1:4040',
+      electionsImportHosts: ['cdn.tse.jus.br', '127.0.0.1'],
     });
   });
 
@@ -328,6 +331,7 @@ describe('loadConfig values', () => {
     expect(() => loadConfig({ SEARCHNET_TOKEN_URL: 'ftp://token.example' })).toThrow(/SEARCHNET_TOKEN_URL: must be an http\(s\) URL/);
     expect(() => loadConfig({ SOCIALVIDEO_REDIRECT_URI: 'not a url' })).toThrow(/SOCIALVIDEO_REDIRECT_URI: must be an absolute URL/);
     expect(() => loadConfig({ ELECTIONS_PANEL_URL: 'https://painel.example/' })).toThrow(/ELECTIONS_PANEL_URL: must be http\(s\), without a trailing slash/);
+    expect(() => loadConfig({ ELECTIONS_IMPORT_HOSTS: 'cdn.tse.jus.br, https://evil.example/' })).toThrow(/ELECTIONS_IMPORT_HOSTS: \(1\) must be a comma-separated list of host names/);
   });
 
   it('reads the assistants in their order, trimmed, with an empty description by default', () => {

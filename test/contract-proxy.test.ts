@@ -35,6 +35,8 @@ import { OAuthProviderSimulator } from '../src/simulators/oauth-provider.js';
 import { SmsProviderSimulator, signatureOf } from '../src/simulators/sms-provider.js';
 import { deliver, REMOVAL_PATH, requestRemoval, verify } from '../src/simulators/socialnet.js';
 import { sandboxHandlers } from '../src/sandbox/control.js';
+import { CANDIDACIES, loadCourtSample } from './helpers/court-data.js';
+import { sampleZip } from './helpers/court-files.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -225,6 +227,7 @@ beforeAll(async () => {
     sms: { providerUrl: smsProvider.url },
     oauth: { searchnet: searchnet.clientSettings('/userinfo'), socialvideo: { ...socialvideo.clientSettings('/channels'), redirectUri: VIDEO_PAGE } },
     electionsPanelUrl: panel.url,
+    electionsImportHosts: ['127.0.0.1'],
     accounts: { signUp: { mode: 'open', linkLifetimeMs: 3600_000, resendIntervalMs: 60_000 } },
     // resetSandbox's real handler, on a stand-in reset: a real one would undo the sweep's records
     // (test/sandbox.test.ts covers it); what is checked here is what the operation answers.
@@ -427,6 +430,8 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(expectStatus(await asOwner.GET('/api/entidade/data/', { params: { query: { id: String(candidateId) } } }), 200)).toMatchObject({ id: candidateId });
     expect(codeOf(await asOwner.GET('/api/entidade/data/', { params: { query: { id: '2000000000' } } }))).toBe('not_found');
     expect(codeOf(await clientOf(outsider).GET('/api/entidade/data/', { params: { query: { id: String(candidateId) } } }))).toBe('not_found');
+    // A candidacy the court's data lacks (test/entity-candidacy.test.ts creates entities from loaded ones).
+    expect(codeOf(await asOwner.POST('/api/entidade/from_candidacy/', { params: { query: { tp: 'concorrente' } }, body: { candidacy_id: 2_000_000_000 } }))).toBe('not_found');
 
     expectStatus(await asOwner.GET('/api/operators/check_operator_email/', { params: { query: { email: operator.user.email, entity_id: String(candidateId) } } }), 200);
     // An invitation, listed to the team's managers and to the invitee, who accepts it.
@@ -725,6 +730,71 @@ describe('every operation of the contract through the validating proxy', () => {
     await badInput(async () => {
       expect((await clientOf(owner).POST('/api/account/', { body: { sync_sm: {} as never } })).response.status).toBe(422);
     });
+  });
+
+  sweep("the electoral court's data: elections, parties, codes, candidacies", async () => {
+    await loadCourtSample(app.sequelize);
+    const asOutsider = clientOf(outsider);
+    expect(expectStatus(await asOutsider.GET('/api/elections/', { params: { query: { ano: 2024 } } }), 200).map((election: Json) => election.cd_eleicao)).toEqual([619]);
+    expect(expectStatus(await asOutsider.GET('/api/elections/offices/'), 200)).toHaveLength(13);
+    expect(expectStatus(await asOutsider.GET('/api/elections/parties/', { params: { query: { cd_eleicao: 619 } } }), 200).federacoes).toHaveLength(3);
+    expect(codeOf(await asOutsider.GET('/api/elections/parties/', { params: { query: { cd_eleicao: 999 } } }))).toBe('not_found');
+    expect(Object.keys(expectStatus(await asOutsider.GET('/api/elections/codes/', { params: { query: { table: 'ocupacao' } } }), 200))).toEqual(['ocupacao']);
+    const found = expectStatus(await asOutsider.GET('/api/elections/candidacies/', { params: { query: { nome: 'maria', partido: 'PT', cd_eleicao: 619, cd_cargo: 11, uf: 'SP', codigo_ibge: 3550308, nr_candidato: 13 } } }), 200);
+    expect(found.results.map((result: Json) => result.id)).toEqual([CANDIDACIES.maria]);
+    expect(codeOf(await asOutsider.GET('/api/elections/candidacies/', { params: { query: { page: 2 } } }))).toBe('not_found');
+    expect(expectStatus(await asOutsider.GET('/api/elections/candidacy/', { params: { query: { id: CANDIDACIES.maria } } }), 200)).toMatchObject({ personal_data: 'masked' });
+    expect(expectStatus(await clientOf(admin).GET('/api/elections/candidacy/', { params: { query: { id: CANDIDACIES.maria } } }), 200)).toMatchObject({ personal_data: 'whole', cor_raca: { code: 3 } });
+    expect(codeOf(await asOutsider.GET('/api/elections/candidacy/', { params: { query: { id: 2_000_000_000 } } }))).toBe('not_found');
+    // Entities filled in from candidacies and linked to them (test/entity-candidacy.test.ts), shown with their candidacy.
+    const tracked = expectStatus(await asOutsider.POST('/api/entidade/from_candidacy/', { params: { query: { tp: 'concorrente' } }, body: { candidacy_id: CANDIDACIES.joaoDavila } }), 201);
+    expect(tracked).toMatchObject({ candidacy_id: CANDIDACIES.joaoDavila, candidacy: { id: CANDIDACIES.joaoDavila } });
+    expect(codeOf(await asOutsider.POST('/api/entidade/from_candidacy/', { body: { candidacy_id: CANDIDACIES.joaoDavila } }))).toBe('conflict');
+    const linked = expectStatus(await asOutsider.POST('/api/entidade/add/', { body: { nome: 'Ana Lúcia Gonçalves', position: 'prefeita', nr_urna: 55, partido: '55', candidacy_id: CANDIDACIES.ana } }), 201);
+    expect(expectStatus(await asOutsider.GET('/api/entidade/data/', { params: { query: { id: String(linked.id) } } }), 200).candidacy).toMatchObject({ id: CANDIDACIES.ana });
+    expect(expectStatus(await asOutsider.GET('/api/entidade/'), 200).results.filter((row: Json) => row.candidacy !== null)).toHaveLength(2);
+    expect(codeOf(await asOutsider.POST('/api/entidade/add/', { body: { id: linked.id, nome: 'Ana Lúcia Gonçalves', nr_urna: 55123 } }))).toBe('validation_failed');
+    // Each read's ETag, sent back, is a 304 without a body (the read lane answers these: responses are not validated in process).
+    for (const target of ['/api/elections/', '/api/elections/offices/', '/api/elections/parties/?cd_eleicao=546', '/api/elections/codes/', '/api/elections/candidacies/?uf=MG', `/api/elections/candidacy/?id=${CANDIDACIES.ana}`]) {
+      const first = await send('GET', target, { headers: outsider.headers });
+      expect(first.status, first.text).toBe(200);
+      const again = await send('GET', target, { headers: { ...outsider.headers, 'If-None-Match': first.headers.get('etag')! } });
+      expect(again.status, target).toBe(304);
+    }
+    await badInput(async () => {
+      expect(codeOf(await asOutsider.GET('/api/elections/candidacies/', { params: { query: { uf: 'XX' as never } } }))).toBe('bad_request');
+      expect(codeOf(await asOutsider.GET('/api/elections/candidacies/', { params: { query: { nr_candidato: 7 } } }))).toBe('bad_request');
+      expect(codeOf(await asOutsider.GET('/api/elections/codes/', { params: { query: { table: 'religiao' as never } } }))).toBe('bad_request');
+      expect(codeOf(await asOutsider.GET('/api/elections/', { params: { query: { abrangencia: 'NACIONAL' as never } } }))).toBe('bad_request');
+      expect((await send('GET', '/api/elections/candidacy/?id=maria', { headers: outsider.headers })).status).toBe(400);
+    });
+    // What the contract accepts and the operation refuses: Prism sees nothing wrong with these requests.
+    expect(codeOf(await asOutsider.GET('/api/elections/candidacies/', { params: { query: { partido: 'PXT' } } }))).toBe('bad_request');
+    expect(codeOf(await asOutsider.GET('/api/elections/parties/', { params: { query: {} as never } }))).toBe('bad_request');
+  });
+
+  sweep("an import of the court's files, followed to its report", async () => {
+    const zip = await sampleZip({ withBrasil: false });
+    const files = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/zip' }).end(zip));
+    await new Promise<void>((ready) => files.listen(0, '127.0.0.1', () => ready()));
+    try {
+      const source = `http://127.0.0.1:${(files.address() as AddressInfo).port}/consulta_cand_2024.zip`;
+      const started = expectStatus(await clientOf(admin).POST('/api/elections/imports/', { body: { source } }), 201);
+      const done = await waitFor(async () => {
+        const read = expectStatus(await clientOf(admin).GET('/api/elections/imports/{import_id}/', { params: { path: { import_id: started.id } } }), 200);
+        return ['completed', 'failed'].includes(read.state) ? read : undefined;
+      }, { timeoutMs: 60_000, intervalMs: 200, what: `import ${started.id} to end` });
+      expect(done).toMatchObject({ state: 'completed', report: { source } });
+      expect(codeOf(await clientOf(owner).POST('/api/elections/imports/', { body: { source } }))).toBe('forbidden');
+      // What the contract accepts and the operation refuses: a host ELECTIONS_IMPORT_HOSTS does not name.
+      expect(codeOf(await clientOf(admin).POST('/api/elections/imports/', { body: { source: 'https://example.org/consulta_cand_2024.zip' } }))).toBe('validation_failed');
+      await badInput(async () => {
+        expect(codeOf(await clientOf(admin).POST('/api/elections/imports/', { body: { source: 'https://cdn.tse.jus.br/x.zip', sha256: 'abc' } }))).toBe('validation_failed');
+      });
+    } finally {
+      files.closeAllConnections();
+      await new Promise<void>((done) => files.close(() => done()));
+    }
   });
 
   sweep('401 without a key on every operation that needs one', async () => {

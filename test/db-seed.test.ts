@@ -55,6 +55,7 @@ async function rowCounts(target: TestApp): Promise<Record<string, number>> {
     'users', 'entities', 'entity_members', 'social_references', 'social_network_entries', 'marketshare_entries', 'guardianship_links',
     'social_monitors', 'monitor_profiles', 'monitor_keywords', 'metric_snapshots', 'scenario_requests', 'scenario_entities',
     'sms_credentials', 'sms_campaigns', 'sms_messages', 'sms_replies', 'sms_opt_outs', 'research_bookmarks', 'news_sources', 'jobs',
+    'tse_elections', 'tse_offices', 'tse_codes', 'tse_parties', 'tse_federations', 'tse_coalitions', 'tse_units', 'tse_candidacies',
   ];
   const counts: Record<string, number> = {};
   for (const table of tables) {
@@ -275,6 +276,37 @@ describe('the real server tells the story of the spec examples', () => {
     );
     expect(await get('ana.souza', '/api/research/get_user_research_bookmarks/')).toEqual([]); // personal
     expect(await get('joana.lima', '/api/news/get_requested_fonts/')).toEqual((responseExample('/api/news/get_requested_fonts/', 'get', '200', 'sources') as Json).data);
+  });
+});
+
+describe("the electoral court's demo data", () => {
+  /** A GET as a demo user, its body as sent (moments keep their milliseconds, as the examples of these operations write them). */
+  const read = async (username: string, path: string): Promise<Json> => {
+    const result = await request(app.baseUrl, 'GET', path, { Authorization: `Token ${tokens.get(username)}` });
+    expect(result.status, result.text).toBe(200);
+    return result.body;
+  };
+
+  it('lists the elections, the mayoral candidacies of São Paulo and a candidacy as the examples show them', async () => {
+    expect((await read('joana.lima', '/api/elections/')).data).toEqual((responseExample('/api/elections/', 'get', '200', 'loaded') as Json).data);
+    const mayors = await read('joana.lima', '/api/elections/candidacies/?cd_eleicao=619&cd_cargo=11&codigo_ibge=3550308');
+    expect(mayors.data).toEqual((responseExample('/api/elections/candidacies/', 'get', '200', 'mayorsOfSaoPaulo') as Json).data);
+    expect((await read('ana.souza', '/api/elections/candidacy/?id=501')).data).toEqual(example('CandidacyWhole').data);
+    expect((await read('joana.lima', '/api/elections/candidacy/?id=501')).data).toEqual(example('CandidacyMasked').data);
+  });
+
+  it('holds the parties, federations, offices and codes the examples show (a part of them)', async () => {
+    const parties = (await read('joana.lima', '/api/elections/parties/?cd_eleicao=619')).data;
+    const shown = (responseExample('/api/elections/parties/', 'get', '200', 'municipal2024') as Json).data;
+    expect(parties.eleicao).toEqual(shown.eleicao);
+    expect(parties.partidos).toEqual(expect.arrayContaining(shown.partidos));
+    expect(parties.federacoes).toEqual(expect.arrayContaining(shown.federacoes));
+    const offices = (await read('joana.lima', '/api/elections/offices/')).data;
+    expect(offices).toEqual(expect.arrayContaining((responseExample('/api/elections/offices/', 'get', '200', 'loaded') as Json).data));
+    const codes = (await read('joana.lima', '/api/elections/codes/')).data;
+    for (const [table, listed] of Object.entries((responseExample('/api/elections/codes/', 'get', '200', 'someTables') as Json).data)) {
+      expect(codes[table], table).toEqual(expect.arrayContaining(listed as Json[]));
+    }
   });
 });
 

@@ -469,6 +469,7 @@ describe('GET /api/entidade/ (listEntities)', () => {
       role: 'viewer',
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
       updated_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+      candidacy: null,
     });
     expect(everything.filter((entity: Json) => entity.id !== sharedId).every((entity: Json) => entity.role === 'owner')).toBe(true);
   });

@@ -240,6 +240,25 @@ describe('entities', () => {
     expect(actions).toEqual(['personal_data_corrected', 'personal_data_erased', 'updated']);
   });
 
+  it("creates an entity from a demo candidacy (the court's personal data for admins only), links and unlinks one, 409 for a second link", async () => {
+    const created = unwrap(await api.POST('/api/entidade/from_candidacy/', { params: { query: { tp: 'concorrente' } }, body: { candidacy_id: 502 } }));
+    expect(created).toMatchObject({ nome: 'JOÃO CARLOS FERREIRA', nr_urna: 45, partido: '45', position: 'prefeito', candidacy_id: 502, candidacy: { id: 502, sit_tot_turno: { code: 6, label: '2º TURNO' } } });
+    expect(created).not.toHaveProperty('cpf');
+    expect(await failure(api.POST('/api/entidade/from_candidacy/', { body: { candidacy_id: 502 } }))).toMatchObject({ status: 409, code: 'conflict', details: [expect.objectContaining({ field: 'candidacy_id', rule: 'unique_in_team' })] });
+    expect(await failure(api.POST('/api/entidade/from_candidacy/', { body: { candidacy_id: 999999 } }))).toMatchObject({ status: 404, code: 'not_found' });
+    const admin = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(admin, 'ana.souza', DEFAULT_MOCK_PASSWORD);
+    expect(unwrap(await admin.POST('/api/entidade/from_candidacy/', { body: { candidacy_id: 502 } }))).toMatchObject({ cpf: '111.444.777-35' });
+
+    const linked = unwrap(await api.POST('/api/entidade/add/', { body: { id: 12, nome: 'Maria da Silva Santos', candidacy_id: 501 } }));
+    expect(linked.candidacy).toMatchObject({ id: 501, cargo: { cd_cargo: 11, ds_cargo: 'PREFEITO' }, situacao_candidatura: { code: 12, label: 'APTO' } });
+    expect(unwrap(await api.GET('/api/entidade/')).results.find((row) => row.id === 12)!.candidacy).toEqual(linked.candidacy);
+    expect(await failure(api.POST('/api/entidade/add/', { body: { id: 13, nome: 'João', candidacy_id: 501 } }))).toMatchObject({ status: 409, code: 'conflict' });
+    expect(await failure(api.POST('/api/entidade/add/', { body: { id: 13, nome: 'João', candidacy_id: 999999 } }))).toMatchObject({ status: 422, details: [expect.objectContaining({ rule: 'existing_candidacy' })] });
+    const unlinked = unwrap(await api.POST('/api/entidade/add/', { body: { id: 12, nome: 'Maria da Silva Santos', candidacy_id: null } }));
+    expect(unlinked).not.toHaveProperty('candidacy');
+  });
+
   it('forgets every write on reset()', async () => {
     unwrap(await api.POST('/api/entidade/add/', { body: { nome: 'Temporária' } }));
     mock.reset();
@@ -333,6 +352,48 @@ describe('bookmarks, news sources, monitors and SMS credentials', () => {
     const { data, response } = await api.GET('/api/municipios/');
     expect(response.status).toBe(200);
     expect(data?.count).toBe(5570);
+  });
+});
+
+describe("the electoral court's demo data", () => {
+  it('lists the elections, offices, parties and code tables of the demo data', async () => {
+    expect(unwrap(await api.GET('/api/elections/')).map((election) => election.cd_eleicao)).toEqual([619, 544, 546]);
+    expect(unwrap(await api.GET('/api/elections/', { params: { query: { abrangencia: 'MUNICIPAL' } } })).map((election) => election.ds_eleicao)).toEqual(['Eleições Municipais 2024']);
+    expect(unwrap(await api.GET('/api/elections/offices/'))).toContainEqual({ cd_cargo: 11, ds_cargo: 'PREFEITO', ballot_digits: 2 });
+    const parties = unwrap(await api.GET('/api/elections/parties/', { params: { query: { cd_eleicao: 619 } } }));
+    expect(parties.federacoes).toContainEqual({ nr_federacao: 1, sg_federacao: 'FE BRASIL', nm_federacao: 'Federação Brasil da Esperança - FE BRASIL', partidos: [13, 43, 65] });
+    expect(await failure(api.GET('/api/elections/parties/', { params: { query: { cd_eleicao: 999 } } }))).toMatchObject({ status: 404, code: 'not_found', details: [expect.objectContaining({ field: 'cd_eleicao' })] });
+    expect(unwrap(await api.GET('/api/elections/codes/', { params: { query: { table: 'genero' } } }))).toEqual({ genero: [{ code: 2, label: 'MASCULINO' }, { code: 4, label: 'FEMININO' }] });
+  });
+
+  it('searches candidacies as the server does: name without accents, party acronym, municipality, 400 naming a bad filter', async () => {
+    const ids = async (query: Record<string, string | number>) => unwrap(await api.GET('/api/elections/candidacies/', { params: { query: query as never } })).results.map((result) => result.id);
+    expect(await ids({ nome: 'joao davila' })).toEqual([503]);
+    expect(await ids({ nome: 'maria' })).toEqual([507, 501]);
+    expect(await ids({ partido: 'psdb' })).toEqual([502, 506, 504]);
+    expect(await ids({ cd_eleicao: 619, cd_cargo: 11, codigo_ibge: 3550308 })).toEqual([502, 501]);
+    const page = unwrap(await api.GET('/api/elections/candidacies/', { params: { query: { uf: 'SP', cd_eleicao: 619 } } }));
+    expect(page).toMatchObject({ count: 4, total_pages: 1, links: { next: null, previous: null } });
+    expect(await failure(api.GET('/api/elections/candidacies/', { params: { query: { partido: 'PXT' } } }))).toMatchObject({ status: 400, code: 'bad_request', details: [expect.objectContaining({ field: 'partido', rule: 'known_party' })] });
+    expect(await failure(api.GET('/api/elections/candidacies/', { params: { query: { page: 2 } } }))).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
+  it('masks a candidacy\'s personal data for everyone but platform admins, and answers 304 to its ETag', async () => {
+    expect(unwrap(await api.GET('/api/elections/candidacy/', { params: { query: { id: 501 } } }))).toMatchObject({ cpf: '***.982.247-**', titulo_eleitor: '********0183', personal_data: 'masked' });
+    expect(unwrap(await api.GET('/api/elections/candidacy/', { params: { query: { id: 501 } } }))).not.toHaveProperty('cor_raca');
+    const admin = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(admin, 'ana.souza', DEFAULT_MOCK_PASSWORD);
+    expect(unwrap(await admin.GET('/api/elections/candidacy/', { params: { query: { id: 501 } } }))).toMatchObject({ cpf: '529.982.247-25', cor_raca: { code: 3, label: 'PARDA' }, personal_data: 'whole' });
+    expect(await failure(api.GET('/api/elections/candidacy/', { params: { query: { id: 99999 } } }))).toMatchObject({ status: 404, code: 'not_found', details: [expect.objectContaining({ field: 'id', rule: 'existing_candidacy' })] });
+
+    const headers = { Authorization: `Token ${api.token}` };
+    const first = await fetch(`${DEFAULT_BASE_URL}/api/elections/candidacy/?id=501`, { headers });
+    const etag = first.headers.get('etag')!;
+    expect(etag).toMatch(/^W\/"/);
+    const again = await fetch(`${DEFAULT_BASE_URL}/api/elections/candidacy/?id=501`, { headers: { ...headers, 'If-None-Match': etag } });
+    expect(again.status).toBe(304);
+    const asAdmin = await fetch(`${DEFAULT_BASE_URL}/api/elections/candidacy/?id=501`, { headers: { Authorization: `Token ${admin.token}`, 'If-None-Match': etag } });
+    expect(asAdmin.status).toBe(200); // the whole view is another representation
   });
 });
 

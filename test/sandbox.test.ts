@@ -58,6 +58,12 @@ describe('the seeded sandbox', () => {
     expect(entity.status, entity.text).toBe(200);
     expect(entity.body.data.nome).toBe('Maria da Silva Santos');
   });
+
+  it("has the electoral court's demo candidacies: the mayoral ones of São Paulo in 2024", async () => {
+    const found = await request(sandbox.url, 'GET', '/api/elections/candidacies/?cd_eleicao=619&cd_cargo=11&codigo_ibge=3550308', as(demo('joana.lima')));
+    expect(found.status, found.text).toBe(200);
+    expect(found.body.data.results.map((result: { id: number; nm_urna_candidato: string }) => [result.id, result.nm_urna_candidato])).toEqual([[502, 'JOÃO FERREIRA'], [501, 'MARIA SANTOS']]);
+  });
 });
 
 describe('for a browser front end', () => {

@@ -66,7 +66,7 @@ const topField = (field: string) => field.split('.')[0]!;
 const isList = (operation: Operation) => fieldsOf(operation).has('query:page');
 
 /** Operations whose handler looks a record up by an id the request names (they answer a 404 of their own). */
-const LOOKUPS = ['getEntity', 'addEntity', 'listOperators', 'addOperator', 'removeOperator', 'getUser', 'getSocialMonitorData', 'removeResearchBookmark', 'sendSmsCampaign', 'getElectionsPanelSync'];
+const LOOKUPS = ['getEntity', 'addEntity', 'createEntityFromCandidacy', 'listOperators', 'addOperator', 'removeOperator', 'getUser', 'getSocialMonitorData', 'removeResearchBookmark', 'sendSmsCampaign', 'getElectionsPanelSync'];
 
 describe('404 examples', () => {
   it.each(operations.map((operation) => [operation.operationId, operation] as const))('%s: its 404 examples name its own fields, and speak of pages only on a list', (_id, operation) => {
@@ -118,7 +118,7 @@ describe('422 examples', () => {
 });
 
 describe("a create's 200", () => {
-  const creates = ['addEntity', 'addOperator', 'addResearchBookmark', 'createMunicipality', 'createScenarioRequest', 'createSmsCredential', 'createSocialMonitor', 'receiveSocialnetRemoval', 'requestNewsSource', 'sendSmsCampaign', 'startSocialLogin', 'syncElectionsPanel'];
+  const creates = ['addEntity', 'addOperator', 'createEntityFromCandidacy', 'addResearchBookmark', 'createMunicipality', 'createScenarioRequest', 'createSmsCredential', 'createSocialMonitor', 'receiveSocialnetRemoval', 'requestNewsSource', 'sendSmsCampaign', 'startSocialLogin', 'syncElectionsPanel'];
   it.each(creates)('%s: says a create answers 201 and how to ask a mock for it', (operationId) => {
     const operation = operations.find((candidate) => candidate.operationId === operationId)!;
     expect(Object.keys(operation.node.responses as Node)).toContain('201');

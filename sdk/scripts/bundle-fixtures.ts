@@ -19,6 +19,7 @@ export function mswFixturesText(): string {
     monitors: fixture('monitors'),
     research: fixture('research'),
     sms: fixture('sms'),
+    elections: fixture('elections'),
   };
   return `${JSON.stringify(data, null, 2)}\n`;
 }

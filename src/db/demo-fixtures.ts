@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { components } from '../../sdk/schema.js';
+import type { CourtFixture } from '../elections/tse/demo-data.js';
 import { projectRoot } from '../project-root.js';
 
 type Schemas = components['schemas'];
@@ -152,6 +153,8 @@ export interface DemoFixtures {
   sms: { credentials: SmsCredentialFixture[]; campaigns: SmsCampaignFixture[]; replies: SmsReplyFixture[] };
   bookmarks: BookmarkFixture[];
   newsSources: NewsSourceFixture[];
+  /** The electoral court's tables: a few fake candidacies of the 2024 and 2022 elections (issue 22). */
+  elections: CourtFixture;
 }
 
 /** Reads the fixture files of `directory` (the project's `fixtures/` by default). */
@@ -168,5 +171,6 @@ export function loadDemoFixtures(directory = FIXTURES_DIR): DemoFixtures {
     sms: read('sms.json'),
     bookmarks: research.bookmarks,
     newsSources: research.news_sources,
+    elections: read('elections.json'),
   };
 }

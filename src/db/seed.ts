@@ -51,6 +51,7 @@ import type { Strategy } from '../strategy/index.js';
 import { defineScenarioModels, type ScenarioEntityRow, type ScenarioRow, type ScenarioState } from '../strategy/models.js';
 import { checkWebAddress } from '../web-address.js';
 import { loadDemoFixtures, type DemoFixtures, type InvitationFixture, type ScenarioFixture } from './demo-fixtures.js';
+import { checkCourtFixture, writeCourtFixture } from '../elections/tse/demo-data.js';
 import { passwordProblem } from '../accounts/password-policy.js';
 
 const DAY_MS = 86_400_000;
@@ -102,7 +103,8 @@ export type SeedKind =
   | 'sms campaign'
   | 'sms reply'
   | 'research bookmark'
-  | 'news source';
+  | 'news source'
+  | 'court data';
 
 export interface SeedEntry {
   kind: SeedKind;
@@ -159,6 +161,8 @@ class Seeder {
   ) {}
 
   async run(): Promise<void> {
+    // First: entities may name candidacies, and their rules read the court's tables.
+    await this.seedCourtData();
     await this.seedUsers();
     await this.seedEntities();
     await this.seedGuardianship();
@@ -193,6 +197,18 @@ class Seeder {
     const id = ids.get(fixtureId);
     if (id === undefined) throw new SeedError(`The demo ${what} ${fixtureId} was not seeded.`);
     return id;
+  }
+
+  // --- The electoral court's data ---------------------------------------------------------------
+
+  /** One entry per table: its rows written now, or there already (an import or an earlier seed wrote them). */
+  private async seedCourtData(): Promise<void> {
+    const written = await writeCourtFixture(this.targets.sequelize, this.fixtures.elections);
+    for (const [table, count] of Object.entries(written)) {
+      const rows = this.fixtures.elections[table as keyof typeof written].length;
+      if (count > 0) this.add({ kind: 'court data', name: `${table} (${count} of ${rows} rows)`, outcome: 'created' });
+      else this.existed('court data', `${table} (${rows} rows)`, undefined);
+    }
   }
 
   // --- Users ------------------------------------------------------------------------------------
@@ -682,6 +698,7 @@ export function checkDemoFixtures(fixtures: DemoFixtures, municipalities: Munici
       seen.add(value);
     }
   };
+  problems.push(...checkCourtFixture(fixtures.elections, municipalities));
 
   // Users.
   const users = new Map(fixtures.users.map((user) => [user.username, user]));

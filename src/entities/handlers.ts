@@ -1,7 +1,8 @@
 /**
  * The HTTP side of entities (their teams: team-handlers.ts). Every handler first asks the team rules
  * (teams.ts) what the caller may do with the entity named in the request, then reads or writes through
- * the store.
+ * the store. An entity linked to a candidacy of the electoral court's data is shown with it, and its
+ * writes are judged by the court's tables too (candidacies.ts, electoral-rules.ts).
  */
 import type { Response } from 'express';
 import type { Transaction } from 'sequelize';
@@ -13,7 +14,8 @@ import { callerOf, type Caller } from '../http/auth.js';
 import { sendEnvelope } from '../http/envelope.js';
 import { requestCreationKey } from '../http/idempotency.js';
 import { parseIfMatch } from '../http/conditional.js';
-import { ApiError, badRequest, referenceDataUnavailable } from '../http/errors.js';
+import { CourtCatalog, type CandidacySummary } from '../elections/tse/catalog.js';
+import { ApiError, badRequest, notFound, referenceDataUnavailable } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
 import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
@@ -22,6 +24,8 @@ import type { Entities } from './index.js';
 import type { CandidateEntity, CandidateEntityRecord, EntityRow } from './models.js';
 import { maskedRecord, maskedValuesOnCreate, refusePersonalValues, withoutMaskedValues } from './personal-data.js';
 import { checkCandidate } from './rules.js';
+import { entityFromCandidacy, summaryOfCandidacy, withoutRefused } from './candidacies.js';
+import { judgeByCourtData } from './electoral-rules.js';
 import { readThenWrite, recordEntityEdit } from './history.js';
 import { UnknownMarketshareEntry, type EntitySummaryRow, type EntityWrite, type StoredEntity, type UpdateOutcome } from './store.js';
 import { asIsoTimestamp, readerOf } from '../db/reader.js';
@@ -31,7 +35,8 @@ const ENTITIES_PER_PAGE = 30;
 type EntityOperations =
   | 'listEntities'
   | 'getEntity'
-  | 'addEntity';
+  | 'addEntity'
+  | 'createEntityFromCandidacy';
 
 export interface EntityHandlerDependencies {
   entities: Entities;
@@ -42,6 +47,8 @@ export interface EntityHandlerDependencies {
 
 export function entityHandlers({ entities, accounts, municipalities, urls }: EntityHandlerDependencies): Pick<Required<OperationHandlers>, EntityOperations> {
   const { teams, store, models } = entities;
+  const sequelize = models.Entity.sequelize!;
+  const court = new CourtCatalog(sequelize);
   const idRequired = (field: string) => badRequest(`The request is malformed: ${field} is required.`, [{ location: 'query', field, rule: 'required', message: 'is required' }]);
 
   return {
@@ -51,7 +58,8 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       const { total, rows } = await store.page({ id: caller.user.id, isAdmin: caller.user.is_admin }, req.query.tp, page, ENTITIES_PER_PAGE);
       const listUrl = new URL(apiBaseUrl(req, urls) + '/api/entidade/');
       if (req.query.tp) listUrl.searchParams.set('tp', req.query.tp);
-      const body = pageOf(rows.map(summaryOf), total, page, ENTITIES_PER_PAGE, listUrl.toString());
+      const candidacies = await candidacySummaries(rows.map((row) => row.candidacy_id));
+      const body = pageOf(rows.map((row) => summaryOf(row, candidacies)), total, page, ENTITIES_PER_PAGE, listUrl.toString());
       sendEnvelope(res, 200, body, `${total} entities.`);
     },
 
@@ -81,16 +89,22 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       const sent = withoutMaskedValues(body);
       const wholeView = !existing || teams.may(caller, existing.role, 'readPersonalData');
       if (existing && !wholeView) refusePersonalValues(existing.role, sent);
-      const problems = [...(stored ? [] : maskedValuesOnCreate(body)), ...checkCandidate(sent, municipalities, new Date(), stored)];
+      const problems = [
+        ...(stored ? [] : maskedValuesOnCreate(body)),
+        ...checkCandidate(sent, municipalities, new Date(), stored),
+        ...(await judgeByCourtData(sequelize, sent, stored)),
+      ];
       if (problems.length > 0) throw new ApiError(422, 'validation_failed', 'The entity is invalid.', problems);
-      // The CPF check and the write hold a lock on the CPF: parallel creates (a double click) cannot both pass.
+      // The CPF check and the write hold a lock on the CPF (and a new link on its candidacy): parallel
+      // creates (a double click) cannot both pass.
       const cpf = sent.cpf ?? undefined;
-      const cpfLocks = cpf === undefined ? [] : [`entity-cpf:${cpf}`];
+      const linking = typeof sent.candidacy_id === 'number' && sent.candidacy_id !== stored?.candidacy_id ? sent.candidacy_id : undefined;
+      const locks = [...(cpf === undefined ? [] : [`entity-cpf:${cpf}`]), ...(linking === undefined ? [] : [`entity-candidacy:${linking}`])];
       // One transaction (the lock's, on PostgreSQL) holds the write and its edit-history row.
-      const sequelize = models.Entity.sequelize!;
-      const id = await withLocks(sequelize, cpfLocks, (locked) => (locked ? write(locked) : readThenWrite(sequelize, write)));
+      const id = await withLocks(sequelize, locks, (locked) => (locked ? write(locked) : readThenWrite(sequelize, write)));
       async function write(transaction: Transaction): Promise<number> {
         if (cpf !== undefined) await refuseDuplicateCpf(caller, cpf, existing?.entity.id, transaction);
+        if (linking !== undefined) await refuseLinkedCandidacy(caller, linking, existing?.entity.id, transaction);
         if (!existing) {
           const created = await store.create(req.query.tp ?? 'candidato', caller.user.id, sent, transaction, creationKey);
           await recordEntityEdit(entities, created, undefined, 'created', caller.user.id, transaction);
@@ -105,6 +119,38 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       }
       await sendEntity(res, existing ? 200 : 201, id, existing ? `Entity ${id} updated.` : `Entity ${id} created.`, wholeView);
     },
+
+    async createEntityFromCandidacy(req, res) {
+      const caller = callerOf(res);
+      // A retried create whose first run committed before its instance died: answer what it made.
+      const creationKey = requestCreationKey(res);
+      const earlier = creationKey === undefined ? undefined : await store.idByCreationKey(creationKey);
+      if (earlier !== undefined) return sendEntity(res, 201, earlier, `Entity ${earlier} created.`, true);
+      const candidacyId = req.body.candidacy_id;
+      const candidacy = await (await court.current()).candidacy(candidacyId);
+      if (!candidacy) {
+        throw notFound(`There is no candidacy ${candidacyId} in the court's data.`, [
+          { location: 'body', field: 'candidacy_id', rule: 'existing_candidacy', message: "must be the id of a candidacy of the court's data", value: candidacyId },
+        ]);
+      }
+      const today = new Date();
+      // The court's candidacies are read whole by platform admins only: nobody else gets their personal data this way.
+      const filled = entityFromCandidacy(candidacy, { withPersonalData: caller.user.is_admin, today });
+      const { entity, leftOut } = withoutRefused(filled, checkCandidate(filled, municipalities, today));
+      const cpf = entity.cpf ?? undefined;
+      const locks = [`entity-candidacy:${candidacy.id}`, ...(cpf === undefined ? [] : [`entity-cpf:${cpf}`])];
+      const id = await withLocks(sequelize, locks, (locked) => (locked ? write(locked) : readThenWrite(sequelize, write)));
+      async function write(transaction: Transaction): Promise<number> {
+        await refuseLinkedCandidacy(caller, candidacyId, undefined, transaction);
+        if (cpf !== undefined) await refuseDuplicateCpf(caller, cpf, undefined, transaction);
+        const created = await store.create(req.query.tp ?? 'candidato', caller.user.id, entity, transaction, creationKey);
+        await recordEntityEdit(entities, created, undefined, 'created', caller.user.id, transaction);
+        return created;
+      }
+      const omitted = leftOut.length === 0 ? '' : ` Left out, as the entity rules refuse the court's value: ${leftOut.join(', ')}.`;
+      // Its creator is its owner, who reads it whole.
+      await sendEntity(res, 201, id, `Entity ${id} created from candidacy ${candidacy.id}.${omitted}`, true);
+    },
   };
 
   /**
@@ -113,8 +159,10 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
    */
   async function sendEntity(res: Response, status: 200 | 201, id: number, message: string, wholeView: boolean, row?: EntityRow): Promise<void> {
     const { stored, author } = await storedWithAuthor(id, row);
+    const candidacyId = stored.entity.candidacy_id;
     const record: CandidateEntityRecord = {
       ...stored.entity,
+      ...(typeof candidacyId === 'number' ? { candidacy: (await candidacySummaries([candidacyId])).get(candidacyId) ?? null } : {}),
       tp: stored.tp,
       updated_at: stored.updatedAt.toISOString(),
       updated_by: author ? { id: author.id, display_name: displayName(author) } : null,
@@ -131,6 +179,27 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       if (!(error instanceof UnknownMarketshareEntry)) throw error;
       throw new ApiError(422, 'validation_failed', 'The entity is invalid.', [
         { location: 'body', field: `marketshare.${error.index}.id`, rule: 'existing_entry', message: `must be the id of one of this entity's marketshare entries (once); send no id for a new entry`, value: error.entryId },
+      ]);
+    }
+  }
+
+  /**
+   * What an entity shows of the candidacies it is linked to (the search's summary, no personal data), by
+   * candidacy id; a candidacy no longer in the court's data is left out.
+   */
+  async function candidacySummaries(ids: Array<number | null | undefined>): Promise<Map<number, CandidacySummary>> {
+    const linked = [...new Set(ids.filter((id): id is number => typeof id === 'number'))];
+    if (linked.length === 0) return new Map();
+    const data = await court.current();
+    const found = await Promise.all(linked.map((id) => data.candidacy(id)));
+    return new Map(found.filter((candidacy) => candidacy !== undefined).map((candidacy) => [candidacy.id, summaryOfCandidacy(candidacy)]));
+  }
+
+  async function refuseLinkedCandidacy(caller: Caller, candidacyId: number, except: number | undefined, transaction?: Transaction): Promise<void> {
+    const other = await store.candidacyTakenAmong(candidacyId, await teams.entityIdsOf(caller.user.id), except, transaction);
+    if (other !== undefined) {
+      throw new ApiError(409, 'conflict', `Candidacy ${candidacyId} is already linked to entity ${other} of your teams.`, [
+        { location: 'body', field: 'candidacy_id', rule: 'unique_in_team', message: `is already linked to entity ${other} of your teams`, value: candidacyId },
       ]);
     }
   }
@@ -200,7 +269,7 @@ function editConflict(id: number, sent: string, currentVersion: number): ApiErro
   ]);
 }
 
-function summaryOf(row: EntitySummaryRow) {
+function summaryOf(row: EntitySummaryRow, candidacies: ReadonlyMap<number, CandidacySummary>) {
   return {
     id: row.id,
     tp: row.tp,
@@ -214,5 +283,6 @@ function summaryOf(row: EntitySummaryRow) {
     role: row.role,
     created_at: asIsoTimestamp(row.created_at),
     updated_at: asIsoTimestamp(row.updated_at),
+    candidacy: row.candidacy_id === null || row.candidacy_id === undefined ? null : (candidacies.get(Number(row.candidacy_id)) ?? null),
   };
 }

@@ -15,6 +15,8 @@ export const SCALAR_FIELDS = [
   'partido', 'genero', 'instrucao', 'ocupacao', 'estado_civil', 'raca', 'disputa_eleitoral', 'uf', 'cidade', 'email',
   'list_emails', 'exerce_funcao', 'reeleicao', 'paisDisputa', 'estado_disputa', 'municipio_disputa', 'cepBase',
   'paisBase', 'estadoBase', 'municipioBase', 'endBase', 'first_campaign', 'asLegenda', 'nomeLegenda', 'partidosLegenda',
+  // The electoral court's candidacy the entity is linked to (migration 0026; candidacies.ts).
+  'candidacy_id',
 ] as const satisfies ReadonlyArray<keyof CandidateEntity>;
 
 export type ScalarField = (typeof SCALAR_FIELDS)[number];
@@ -119,7 +121,7 @@ const id = { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true };
 const plain = { timestamps: false } as const;
 
 /** The scalar fields that are not plain text, by kind (the store converts them back when reading). */
-export const INTEGER_FIELDS: ReadonlySet<string> = new Set(['nr_urna', 'idade', 'nacionalidade', 'instrucao', 'ocupacao', 'estado_civil', 'raca', 'disputa_eleitoral']);
+export const INTEGER_FIELDS: ReadonlySet<string> = new Set(['nr_urna', 'idade', 'nacionalidade', 'instrucao', 'ocupacao', 'estado_civil', 'raca', 'disputa_eleitoral', 'candidacy_id']);
 export const FLAG_FIELDS: ReadonlySet<string> = new Set(['exerce_funcao', 'reeleicao', 'first_campaign', 'asLegenda']);
 export const LIST_FIELDS: ReadonlySet<string> = new Set(['list_emails', 'partidosLegenda']);
 

@@ -24,7 +24,7 @@ export const REGISTERED_PARTIES: ReadonlySet<string> = new Set(
 );
 
 /** The fields of a body without those sent as `null` (a cleared field breaks no rule). */
-type Sent = { [Field in keyof CandidateEntity]?: Exclude<CandidateEntity[Field], null> };
+export type Sent = { [Field in keyof CandidateEntity]?: Exclude<CandidateEntity[Field], null> };
 
 /**
  * The rules a body breaks. `stored` is the entity an update applies to: a rule between two fields (the
@@ -45,7 +45,7 @@ export function checkCandidate(entity: CandidateEntity, municipalities: Municipa
   ];
 }
 
-function withoutNulls(entity: CandidateEntity): Sent {
+export function withoutNulls(entity: CandidateEntity): Sent {
   return Object.fromEntries(Object.entries(entity).filter(([, value]) => value !== null)) as Sent;
 }
 
@@ -86,7 +86,8 @@ function birth(sent: Sent, after: Sent, today: Date): ErrorDetail[] {
   return [];
 }
 
-function ageOn(born: Date, today: Date): number {
+/** The age of someone born on `born`, on `today` (UTC dates). */
+export function ageOn(born: Date, today: Date): number {
   const years = today.getUTCFullYear() - born.getUTCFullYear();
   const beforeBirthday =
     today.getUTCMonth() < born.getUTCMonth() || (today.getUTCMonth() === born.getUTCMonth() && today.getUTCDate() < born.getUTCDate());

@@ -27,10 +27,10 @@ import type { TeamRole } from './models.js';
 import { asBoolean, asDate, asNumber, readerOf } from '../db/reader.js';
 
 /** What a list shows of an entity (the contract's EntitySummary), with the caller's role in its team. */
-export type EntitySummaryRow = Pick<EntityRow, 'id' | 'tp' | 'nome' | 'nm_urna' | 'nr_urna' | 'partido' | 'uf' | 'cidade' | 'image_url' | 'created_at' | 'updated_at'> & {
+export type EntitySummaryRow = Pick<EntityRow, 'id' | 'tp' | 'nome' | 'nm_urna' | 'nr_urna' | 'partido' | 'uf' | 'cidade' | 'image_url' | 'created_at' | 'updated_at' | 'candidacy_id'> & {
   role: TeamRole;
 };
-const SUMMARY_COLUMNS = 'e.id, e.tp, e.nome, e.nm_urna, e.nr_urna, e.partido, e.uf, e.cidade, e.image_url, e.created_at, e.updated_at';
+const SUMMARY_COLUMNS = 'e.id, e.tp, e.nome, e.nm_urna, e.nr_urna, e.partido, e.uf, e.cidade, e.image_url, e.created_at, e.updated_at, e.candidacy_id';
 
 type MarketshareEntry = NonNullable<CandidateEntity['marketshare']>[number];
 type SocialNetworkEntry = NonNullable<NonNullable<CandidateEntity['referencia_social']>['social_network']>[number];
@@ -147,9 +147,18 @@ export class EntityStore {
 
   /** Another entity with this CPF among the given ones (the caller's teams), if any. */
   async cpfTakenAmong(cpf: string, entityIds: number[], except?: number, transaction?: Transaction): Promise<number | undefined> {
+    return this.takenAmong({ cpf }, entityIds, except, transaction);
+  }
+
+  /** Another entity linked to this candidacy among the given ones (the caller's teams), if any. */
+  async candidacyTakenAmong(candidacyId: number, entityIds: number[], except?: number, transaction?: Transaction): Promise<number | undefined> {
+    return this.takenAmong({ candidacy_id: candidacyId }, entityIds, except, transaction);
+  }
+
+  private async takenAmong(value: Partial<Pick<EntityRow, 'cpf' | 'candidacy_id'>>, entityIds: number[], except?: number, transaction?: Transaction): Promise<number | undefined> {
     const other = (await this.models.Entity.findOne({
       attributes: ['id'],
-      where: { cpf, id: { [Op.in]: entityIds, ...(except === undefined ? {} : { [Op.ne]: except }) } },
+      where: { ...value, id: { [Op.in]: entityIds, ...(except === undefined ? {} : { [Op.ne]: except }) } },
       raw: true,
       transaction,
     })) as Pick<EntityRow, 'id'> | null;

@@ -112,7 +112,10 @@ function isPlain(parameter: DeclaredParameter): boolean {
   if (!['query', 'path', 'header'].includes(parameter.in)) return false;
   const schema = parameter.schema;
   if (!schema || (schema.type !== 'string' && schema.type !== 'integer')) return false;
-  return Object.keys(schema).every((key) => PLAIN_KEYWORDS.has(key)) && Object.keys(parameter).every((key) => PLAIN_PARAMETER_FIELDS.has(key));
+  // `allowReserved: true` lets a value hold reserved characters unencoded (an apostrophe in a name), as the
+  // lane reads every value; without it the validator refuses them, so only `true` is plain.
+  const plainField = (key: string) => PLAIN_PARAMETER_FIELDS.has(key) || (key === 'allowReserved' && parameter.allowReserved === true);
+  return Object.keys(schema).every((key) => PLAIN_KEYWORDS.has(key)) && Object.keys(parameter).every(plainField);
 }
 
 export function readLane(options: ReadLaneOptions): RequestHandler {

@@ -78,6 +78,11 @@ export class MunicipalityCatalog {
     return { count: matching.length, totalPages, page, results: matching.slice(start, start + PAGE_SIZE) };
   }
 
+  /** The municipalities of one state (IBGE code), by code; none for a state the list does not have. */
+  inState(codigoUf: number): readonly Municipality[] {
+    return this.byState.get(codigoUf) ?? [];
+  }
+
   /** The municipality with this IBGE code, if the list has it. */
   find(code: number): Municipality | undefined {
     return this.byCode.get(code);

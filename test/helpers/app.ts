@@ -40,6 +40,7 @@ import type { SeenDeliveries } from '../../src/socialnet/deliveries.js';
 import type { Sms } from '../../src/messaging/sms.js';
 import type { SocialLinks } from '../../src/oauth/index.js';
 import type { ElectionsPanelSyncs } from '../../src/elections/index.js';
+import type { CourtImports } from '../../src/elections/tse/imports.js';
 import { freePort } from './process.js';
 import { loggerOptions } from '../../src/logger.js';
 
@@ -97,6 +98,7 @@ export interface TestApp {
   sms: Sms;
   socialLinks: SocialLinks;
   electionsPanelSyncs: ElectionsPanelSyncs;
+  courtImports: CourtImports;
   /** The running job queue, when the app was started `withJobs`. */
   jobs?: JobQueue;
   /** Where the app writes its mail (.eml files), unless a test passed its own mailer. */
@@ -147,6 +149,8 @@ export interface TestAppOptions {
   oauthPendingLinkMs?: number;
   /** ELECTIONS_PANEL_URL (its simulator); unset, syncs answer 503. */
   electionsPanelUrl?: string;
+  /** ELECTIONS_IMPORT_HOSTS (the court's open-data hosts by default). */
+  electionsImportHosts?: string[];
   /**
    * Listen on a port chosen beforehand and make it the app's PUBLIC_URL, so that addresses the app gives
    * out for later calls (the SMS delivery-receipt callback) reach it.
@@ -206,6 +210,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     oauth: { searchnet: { ...unconfiguredOAuth, ...options.oauth?.searchnet }, socialvideo: { ...unconfiguredOAuth, ...options.oauth?.socialvideo } },
     oauthPendingLinkMs: options.oauthPendingLinkMs,
     electionsPanelUrl: options.electionsPanelUrl,
+    electionsImportHosts: options.electionsImportHosts,
   };
   const domains = await createDomains(sequelize, { accounts, jobs, logger, settings });
   const idempotencyKeys = new IdempotencyStore(sequelize, {

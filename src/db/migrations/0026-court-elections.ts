@@ -111,7 +111,10 @@ export async function up({ context: queryInterface }: { context: QueryInterface 
     updated_at: { type: DataTypes.DATE, allowNull: false },
   });
   await queryInterface.addIndex('tse_candidacies', ['cd_eleicao', 'sq_candidato'], { name: 'tse_candidacies_key', unique: true });
-  await queryInterface.addIndex('tse_candidacies', ['cd_eleicao', 'sg_uf', 'cd_cargo'], { name: 'tse_candidacies_office' });
+  // The search's filters, each ending in the search's order (nm_busca, id): a page is read in order from
+  // the index, not sorted from every match.
+  await queryInterface.addIndex('tse_candidacies', ['cd_eleicao', 'sg_uf', 'cd_cargo', 'nm_busca', 'id'], { name: 'tse_candidacies_office' });
+  await queryInterface.addIndex('tse_candidacies', ['cd_eleicao', 'nm_busca', 'id'], { name: 'tse_candidacies_election_name' });
   await queryInterface.addIndex('tse_candidacies', ['cd_eleicao', 'nr_candidato'], { name: 'tse_candidacies_ballot' });
   await queryInterface.addIndex('tse_candidacies', ['cd_eleicao', 'nr_partido'], { name: 'tse_candidacies_party' });
   await queryInterface.addIndex('tse_candidacies', ['sg_ue'], { name: 'tse_candidacies_unit' });
@@ -137,9 +140,17 @@ export async function up({ context: queryInterface }: { context: QueryInterface 
   // in place, keeping their ids).
   await queryInterface.addColumn('entities', 'candidacy_id', { type: DataTypes.INTEGER, allowNull: true });
   await queryInterface.addIndex('entities', ['candidacy_id'], { name: 'entities_candidacy' });
+  // Some older títulos of SP and MG have 13 digits (the court's files carry them). SQLite does not
+  // enforce a VARCHAR's length, and changing the column there would rebuild the table.
+  if (queryInterface.sequelize.getDialect() === 'postgres') {
+    await queryInterface.sequelize.query('ALTER TABLE entities ALTER COLUMN titulo_eleitor TYPE VARCHAR(13)');
+  }
 }
 
 export async function down({ context: queryInterface }: { context: QueryInterface }): Promise<void> {
+  if (queryInterface.sequelize.getDialect() === 'postgres') {
+    await queryInterface.sequelize.query('ALTER TABLE entities ALTER COLUMN titulo_eleitor TYPE VARCHAR(12)');
+  }
   // Not removeColumn: on SQLite it rebuilds the table, which the foreign keys to entities forbid.
   await queryInterface.removeIndex('entities', 'entities_candidacy');
   await queryInterface.sequelize.query('ALTER TABLE entities DROP COLUMN candidacy_id');

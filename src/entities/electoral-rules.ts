@@ -1,0 +1,173 @@
+/**
+ * What the electoral court's data adds to the rules of a candidate entity (rules.ts), once its tables are
+ * loaded (issue 22): coded fields among the court's codes, a ballot number as long as its office's and
+ * starting with the number of a party that runs in its election.
+ *
+ * What holds:
+ * - A rule judges only by tables that are loaded: a code table without rows, an election without parties,
+ *   an office that neither a link nor a loaded office name gives leave their fields unjudged. An install
+ *   without the court's data accepts what it accepted before.
+ * - The office and the election an entity runs in are those of the candidacy it is linked to
+ *   (`candidacy_id`). Without a link, the office is the one whose court name `position` spells (case,
+ *   accents, hyphens and feminine forms aside: "Prefeita", "vice-prefeito", "Deputada Federal"), and the
+ *   election the latest loaded one of that office's scope (municipal, state or federal), its first round
+ *   (reference.ts orders them). Nothing else (`tipoDisputa`, `disputa_eleitoral`) is read.
+ * - As in rules.ts, the coded fields are judged when sent; the ballot number and the party, a rule between
+ *   fields, on the entity as it will be whenever the body names one of them or what sets the office.
+ * - Each broken rule is one detail naming the field, the rule and what is allowed: the codes of a short
+ *   table, the table to read for a long one (occupation's hundreds), the parties of the election.
+ */
+import type { Sequelize } from 'sequelize';
+import { readerOf } from '../db/reader.js';
+import type { CodeTable, OfficeRow } from '../elections/tse/models.js';
+import { normaliseName } from '../elections/tse/names.js';
+import { ballotDigitsOf, courtReferenceOf, scopeOfOffice, type CourtView, type Election } from '../elections/tse/reference.js';
+import type { ErrorDetail } from '../http/errors.js';
+import type { CandidateEntity } from './models.js';
+import { withoutNulls, type Sent } from './rules.js';
+
+/** The entity's coded fields and the court's table of each (`genero` is free text, not a code). */
+export const CODED_FIELDS = {
+  instrucao: 'grau_instrucao',
+  ocupacao: 'ocupacao',
+  estado_civil: 'estado_civil',
+  raca: 'cor_raca',
+  nacionalidade: 'nacionalidade',
+} as const satisfies Partial<Record<keyof CandidateEntity, CodeTable>>;
+type CodedField = keyof typeof CODED_FIELDS;
+
+/** The fields that set or hold a ballot number's office, election and party. */
+const CONTEST_FIELDS = ['nr_urna', 'partido', 'position', 'candidacy_id'] as const;
+
+/** A table of more codes than this is named in a 422, not listed. */
+const LISTED_CODES = 20;
+
+/** A detail's message is at most this long (the contract's ErrorDetail). */
+const MESSAGE_LIMIT = 1000;
+
+/** The election and office of the candidacy an entity is linked to. */
+export interface LinkedCandidacy {
+  id: number;
+  cd_eleicao: number;
+  cd_cargo: number;
+}
+
+/** The office and election an entity runs in, and how they were known (for the messages). */
+export interface Contest {
+  office: OfficeRow;
+  election: Election | undefined;
+  source: string;
+}
+
+/** The words of a feminine office name that the court writes in the masculine. */
+const FEMININE_FORMS: ReadonlyMap<string, string> = new Map([
+  ['prefeita', 'prefeito'],
+  ['vereadora', 'vereador'],
+  ['governadora', 'governador'],
+  ['senadora', 'senador'],
+  ['deputada', 'deputado'],
+  ['presidenta', 'presidente'],
+]);
+
+/** `position` as an office name of the view (`officeByName`): "Vice-Prefeita" -> "vice prefeito". */
+export function officeKey(position: string): string {
+  return normaliseName(position)
+    .split(' ')
+    .map((word) => FEMININE_FORMS.get(word) ?? word)
+    .join(' ');
+}
+
+/** The entity's office and election: the linked candidacy's, else `position`'s; undefined when neither gives one. */
+export function contestOf(after: Sent, view: CourtView, linked?: LinkedCandidacy): Contest | undefined {
+  if (linked) {
+    const office = view.officeByCode.get(linked.cd_cargo) ?? { cd_cargo: linked.cd_cargo, ds_cargo: `office ${linked.cd_cargo}`, ballot_digits: null };
+    return { office, election: view.electionByCode.get(linked.cd_eleicao), source: `candidacy ${linked.id}` };
+  }
+  if (after.position === undefined) return undefined;
+  const office = view.officeByName.get(officeKey(after.position));
+  if (!office) return undefined;
+  const scope = scopeOfOffice(office.cd_cargo);
+  const election = view.elections.find((candidate) => candidate.tp_abrangencia.toUpperCase() === scope);
+  return { office, election, source: `position ${after.position}` };
+}
+
+/**
+ * The rules of the court's tables a body breaks; `after` is the entity as it will be (the stored one with
+ * the body applied), `linked` the candidacy it will be linked to, if any.
+ */
+export function checkElectoral(sent: Sent, after: Sent, view: CourtView, linked?: LinkedCandidacy): ErrorDetail[] {
+  return [...courtCodes(sent, view), ...ballotNumber(sent, after, view, linked)];
+}
+
+/** Whether a body names a field these rules judge (else they need not read anything). */
+export function namesElectoralFields(body: CandidateEntity): boolean {
+  return [...Object.keys(CODED_FIELDS), ...CONTEST_FIELDS].some((field) => body[field as keyof CandidateEntity] !== undefined);
+}
+
+/**
+ * The whole check for a write: reads the linked candidacy (`candidacy_id` as it will be) and the court's
+ * tables, then judges the body. A sent `candidacy_id` that names no candidacy is its own detail. Nothing
+ * is read when the body names no field these rules judge.
+ */
+export async function judgeByCourtData(sequelize: Sequelize, body: CandidateEntity, stored?: CandidateEntity): Promise<ErrorDetail[]> {
+  if (!namesElectoralFields(body)) return [];
+  const sent = withoutNulls(body);
+  const after = withoutNulls({ ...(stored ?? { nome: body.nome }), ...body });
+  let linked: LinkedCandidacy | undefined;
+  if (after.candidacy_id !== undefined) {
+    linked = await linkedCandidacy(sequelize, after.candidacy_id);
+    if (!linked && sent.candidacy_id !== undefined) {
+      return [problem('candidacy_id', 'existing_candidacy', "must be the id of a candidacy of the court's data", sent.candidacy_id)];
+    }
+  }
+  return checkElectoral(sent, after, await courtReferenceOf(sequelize).current(), linked);
+}
+
+/** The election and office of candidacy `id`, if there is one. */
+export async function linkedCandidacy(sequelize: Sequelize, id: number): Promise<LinkedCandidacy | undefined> {
+  if (!Number.isSafeInteger(id) || id > 2147483647) return undefined;
+  const row = await readerOf(sequelize).row<LinkedCandidacy>('SELECT id, cd_eleicao, cd_cargo FROM tse_candidacies WHERE id = ?', [id]);
+  return row && { id: Number(row.id), cd_eleicao: Number(row.cd_eleicao), cd_cargo: Number(row.cd_cargo) };
+}
+
+function courtCodes(sent: Sent, view: CourtView): ErrorDetail[] {
+  return (Object.keys(CODED_FIELDS) as CodedField[]).flatMap((field) => {
+    const value = sent[field];
+    const codes = view.codes.get(CODED_FIELDS[field]);
+    if (typeof value !== 'number' || !codes || codes.has(value)) return [];
+    return [problem(field, 'court_code', allowedCodes(CODED_FIELDS[field], codes), value)];
+  });
+}
+
+function allowedCodes(table: CodeTable, codes: ReadonlyMap<number, string>): string {
+  if (codes.size <= LISTED_CODES) return `must be a code of the court's table ${table}: ${[...codes].map(([code, label]) => `${code} ${label}`).join(', ')}`;
+  return `must be a code of the court's table ${table} (${codes.size} codes): getElectionCodes lists them, GET /api/elections/codes/?table=${table}`;
+}
+
+function ballotNumber(sent: Sent, after: Sent, view: CourtView, linked?: LinkedCandidacy): ErrorDetail[] {
+  if (!CONTEST_FIELDS.some((field) => sent[field] !== undefined)) return [];
+  const contest = contestOf(after, view, linked);
+  if (!contest) return [];
+  const found: ErrorDetail[] = [];
+  const { office, election, source } = contest;
+  const number = after.nr_urna;
+  const digits = ballotDigitsOf(office);
+  if (typeof number === 'number' && digits !== undefined && String(number).length !== digits) {
+    found.push(problem('nr_urna', 'ballot_digits', `must have ${digits} digits, as ballot numbers for ${office.ds_cargo} have (${source})`, number));
+  }
+  const parties = election && view.partiesByElection.get(election.cd_eleicao);
+  if (!election || !parties) return found;
+  const running = `running in ${election.ds_eleicao} (${election.ano}, round ${election.nr_turno}): ${[...parties.values()].map((party) => `${party.nr_partido} ${party.sg_partido}`).join(', ')}`;
+  if (typeof number === 'number' && !parties.has(Number(String(number).slice(0, 2)))) {
+    found.push(problem('nr_urna', 'party_of_election', `must start with the number of a party ${running}`, number));
+  }
+  if (after.partido !== undefined && !parties.has(Number(after.partido))) {
+    found.push(problem('partido', 'party_of_election', `must be the number of a party ${running}`, after.partido));
+  }
+  return found;
+}
+
+function problem(field: string, rule: string, message: string, value: ErrorDetail['value']): ErrorDetail {
+  const clipped = message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT - 1)}…` : message;
+  return { location: 'body', field, rule, message: clipped, value };
+}
