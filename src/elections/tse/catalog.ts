@@ -23,7 +23,7 @@
 import type { Sequelize } from 'sequelize';
 import type { components } from '../../../sdk/schema.js';
 import { asIsoTimestamp, asNumber, readerOf, type Reader } from '../../db/reader.js';
-import { CODE_TABLES, type CodeTable } from './models.js';
+import { CODE_TABLES, type CodeTable, type ElectionRow } from './models.js';
 import { normaliseName } from './names.js';
 
 type Schemas = components['schemas'];
@@ -250,15 +250,7 @@ const VERSION_SQL = `SELECT
 
 const ELECTION_COLUMNS = 'e.cd_eleicao, e.ano, e.cd_tipo_eleicao, e.nr_turno, e.ds_eleicao, e.dt_eleicao, e.tp_abrangencia';
 
-interface ElectionColumns {
-  cd_eleicao: number;
-  ano: number;
-  cd_tipo_eleicao: number;
-  nr_turno: number;
-  ds_eleicao: string;
-  dt_eleicao: string;
-  tp_abrangencia: CourtElection['tp_abrangencia'];
-}
+type ElectionColumns = Omit<ElectionRow, 'updated_at' | 'tp_abrangencia'> & { tp_abrangencia: CourtElection['tp_abrangencia'] };
 
 /** A code with its label (null when the tables lack it); null for an absent code. */
 function codeOf(labels: Labels, table: CodeTable, code: number | null | undefined): CourtCode | null {

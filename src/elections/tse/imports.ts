@@ -33,8 +33,6 @@ const IMPORT_RETRIES = 2;
 export interface CourtImportSettings {
   /** ELECTIONS_IMPORT_HOSTS. */
   allowedHosts: readonly string[];
-  /** Called after an import wrote (to drop caches of the court's tables). */
-  onImported?: () => void;
 }
 
 export class CourtImports {
@@ -100,14 +98,11 @@ export class CourtImports {
         onProgress: (rowsRead) => void this.models.Import.update({ rows_read: rowsRead, updated_at: new Date() }, { where: { id } }).catch(() => undefined),
       });
       await this.finish(id, { state: 'completed', rows_read: report.rows, report: JSON.stringify(report), error: null });
-      this.settings.onImported?.();
       this.logger.info({ import_id: id, inserted: report.inserted, updated: report.updated, unchanged: report.unchanged, rejected: report.rejected }, 'court candidacy import completed');
       return { state: 'completed' };
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       const permanent = error instanceof CandidacyImportError;
-      // Batches may have been written before a failure: readers' caches must not keep the old data.
-      this.settings.onImported?.();
       if (permanent || job.lastAttempt) {
         await this.finish(id, { state: 'failed', error: reason });
         this.logger.warn({ import_id: id, reason }, 'court candidacy import failed');
