@@ -1843,6 +1843,11 @@ export interface paths {
          *       their vices 2 digits; senator and substitutes 3; federal deputy 4; state and district
          *       deputy and councillor 5), and its first two digits, and `partido`, against the parties
          *       running in the election (`party_of_election`, naming them).
+         *     - `partidosLegenda`, a coalition's party acronyms, against the acronyms of the parties
+         *       running in the election (`party_of_election`, naming them; accents, case and spaces
+         *       aside: `PC do B` is `PCdoB`) instead of the parties registered today: a 2022 coalition
+         *       may name PTB, merged into PRD since. Without such an election it is judged against the
+         *       parties registered with the court today (`registered_party`).
          *
          *     The office and the election are the linked candidacy's (`candidacy_id`). Without a link,
          *     the office is the one whose court name `position` spells, ignoring case, accents and hyphens
@@ -1853,7 +1858,7 @@ export interface paths {
          *     year has several (an ordinary election rather than a supplementary one). Without a link or a
          *     `position` the office names, the length and party checks do not apply. Like the other rules between two
          *     fields, these judge the entity as it will be whenever the body names `nr_urna`, `partido`,
-         *     `position` or `candidacy_id`.
+         *     `position` or `candidacy_id` (and, for the coalition's parties, `partidosLegenda`).
          *
          *     **Candidacies.** `candidacy_id` links the entity to a candidacy of the court's data (or to
          *     another one); `null` unlinks it; nothing else changes, and the edit history records it as
@@ -1932,8 +1937,9 @@ export interface paths {
          *     without them, and may type them. Once created, the entity's personal data is shown by team
          *     role, as `getEntity` says (the owner reads it whole, viewers masked).
          *
-         *     A value the entity rules of `addEntity` would refuse (a party acronym no longer registered, an
-         *     invalid check digit) is left out, and the answer's `message` names it.
+         *     A value the entity rules of `addEntity` would refuse (an invalid check digit, a coalition
+         *     party that the election's party table lacks) is left out, and the answer's `message` names
+         *     it.
          *
          *     - **201**: created; `data` is the stored entity (as `getEntity` answers it), `ETag` its version.
          *     - **200**: not returned (a create answers 201).

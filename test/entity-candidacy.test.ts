@@ -98,7 +98,7 @@ const CANDIDACIES: CandidacyRow[] = [
     nm_municipio_nascimento: 'SÃO PAULO', dt_nascimento: '1978-05-14', cd_genero: 4, cd_estado_civil: 3, cd_cor_raca: 3, cd_ocupacao: 257, cd_sit_tot_turno: 6,
   }),
   candidacy({ id: JOAO, cd_eleicao: MUNICIPAL_2024, cd_cargo: 13, nr_candidato: 50123, nm_candidato: "JOÃO D'ÁVILA DA SILVA", nm_urna_candidato: "JOÃO D'ÁVILA", nr_partido: 50, cd_grau_instrucao: 7 }),
-  candidacy({ id: LUCIANA, cd_eleicao: STATE_2022, cd_cargo: 6, sg_ue: 'SP', nr_candidato: 1311, nm_candidato: 'LUCIANA MARIA DA SILVA', nm_urna_candidato: 'LUCIANA DA SAÚDE', nr_partido: 13, cd_genero: 4, cd_sit_tot_turno: 5, updated_at: new Date('2022-10-03T03:00:00Z') }),
+  candidacy({ id: LUCIANA, cd_eleicao: STATE_2022, cd_cargo: 6, sg_ue: 'SP', nr_candidato: 1311, nm_candidato: 'LUCIANA MARIA DA SILVA', nm_urna_candidato: 'LUCIANA DA SAÚDE', nr_partido: 13, sq_coligacao: '250001600001', cd_genero: 4, cd_sit_tot_turno: 5, updated_at: new Date('2022-10-03T03:00:00Z') }),
   candidacy({ id: PEDRO, cd_eleicao: MUNICIPAL_2024, cd_cargo: 11, nr_candidato: 15, nm_candidato: 'PEDRO HENRIQUE ALVES', nm_urna_candidato: 'PEDRO ALVES', nr_partido: 15, sq_coligacao: '250002000102', cd_situacao_candidatura: 3, cd_sit_tot_turno: 4 }),
 ];
 
@@ -116,12 +116,14 @@ async function loadCourtData(app: TestApp): Promise<void> {
     ...PARTIES_2024.map(([nr_partido, sg_partido]) => ({ cd_eleicao: MUNICIPAL_2024, nr_partido, sg_partido, nm_partido: `Partido ${sg_partido}`, nr_federacao: null })),
     // The second round's file holds only its two candidates' parties: the checks use the first round's.
     { cd_eleicao: MUNICIPAL_2024_SECOND_ROUND, nr_partido: 13, sg_partido: 'PT', nm_partido: 'Partido PT', nr_federacao: null },
-    ...[[13, 'PT'], [30, 'NOVO'], [45, 'PSDB']].map(([nr_partido, sg_partido]) => ({ cd_eleicao: STATE_2022, nr_partido: nr_partido as number, sg_partido: sg_partido as string, nm_partido: `Partido ${sg_partido}`, nr_federacao: null })),
+    // PTB ran in 2022 and merged into PRD in 2023.
+    ...[[13, 'PT'], [14, 'PTB'], [30, 'NOVO'], [45, 'PSDB']].map(([nr_partido, sg_partido]) => ({ cd_eleicao: STATE_2022, nr_partido: nr_partido as number, sg_partido: sg_partido as string, nm_partido: `Partido ${sg_partido}`, nr_federacao: null })),
   ]);
   await court.Coalition.bulkCreate([
     { sq_coligacao: '250002000101', cd_eleicao: MUNICIPAL_2024, nm_coligacao: 'SÃO PAULO DE TODOS', ds_composicao: 'Federação Brasil da Esperança - FE BRASIL(PT/PC do B/PV) / PSB' },
-    // PTB merged into PRD in 2023: no longer a registered party (src/entities/rules.ts).
+    // PTB merged into PRD in 2023: it runs in no 2024 election (nor is it registered today, src/entities/rules.ts).
     { sq_coligacao: '250002000102', cd_eleicao: MUNICIPAL_2024, nm_coligacao: 'FRENTE AMPLA', ds_composicao: 'PTB / MDB' },
+    { sq_coligacao: '250001600001', cd_eleicao: STATE_2022, nm_coligacao: 'SÃO PAULO PARA TODOS', ds_composicao: 'PT / PTB' },
   ]);
   await court.Unit.bulkCreate([
     { sg_ue: '71072', sg_uf: 'SP', nm_ue: 'SÃO PAULO', codigo_ibge: 3550308 },
@@ -404,6 +406,31 @@ describe('with the court\'s data loaded', () => {
       expect((await add(app, owner, { id, nome: 'Candidata', cidade: 'Campinas' })).status).toBe(200);
       expect(rulesBroken(await add(app, owner, { id, nome: 'Candidata', position: 'prefeita' }))).toEqual(['nr_urna:ballot_digits']);
       expect((await add(app, owner, { id, nome: 'Candidata', position: 'vereadora' })).status).toBe(200);
+    });
+
+    it("judges a coalition's parties by those running in its election, and by the parties registered today without one", async () => {
+      // PTB ran in 2022: a 2022 coalition keeps it, created from the candidacy or typed.
+      const created = await fromCandidacy(app, await createUser(app), LUCIANA);
+      expect(created.status, created.text).toBe(201);
+      expect(created.body.data).toMatchObject({ asLegenda: true, nomeLegenda: 'SÃO PAULO PARA TODOS', partidosLegenda: ['PT', 'PTB'], candidacy_id: LUCIANA });
+      expect(created.body.message).toBe(`Entity ${created.body.data.id} created from candidacy ${LUCIANA}.`);
+      expect((await add(app, carlos, { nome: 'Deputado de 2022', position: 'deputado estadual', partidosLegenda: ['PT', 'PTB'] })).status).toBe(201);
+
+      // A 2024 mayor's coalition: the parties of that election, acronyms compared without accents, case or spaces.
+      const mayor = await add(app, carlos, { nome: 'Prefeito de 2024', position: 'prefeito', partidosLegenda: ['PT', 'PTB', 'NOVO'] });
+      expect(rulesBroken(mayor)).toEqual(['partidosLegenda.1:party_of_election', 'partidosLegenda.2:party_of_election']);
+      expect(mayor.body.error.details[0]).toEqual({
+        location: 'body', field: 'partidosLegenda.1', rule: 'party_of_election', value: 'PTB',
+        message: 'must be the acronym of a party running in Eleições Municipais 2024 (2024, round 1): 13 PT, 15 MDB, 40 PSB, 43 PV, 45 PSDB, 50 PSOL, 65 PC do B',
+      });
+      expect((await add(app, carlos, { nome: 'Prefeito de 2024', position: 'prefeito', partidosLegenda: ['pt', 'PCdoB', 'Psol'] })).status).toBe(201);
+      // An update naming the coalition alone is judged in the stored entity's election.
+      const id = (await add(app, carlos, { nome: 'Prefeita', position: 'prefeita' })).body.data.id;
+      expect(rulesBroken(await add(app, carlos, { id, nome: 'Prefeita', partidosLegenda: ['PTB'] }))).toEqual(['partidosLegenda.0:party_of_election']);
+
+      // Without an office the court's data names, the parties registered today judge it.
+      const unplaced = await add(app, carlos, { nome: 'Sem cargo', partidosLegenda: ['PTB', 'NOVO'] });
+      expect(rulesBroken(unplaced)).toEqual(['partidosLegenda.0:registered_party']);
     });
 
     it("refuses a code the court's table lacks, listing a short table's codes and naming a long one's", async () => {

@@ -14,17 +14,21 @@
  *   (reference.ts orders them). Nothing else (`tipoDisputa`, `disputa_eleitoral`) is read.
  * - As in rules.ts, the coded fields are judged when sent; the ballot number and the party, a rule between
  *   fields, on the entity as it will be whenever the body names one of them or what sets the office.
+ * - A coalition's parties (`partidosLegenda`) are judged against the acronyms of the parties running in the
+ *   election, in place of rules.ts's list of parties registered today: a 2022 coalition may name a party
+ *   merged since (PTB).
  * - Each broken rule is one detail naming the field, the rule and what is allowed: the codes of a short
  *   table, the table to read for a long one (occupation's hundreds), the parties of the election.
  */
 import type { Sequelize } from 'sequelize';
 import { readerOf } from '../db/reader.js';
-import type { CodeTable, OfficeRow } from '../elections/tse/models.js';
+import type { CodeTable, OfficeRow, PartyRow } from '../elections/tse/models.js';
 import { normaliseName } from '../elections/tse/names.js';
 import { ballotDigitsOf, courtReferenceOf, scopeOfOffice, type CourtView, type Election } from '../elections/tse/reference.js';
 import type { ErrorDetail } from '../http/errors.js';
+import type { MunicipalityCatalog } from '../municipalities/catalog.js';
 import type { CandidateEntity } from './models.js';
-import { withoutNulls, type Sent } from './rules.js';
+import { checkCandidate, normaliseAcronym, withoutNulls, type CoalitionParties, type Sent } from './rules.js';
 
 /** The entity's coded fields and the court's table of each (`genero` is free text, not a code). */
 export const CODED_FIELDS = {
@@ -37,7 +41,10 @@ export const CODED_FIELDS = {
 type CodedField = keyof typeof CODED_FIELDS;
 
 /** The fields that set or hold a ballot number's office, election and party. */
-const CONTEST_FIELDS = ['nr_urna', 'partido', 'position', 'candidacy_id'] as const;
+const BALLOT_FIELDS = ['nr_urna', 'partido', 'position', 'candidacy_id'] as const;
+
+/** The fields whose rules depend on the entity's office and election. */
+const CONTEST_FIELDS = [...BALLOT_FIELDS, 'partidosLegenda'] as const;
 
 /** A table of more codes than this is named in a 422, not listed. */
 const LISTED_CODES = 20;
@@ -105,22 +112,30 @@ export function namesElectoralFields(body: CandidateEntity): boolean {
 }
 
 /**
- * The whole check for a write: reads the linked candidacy (`candidacy_id` as it will be) and the court's
- * tables, then judges the body. A sent `candidacy_id` that names no candidacy is its own detail. Nothing
- * is read when the body names no field these rules judge.
+ * Every rule a candidate body breaks: rules.ts's, and the court's where its tables are loaded. Reads the
+ * linked candidacy (`candidacy_id` as it will be) and the court's tables, unless the body names no field
+ * the court's rules judge. A sent `candidacy_id` that names no candidacy is its own detail.
  */
-export async function judgeByCourtData(sequelize: Sequelize, body: CandidateEntity, stored?: CandidateEntity): Promise<ErrorDetail[]> {
-  if (!namesElectoralFields(body)) return [];
+export async function judgeCandidate(
+  sequelize: Sequelize,
+  municipalities: MunicipalityCatalog,
+  body: CandidateEntity,
+  { stored, today = new Date() }: { stored?: CandidateEntity; today?: Date } = {},
+): Promise<ErrorDetail[]> {
+  if (!namesElectoralFields(body)) return checkCandidate(body, municipalities, today, stored);
   const sent = withoutNulls(body);
   const after = withoutNulls({ ...(stored ?? { nome: body.nome }), ...body });
   let linked: LinkedCandidacy | undefined;
   if (after.candidacy_id !== undefined) {
     linked = await linkedCandidacy(sequelize, after.candidacy_id);
     if (!linked && sent.candidacy_id !== undefined) {
-      return [problem('candidacy_id', 'existing_candidacy', "must be the id of a candidacy of the court's data", sent.candidacy_id)];
+      const unknown = problem('candidacy_id', 'existing_candidacy', "must be the id of a candidacy of the court's data", sent.candidacy_id);
+      return [...checkCandidate(body, municipalities, today, stored), unknown];
     }
   }
-  return checkElectoral(sent, after, await courtReferenceOf(sequelize).current(), linked);
+  const view = await courtReferenceOf(sequelize).current();
+  const contest = contestOf(after, view, linked);
+  return [...checkCandidate(body, municipalities, today, stored, contest && coalitionPartiesOf(contest, view)), ...checkElectoral(sent, after, view, linked)];
 }
 
 /** The election and office of candidacy `id`, if there is one. */
@@ -145,29 +160,47 @@ function allowedCodes(table: CodeTable, codes: ReadonlyMap<number, string>): str
 }
 
 function ballotNumber(sent: Sent, after: Sent, view: CourtView, linked?: LinkedCandidacy): ErrorDetail[] {
-  if (!CONTEST_FIELDS.some((field) => sent[field] !== undefined)) return [];
+  if (!BALLOT_FIELDS.some((field) => sent[field] !== undefined)) return [];
   const contest = contestOf(after, view, linked);
   if (!contest) return [];
   const found: ErrorDetail[] = [];
-  const { office, election, source } = contest;
+  const { office, source } = contest;
   const number = after.nr_urna;
   const digits = ballotDigitsOf(office);
   if (typeof number === 'number' && digits !== undefined && String(number).length !== digits) {
     found.push(problem('nr_urna', 'ballot_digits', `must have ${digits} digits, as ballot numbers for ${office.ds_cargo} have (${source})`, number));
   }
-  const parties = election && view.partiesByElection.get(election.cd_eleicao);
-  if (!election || !parties) return found;
-  const running = `running in ${election.ds_eleicao} (${election.ano}, round ${election.nr_turno}): ${[...parties.values()].map((party) => `${party.nr_partido} ${party.sg_partido}`).join(', ')}`;
-  if (typeof number === 'number' && !parties.has(Number(String(number).slice(0, 2)))) {
-    found.push(problem('nr_urna', 'party_of_election', `must start with the number of a party ${running}`, number));
+  const running = partiesRunning(contest, view);
+  if (!running) return found;
+  if (typeof number === 'number' && !running.parties.has(Number(String(number).slice(0, 2)))) {
+    found.push(problem('nr_urna', 'party_of_election', `must start with the number of a party ${running.described}`, number));
   }
-  if (after.partido !== undefined && !parties.has(Number(after.partido))) {
-    found.push(problem('partido', 'party_of_election', `must be the number of a party ${running}`, after.partido));
+  if (after.partido !== undefined && !running.parties.has(Number(after.partido))) {
+    found.push(problem('partido', 'party_of_election', `must be the number of a party ${running.described}`, after.partido));
   }
   return found;
 }
 
+/** The parties of the contest's election, by number, and their description for a message; undefined when not loaded. */
+function partiesRunning({ election }: Contest, view: CourtView): { parties: ReadonlyMap<number, PartyRow>; described: string } | undefined {
+  const parties = election && view.partiesByElection.get(election.cd_eleicao);
+  if (!election || !parties) return undefined;
+  const listed = [...parties.values()].map((party) => `${party.nr_partido} ${party.sg_partido}`).join(', ');
+  return { parties, described: `running in ${election.ds_eleicao} (${election.ano}, round ${election.nr_turno}): ${listed}` };
+}
+
+/** How `partidosLegenda` is judged in the contest's election, when its parties are loaded (rules.ts's list otherwise). */
+function coalitionPartiesOf(contest: Contest, view: CourtView): CoalitionParties | undefined {
+  const running = partiesRunning(contest, view);
+  if (!running) return undefined;
+  const acronyms = new Set([...running.parties.values()].map((party) => normaliseAcronym(party.sg_partido)));
+  return { acronyms, rule: 'party_of_election', message: clipped(`must be the acronym of a party ${running.described}`) };
+}
+
 function problem(field: string, rule: string, message: string, value: ErrorDetail['value']): ErrorDetail {
-  const clipped = message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT - 1)}…` : message;
-  return { location: 'body', field, rule, message: clipped, value };
+  return { location: 'body', field, rule, message: clipped(message), value };
+}
+
+function clipped(message: string): string {
+  return message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT - 1)}…` : message;
 }

@@ -23,9 +23,8 @@ import type { MunicipalityCatalog } from '../municipalities/catalog.js';
 import type { Entities } from './index.js';
 import type { CandidateEntity, CandidateEntityRecord, EntityRow } from './models.js';
 import { maskedRecord, maskedValuesOnCreate, refusePersonalValues, withoutMaskedValues } from './personal-data.js';
-import { checkCandidate } from './rules.js';
 import { entityFromCandidacy, summaryOfCandidacy, withoutRefused } from './candidacies.js';
-import { judgeByCourtData } from './electoral-rules.js';
+import { judgeCandidate } from './electoral-rules.js';
 import { readThenWrite, recordEntityEdit } from './history.js';
 import { UnknownMarketshareEntry, type EntitySummaryRow, type EntityWrite, type StoredEntity, type UpdateOutcome } from './store.js';
 import { asIsoTimestamp, readerOf } from '../db/reader.js';
@@ -91,8 +90,7 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       if (existing && !wholeView) refusePersonalValues(existing.role, sent);
       const problems = [
         ...(stored ? [] : maskedValuesOnCreate(body)),
-        ...checkCandidate(sent, municipalities, new Date(), stored),
-        ...(await judgeByCourtData(sequelize, sent, stored)),
+        ...(await judgeCandidate(sequelize, municipalities, sent, { stored })),
       ];
       if (problems.length > 0) throw new ApiError(422, 'validation_failed', 'The entity is invalid.', problems);
       // The CPF check and the write hold a lock on the CPF (and a new link on its candidacy): parallel
@@ -136,7 +134,7 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       const today = new Date();
       // The court's candidacies are read whole by platform admins only: nobody else gets their personal data this way.
       const filled = entityFromCandidacy(candidacy, { withPersonalData: caller.user.is_admin, today });
-      const { entity, leftOut } = withoutRefused(filled, checkCandidate(filled, municipalities, today));
+      const { entity, leftOut } = withoutRefused(filled, await judgeCandidate(sequelize, municipalities, filled, { today }));
       const cpf = entity.cpf ?? undefined;
       const locks = [`entity-candidacy:${candidacy.id}`, ...(cpf === undefined ? [] : [`entity-cpf:${cpf}`])];
       const id = await withLocks(sequelize, locks, (locked) => (locked ? write(locked) : readThenWrite(sequelize, write)));

@@ -25,8 +25,7 @@ import { ERASED_MARKER, readThenWrite, recordEntityEdit } from './history.js';
 import type { Entities } from './index.js';
 import type { CandidateEntity } from './models.js';
 import { PERSONAL_FIELDS } from './personal-data.js';
-import { checkCandidate } from './rules.js';
-import { judgeByCourtData } from './electoral-rules.js';
+import { judgeCandidate } from './electoral-rules.js';
 import type { StoredEntity } from './store.js';
 
 const HISTORY_PER_PAGE = 50;
@@ -105,10 +104,7 @@ export function historyHandlers({ entities, accounts, municipalities, urls }: Hi
       const fields = Object.keys(changes);
       // The rules of addEntity, on the entity as it will be; each detail names its field inside `changes`.
       const corrected = { ...changes, nome: changes.nome ?? stored.entity.nome };
-      const problems = [
-        ...checkCandidate(corrected, municipalities, new Date(), stored.entity),
-        ...(await judgeByCourtData(sequelize, changes as CandidateEntity, stored.entity)),
-      ].map((problem) => ({ ...problem, field: `changes.${problem.field}` }));
+      const problems = (await judgeCandidate(sequelize, municipalities, corrected, { stored: stored.entity })).map((problem) => ({ ...problem, field: `changes.${problem.field}` }));
       if (problems.length > 0) throw new ApiError(422, 'validation_failed', 'The entity is invalid.', problems);
       const version = await readThenWrite(sequelize, async (transaction) => {
         const before = (await store.loadWithin(stored.entity.id, transaction))!;

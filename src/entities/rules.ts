@@ -23,6 +23,24 @@ export const REGISTERED_PARTIES: ReadonlySet<string> = new Set(
   ],
 );
 
+/**
+ * How a coalition's party acronyms (`partidosLegenda`) are judged: against the parties registered with the
+ * TSE by default, against those running in the entity's election once the court's data has it
+ * (electoral-rules.ts).
+ */
+export interface CoalitionParties {
+  /** Acronyms as `normaliseAcronym` writes them. */
+  acronyms: ReadonlySet<string>;
+  rule: string;
+  message: string;
+}
+
+export const REGISTERED_WITH_COURT: CoalitionParties = {
+  acronyms: REGISTERED_PARTIES,
+  rule: 'registered_party',
+  message: 'must be the acronym of a party registered with the TSE',
+};
+
 /** The fields of a body without those sent as `null` (a cleared field breaks no rule). */
 export type Sent = { [Field in keyof CandidateEntity]?: Exclude<CandidateEntity[Field], null> };
 
@@ -32,7 +50,13 @@ export type Sent = { [Field in keyof CandidateEntity]?: Exclude<CandidateEntity[
  * entity as it will be whenever the body names either field, so an update cannot make the pair disagree;
  * the other rules judge only the fields the body names.
  */
-export function checkCandidate(entity: CandidateEntity, municipalities: MunicipalityCatalog, today = new Date(), stored: CandidateEntity = { nome: entity.nome }): ErrorDetail[] {
+export function checkCandidate(
+  entity: CandidateEntity,
+  municipalities: MunicipalityCatalog,
+  today = new Date(),
+  stored: CandidateEntity = { nome: entity.nome },
+  coalitionParties = REGISTERED_WITH_COURT,
+): ErrorDetail[] {
   const sent = withoutNulls(entity);
   const after = withoutNulls({ ...stored, ...entity });
   return [
@@ -41,7 +65,7 @@ export function checkCandidate(entity: CandidateEntity, municipalities: Municipa
     ...states(sent),
     ...municipalitiesExist(sent, after, municipalities),
     ...webAddresses(sent),
-    ...parties(sent),
+    ...parties(sent, coalitionParties),
   ];
 }
 
@@ -133,14 +157,11 @@ function webAddresses(entity: Sent): ErrorDetail[] {
   );
 }
 
-function parties({ partidosLegenda = [] }: Sent): ErrorDetail[] {
-  return partidosLegenda.flatMap((acronym, index) =>
-    REGISTERED_PARTIES.has(normaliseAcronym(acronym))
-      ? []
-      : [problem(`partidosLegenda.${index}`, 'registered_party', 'must be the acronym of a party registered with the TSE', acronym)],
-  );
+function parties({ partidosLegenda = [] }: Sent, { acronyms, rule, message }: CoalitionParties): ErrorDetail[] {
+  return partidosLegenda.flatMap((acronym, index) => (acronyms.has(normaliseAcronym(acronym)) ? [] : [problem(`partidosLegenda.${index}`, rule, message, acronym)]));
 }
 
-function normaliseAcronym(acronym: string): string {
-  return acronym.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toUpperCase().trim();
+/** A party acronym compared without accents, case or spaces ("PC do B" and "PCdoB" are one party). */
+export function normaliseAcronym(acronym: string): string {
+  return acronym.normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/\s+/g, '').toUpperCase();
 }
