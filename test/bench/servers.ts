@@ -10,6 +10,8 @@ export interface RunningServer {
   baseUrl: string;
   /** Resident memory of the server process, in MiB. */
   residentMiB(): number;
+  /** Its resident memory by kind (/proc's smaps_rollup), in MiB: the heaps' anonymous pages, mapped files. */
+  residentByKind(): { anonymous: number; files: number };
   stop(): Promise<void>;
 }
 
@@ -29,7 +31,7 @@ export interface PalanqueSettings {
  */
 export async function startPalanque(settings: PalanqueSettings): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...(settings.nodeArguments ?? []), 'dist/src/server.js'], {
+  const child = spawn(process.execPath, [...startArguments(), ...(settings.nodeArguments ?? []), 'dist/src/server.js'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
@@ -59,6 +61,13 @@ export async function startPalanque(settings: PalanqueSettings): Promise<Running
     },
   });
   return serving(child, `http://127.0.0.1:${port}`, '/api/municipios/');
+}
+
+/** The options `npm start` gives node (package.json's `start`: `node <options> dist/src/server.js`). */
+function startArguments(): string[] {
+  const start = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const words = start.split(/\s+/);
+  return words.slice(words.indexOf('node') + 1, words.indexOf('dist/src/server.js'));
 }
 
 /** `npm run build`: the server the benchmark measures is the one `npm start` serves. */
@@ -100,8 +109,16 @@ async function serving(child: ChildProcess, baseUrl: string, probePath: string):
   return {
     baseUrl,
     residentMiB: () => residentMiB(child.pid!),
+    residentByKind: () => residentByKind(child.pid!),
     stop: () => stopProcess(child),
   };
+}
+
+/** Anonymous and file-backed resident memory of a process, from /proc (Linux). */
+function residentByKind(pid: number): { anonymous: number; files: number } {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? NaN);
+  return { anonymous: Math.round(kib('Anonymous') / 1024), files: Math.round((kib('Rss') - kib('Anonymous')) / 1024) };
 }
 
 /** VmRSS of a process, from /proc (Linux). */
