@@ -16,7 +16,7 @@ import { municipalityPages, PalanqueApiError, type MunicipalityQuery } from '../
 import { contextOf, type Context } from './context.js';
 import { withExamples, withGroupExamples } from './examples.js';
 import { UsageError } from './errors.js';
-import { readJsonInput } from './input.js';
+import { readJsonInput, readTextInput } from './input.js';
 import { COMMANDS, GROUPS, type OperationId } from './operations.js';
 import { isPage, printAnswer, printJson, printRows } from './output.js';
 import { progressBar } from './progress.js';
@@ -92,8 +92,9 @@ function buildOperationCommand(command: Command, operation: SpecOperation, renam
     if (parameter.in === 'header') bind(parameter, 'header', 'header');
   }
   if (operation.body) {
-    command.option('--file <path>', `the request body (${operation.body.contentType}), as a JSON file; - reads standard input`);
-    command.option('--data <json>', 'the request body, as JSON text');
+    const text = isTextBody(operation);
+    command.option('--file <path>', `the request body (${operation.body.contentType}), as a ${text ? '' : 'JSON '}file; - reads standard input`);
+    command.option(text ? '--data <text>' : '--data <json>', `the request body, as ${text ? 'text' : 'JSON text'}`);
     if (operation.operationId === 'sendSmsCampaign') addBulkSendOptions(command, used);
     for (const field of operation.body.fields) bind(field, 'field', 'field');
   }
@@ -117,7 +118,8 @@ function buildOperationCommand(command: Command, operation: SpecOperation, renam
 
     let body: unknown;
     if (operation.body) {
-      body = await readJsonInput(options.file as string | undefined, options.data as string | undefined);
+      const read = isTextBody(operation) ? readTextInput : readJsonInput;
+      body = await read(options.file as string | undefined, options.data as string | undefined);
       const fields = values('field');
       if (Object.keys(fields).length > 0) {
         if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) throw new UsageError('the field options can only add to a body that is a JSON object');
@@ -154,10 +156,14 @@ interface CallParameters {
 /** One call of the operation through the SDK client; returns the answer's body (JSON or text). */
 async function call(context: Context, operation: SpecOperation, { path, query, header, body }: CallParameters): Promise<unknown> {
   const form = operation.body?.contentType === 'application/x-www-form-urlencoded';
+  // A text body (a CSV file) goes as it was read, with its own media type.
+  const text = isTextBody(operation);
+  const contentType = form ? 'application/x-www-form-urlencoded' : text ? operation.body!.contentType : undefined;
   const init = {
     params: { path, query, header },
     ...(body !== undefined ? { body } : {}),
-    headers: { ...context.headers, ...(form && body !== undefined ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
+    ...(text ? { bodySerializer: (value: unknown) => value } : {}),
+    headers: { ...context.headers, ...(contentType && body !== undefined ? { 'Content-Type': contentType } : {}) },
     parseAs: /json/.test(operation.answer) ? 'json' : 'text',
   };
   const request = context.client.request as unknown as (method: string, path: string, init: unknown) => Promise<{ data?: unknown }>;
@@ -212,6 +218,11 @@ async function* pagesOf(context: Context, operation: SpecOperation, path: Record
   }
 }
 
+/** A body the operation takes as text (`text/csv`), not as JSON: `--file` and `--data` give it as it is. */
+function isTextBody(operation: SpecOperation): boolean {
+  return operation.body?.contentType.startsWith('text/') ?? false;
+}
+
 function placeholderOf(value: SpecValue): string {
   if (value.enum) return 'value';
   if (value.type === 'boolean') return 'true|false';
@@ -257,7 +268,7 @@ function helpTextOf(operation: SpecOperation): string {
   lines.push(`Calls ${operation.method.toUpperCase()} ${operation.path} (operation ${operation.operationId}; ${operation.auth ? 'needs a key: palanque login' : 'no key needed'}).`);
   if (operation.body) {
     lines.push(
-      `Body: ${operation.body.contentType}${operation.body.required ? '' : ' (optional)'}, with --file <path> (- for standard input) or --data <json>` +
+      `Body: ${operation.body.contentType}${operation.body.required ? '' : ' (optional)'}, with --file <path> (- for standard input) or --data <${isTextBody(operation) ? 'text' : 'json'}>` +
         (operation.body.fields.length > 0 ? ', or field by field with the options above (they override the file).' : '.'),
     );
   }

@@ -42,6 +42,17 @@ export async function promptLine(message: string): Promise<string> {
   }
 }
 
+/** A text body (a CSV file) from `--file <path>` (`-` for standard input) or `--data <text>`, as it is. */
+export async function readTextInput(file: string | undefined, data: string | undefined): Promise<string | undefined> {
+  if (file !== undefined && data !== undefined) throw new UsageError('give the body with --file or --data, not both');
+  if (file === undefined) return data;
+  try {
+    return file === '-' ? await readStdin() : await readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+  }
+}
+
 /** A JSON document from `--file <path>` (`-` for standard input) or `--data <json>`. */
 export async function readJsonInput(file: string | undefined, data: string | undefined): Promise<unknown> {
   if (file !== undefined && data !== undefined) throw new UsageError('give the body with --file or --data, not both');

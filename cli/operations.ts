@@ -38,6 +38,7 @@ export const GROUPS: Readonly<Record<string, string>> = {
   research: 'Research bookmarks (research)',
   news: 'News sources requested for monitoring (news)',
   sms: 'SMS credentials and campaigns (SMS)',
+  contacts: "An entity's contacts and the consent each gave: list, add, import from CSV, remove, erase (SMS)",
   elections: "The electoral court's elections, candidacies, parties and code tables, and syncs with the elections panel (Elections, Candidato, Partidos)",
   municipios: 'The 5,570 Brazilian municipalities (Location)',
   callbacks: 'Provider callbacks, as a provider would call them (callbacks)',
@@ -168,10 +169,51 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   systemIsOnline: { path: ['online'], examples: ['online'] },
   getApiRoot: { path: ['root'], examples: ['root'] },
   resetSandbox: { path: ['sandbox', 'reset'], examples: ['sandbox reset   # back to the demo data (a sandbox server only)'] },
+  // Contacts and consent
+  listContacts: { path: ['contacts', 'list'], examples: ['contacts list --entity-id 12', 'contacts list --entity-id 12 --tag voluntarios --all --json'] },
+  createContact: {
+    path: ['contacts', 'add'],
+    examples: [
+      'contacts add --entity-id 12 --phone "(21) 98765-4321" --name "Mariana Souza"   # no consent on record',
+      'contacts add --file contact.json   # {"entity_id": 12, "phone": ..., "consent": {"source": ..., "given_at": ...}, "tags": [...]}',
+    ],
+  },
+  importContacts: {
+    path: ['contacts', 'import'],
+    examples: ['contacts import --entity-id 12 --file contatos.csv   # telefone,nome,consentimento_origem,consentimento_data,consentimento_texto,tags', 'contacts import --entity-id 12 --file - < contatos.csv'],
+  },
+  getContact: { path: ['contacts', 'get'], examples: ['contacts get 41'] },
+  deleteContact: { path: ['contacts', 'remove'], examples: ['contacts remove 41   # past messages keep the number; to erase it too: contacts erase'] },
+  eraseContact: { path: ['contacts', 'erase'], examples: ['contacts erase 41 --reason LGPD-2026-0107   # at the person\'s request: recorded in the audit log'] },
   // SMS and elections
   listSmsCredentials: { path: ['sms', 'credentials'], examples: ['sms credentials'] },
   createSmsCredential: { path: ['sms', 'add-credential'], examples: ['sms add-credential --file credential.json'] },
   listSmsOptOuts: { path: ['sms', 'opt-outs'], examples: ['sms opt-outs --entity-id 12', 'sms opt-outs --entity-id 12 --all --json'] },
+  listSmsCampaigns: { path: ['sms', 'campaigns'], examples: ['sms campaigns --entity-id 12', 'sms campaigns --entity-id 12 --state sending --all --json'] },
+  getSmsCampaign: { path: ['sms', 'campaign'], examples: ['sms campaign 77   # its state, counts by status and cost'] },
+  cancelSmsCampaign: { path: ['sms', 'campaign-cancel'], examples: ['sms campaign-cancel 78   # the messages not yet handed to the provider are not sent'] },
+  listSmsCampaignMessages: { path: ['sms', 'campaign-messages'], examples: ['sms campaign-messages 77', 'sms campaign-messages 77 --status failed --all --json'] },
+  exportSmsCampaignMessages: { path: ['sms', 'campaign-export'], examples: ['sms campaign-export 77 > campanha-77.csv'] },
+  getSmsCompliance: { path: ['sms', 'compliance'], examples: ['sms compliance --entity-id 12   # the mode, the typed window and the one the rules judge by'] },
+  setSmsCompliance: {
+    path: ['sms', 'set-compliance'],
+    examples: [
+      'sms set-compliance --entity-id 12 --mode enforce',
+      'sms set-compliance --entity-id 12 --data \'{"mode":"warn","window":{"starts_on":"2026-08-16","ends_on":"2026-10-03"}}\'',
+    ],
+  },
+  updateSmsCredential: {
+    path: ['sms', 'footer'],
+    examples: ['sms footer 3 --footer "Campanha Maria Santos 13. Para sair, responda SAIR"', 'sms footer 3 --data \'{"footer":null}\'   # no footer', 'sms footer 3 --name "Campanha Maria"   # its name'],
+  },
+  previewSmsCampaign: {
+    path: ['sms', 'preview'],
+    flags: { titulo: 'title', credencial: 'credential' },
+    examples: [
+      'sms preview --file campaign.json   # the text with the footer, its segments, the messages and the compliance warnings; nothing is sent',
+      'sms preview --data \'{"titulo":"Mutirão","credencial":3,"mensagem":{"mensagem":"Mutirão sábado às 9h","contatos":{"tags":["voluntarios"]}}}\'',
+    ],
+  },
   sendSmsCampaign: {
     path: ['sms', 'send'],
     flags: { titulo: 'title', credencial: 'credential' },
@@ -179,6 +221,7 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
       'sms send --credential 1 --title "Convite" --message "Reunião hoje às 19h" --to "(11) 99999-0001, 11 99999-0002, +55 11 99999-0003"',
       'sms send --credential 1 --title "Convite" --message "Reunião hoje às 19h" --to-file numeros.txt --batch-size 500',
       'sms send --file campaign.json',
+      'sms send --data \'{"titulo":"Mutirão","credencial":3,"mensagem":{"mensagem":"Mutirão sábado às 9h","contatos":{"tags":["voluntarios"]}}}\'   # to the contacts tagged voluntarios',
     ],
   },
   syncElectionsPanel: { path: ['elections', 'sync'], examples: ['elections sync --data \'{"sync_sm":{"entity_ids":[12]}}\''] },

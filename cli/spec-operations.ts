@@ -397,7 +397,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/auth/audit_events/",
     "tag": "Accounts",
     "summary": "The audit log of security events (admins)",
-    "description": "Lists security events, the newest first, 50 per page. Platform admins only. Each event says\nwhat happened (`event`), who did it (`actor_id`; null when nobody was logged in, as for a\nlogin or a reset by e-mail), whose account it concerns (`user_id`), from which client address,\nand `details` (counts and reasons; never a secret, nor what a client typed: a failed login\nnames the account only when one has that name). Events:\n\n| event | when |\n|---|---|\n| `login_succeeded` | a login issued a key |\n| `login_failed` | a wrong password, at login or at a password confirmation (`details.during`) |\n| `login_locked` | the login lock refused a check (`details.retry_after_seconds`) |\n| `keys_revoked` | a logout, a revoked session, or an admin ending a user's sessions (`details.reason`, `details.count`) |\n| `password_changed` | `changePassword` (`details.keys_revoked`) |\n| `password_reset` | a completed password reset (every key revoked) |\n| `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |\n| `account_created` | by an admin, or a confirmed sign-up (`details.via`) |\n| `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |\n| `account_deleted` | `deleteMyAccount`, after the erasure; the account is named by its id, now under a pseudonym (`details.keys_revoked`, `teams_left`, `entities_handed_over`, `entities_deleted`: counts) |\n| `team_member_added`, `team_member_removed` | `acceptInvitation` (`details.invitation_id`, `details.invited_by`), `removeOperator` (a member leaving included): `user_id` joined or left the team of `details.entity_id` with `details.role`; a role changes by a removal and a new invitation |\n| `invitation_sent`, `invitation_withdrawn` | `addOperator`, `withdrawInvitation`: `actor_id` invited to (or withdrew invitation `details.invitation_id` of) the team of `details.entity_id`; the address is not logged |\n| `invitation_accepted`, `invitation_declined` | the invitee (`user_id`) answered invitation `details.invitation_id` |\n| `personal_data_erased`, `personal_data_corrected` | `erasePersonalData`, `correctPersonalData`: `details.entity_id`, `details.fields` (comma-separated) and `details.reason` (the data subject's request reference); never a value |\n\nFilters combine: `event`, `user_id` (events done by the user or concerning them), `since`\n(inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five\nyears, by default), then deleted.",
+    "description": "Lists security events, the newest first, 50 per page. Platform admins only. Each event says\nwhat happened (`event`), who did it (`actor_id`; null when nobody was logged in, as for a\nlogin or a reset by e-mail), whose account it concerns (`user_id`), from which client address,\nand `details` (counts and reasons; never a secret, nor what a client typed: a failed login\nnames the account only when one has that name). Events:\n\n| event | when |\n|---|---|\n| `login_succeeded` | a login issued a key |\n| `login_failed` | a wrong password, at login or at a password confirmation (`details.during`) |\n| `login_locked` | the login lock refused a check (`details.retry_after_seconds`) |\n| `keys_revoked` | a logout, a revoked session, or an admin ending a user's sessions (`details.reason`, `details.count`) |\n| `password_changed` | `changePassword` (`details.keys_revoked`) |\n| `password_reset` | a completed password reset (every key revoked) |\n| `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |\n| `account_created` | by an admin, or a confirmed sign-up (`details.via`) |\n| `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |\n| `account_deleted` | `deleteMyAccount`, after the erasure; the account is named by its id, now under a pseudonym (`details.keys_revoked`, `teams_left`, `entities_handed_over`, `entities_deleted`: counts) |\n| `team_member_added`, `team_member_removed` | `acceptInvitation` (`details.invitation_id`, `details.invited_by`), `removeOperator` (a member leaving included): `user_id` joined or left the team of `details.entity_id` with `details.role`; a role changes by a removal and a new invitation |\n| `invitation_sent`, `invitation_withdrawn` | `addOperator`, `withdrawInvitation`: `actor_id` invited to (or withdrew invitation `details.invitation_id` of) the team of `details.entity_id`; the address is not logged |\n| `invitation_accepted`, `invitation_declined` | the invitee (`user_id`) answered invitation `details.invitation_id` |\n| `personal_data_erased`, `personal_data_corrected` | `erasePersonalData`, `correctPersonalData`: `details.entity_id`, `details.fields` (comma-separated) and `details.reason` (the data subject's request reference); never a value |\n| `contact_erased` | `eraseContact`: contact `details.contact_id` of entity `details.entity_id` erased at the person's request (`details.reason`, the request's reference), with the counts of messages masked and canceled and replies masked; never the number or the name |\n\nFilters combine: `event`, `user_id` (events done by the user or concerning them), `since`\n(inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five\nyears, by default), then deleted.",
     "auth": true,
     "parameters": [
       {
@@ -432,7 +432,8 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "invitation_declined",
           "invitation_withdrawn",
           "personal_data_erased",
-          "personal_data_corrected"
+          "personal_data_corrected",
+          "contact_erased"
         ],
         "description": "Only events of this kind."
       },
@@ -1560,7 +1561,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/entidade/history/",
     "tag": "entidades",
     "summary": "The edit history of an entity (owner and admins)",
-    "description": "Lists every recorded change to entity `id`, its team, its monitors and its SMS credentials,\nthe newest first, 50 per page: who made it (`actor`, named through their account as it is\nnow; null when nobody did), when, and each changed field before and after (`changes`; an\nunchanged field is not listed, and a creation lists the fields it set, `before` null). The\nteam's `owner` and `admin`s and platform admins may read it.\n\n| subject | actions |\n|---|---|\n| `entity` | `created`, `updated`, `personal_data_erased`, `personal_data_corrected` |\n| `team` | `member_added`, `member_removed`, `invited`, `invitation_withdrawn`, `invitation_accepted`, `invitation_declined` (`subject_id`: the user) |\n| `monitor` | `created` (`subject_id`: the monitor) |\n| `sms_credential` | `created` (`subject_id`: the credential) |\n\nNested records (`marketshare`, `referencia_social`) are listed as one field each, with the\nwhole list before and after. A credential's secret is never recorded: its change shows as\n`[secret]`. Personal data (`cpf`, `titulo_eleitor`, `raca`, `cepBase`, `endBase`) is shown\nas `getEntity` shows it to the caller's role; a value erased at its data subject's request\n(`erasePersonalData`) shows as `[erased]`. The history is kept `HISTORY_RETENTION_DAYS`\n(1,825 days, five years, by default), then deleted.",
+    "description": "Lists every recorded change to entity `id`, its team, its monitors and its SMS credentials,\nthe newest first, 50 per page: who made it (`actor`, named through their account as it is\nnow; null when nobody did), when, and each changed field before and after (`changes`; an\nunchanged field is not listed, and a creation lists the fields it set, `before` null). The\nteam's `owner` and `admin`s and platform admins may read it.\n\n| subject | actions |\n|---|---|\n| `entity` | `created`, `updated`, `personal_data_erased`, `personal_data_corrected` |\n| `team` | `member_added`, `member_removed`, `invited`, `invitation_withdrawn`, `invitation_accepted`, `invitation_declined` (`subject_id`: the user) |\n| `monitor` | `created` (`subject_id`: the monitor) |\n| `sms_credential` | `created`, `updated` (`subject_id`: the credential; its name or footer, `updateSmsCredential`) |\n| `sms_compliance` | `updated` (`subject_id` null: the SMS compliance mode and typed window, `setSmsCompliance`) |\n\nNested records (`marketshare`, `referencia_social`) are listed as one field each, with the\nwhole list before and after. A credential's secret is never recorded: its change shows as\n`[secret]`. Personal data (`cpf`, `titulo_eleitor`, `raca`, `cepBase`, `endBase`) is shown\nas `getEntity` shows it to the caller's role; a value erased at its data subject's request\n(`erasePersonalData`) shows as `[erased]`. The history is kept `HISTORY_RETENTION_DAYS`\n(1,825 days, five years, by default), then deleted.",
     "auth": true,
     "parameters": [
       {
@@ -1586,7 +1587,8 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "entity",
           "team",
           "monitor",
-          "sms_credential"
+          "sms_credential",
+          "sms_compliance"
         ],
         "description": "Only the changes of this subject."
       }
@@ -2124,7 +2126,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/sms/list_credentials/",
     "tag": "SMS",
     "summary": "Send an SMS campaign",
-    "description": "Sends `mensagem.mensagem` to every number in `mensagem.recipient_list_str` with credential\n`credencial`. The numbers are found in the text as people write them (`(21) 98765-4321`,\n`21 98765-4321`, `+55 21 98765-4321`, `21987654321`), one per line or separated by commas or\nsemicolons, or several on a line separated by spaces; any other text in the list is an invalid\nentry. They are normalised to E.164 (Brazil as the default region) and deduplicated; numbers\nthat opted out of the campaigns of the credential's entity (they replied an opt-out keyword to one of its\ncredentials: see `receiveSmsWebhook`) are skipped and counted. Each accepted recipient\nbecomes a message sent by a background job, retried with backoff when the provider fails; a\nmessage whose number opts out before it is sent is canceled.",
+    "description": "Sends `mensagem.mensagem` to every number in `mensagem.recipient_list_str` with credential\n`credencial`. The numbers are found in the text as people write them (`(21) 98765-4321`,\n`21 98765-4321`, `+55 21 98765-4321`, `21987654321`), one per line or separated by commas or\nsemicolons, or several on a line separated by spaces; any other text in the list is an invalid\nentry. They are normalised to E.164 (Brazil as the default region) and deduplicated; numbers\nthat opted out of the campaigns of the credential's entity (they replied an opt-out keyword to one of its\ncredentials: see `receiveSmsWebhook`) are skipped and counted. Each accepted recipient\nbecomes a message sent by a background job, retried with backoff when the provider fails; a\nmessage whose number opts out before it is sent is canceled.\n\nNot in the seed (issue 23): instead of a list, `mensagem.contatos` sends to the contacts of the\ncredential's entity (see `listContacts`), all of them or those with any of `mensagem.contatos.tags`;\neach message then names its contact. Exactly one of the two is given. The credential's footer\n(see `updateSmsCredential`) is added, after a line break, to every message, and counted in\n`segments`; `previewSmsCampaign` shows the text as it will go without sending it. The campaign\nis judged by the compliance mode of the credential's entity (see `getSmsCompliance`): numbers\nwithout consent on record (`consent_missing`), a credential without a footer\n(`footer_missing`) and a send outside the entity's propaganda window\n(`outside_campaign_window`) are listed in `warnings` under `warn` (the default; the campaign is\nsent), refused under `enforce` (422 naming each rule), and not judged under `off` or for a\ncredential without an entity.",
     "auth": true,
     "parameters": [],
     "body": {
@@ -2154,7 +2156,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/sms/add_credential/",
     "tag": "SMS",
     "summary": "Add an SMS credential (admins)",
-    "description": "Not in the seed: campaigns cannot be sent without a credential. Admins add the provider\naccount a team sends with: its account id, the sender number and the account's secret (its\nauth token), which is encrypted at rest (AES-256-GCM, key `SECRETS_KEY`) and never returned.\nWith `entity_id`, the owners, admins and operators of that entity's team may send with it;\nwithout, only admins.",
+    "description": "Not in the seed: campaigns cannot be sent without a credential. Admins add the provider\naccount a team sends with: its account id, the sender number and the account's secret (its\nauth token), which is encrypted at rest (AES-256-GCM, key `SECRETS_KEY`) and never returned.\nWith `entity_id`, the owners, admins and operators of that entity's team may send with it;\nwithout, only admins. `footer`, the sender's identification and opt-out instruction added to\nevery message, can be given here or later with `updateSmsCredential`.",
     "auth": true,
     "parameters": [],
     "body": {
@@ -2190,6 +2192,12 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "required": false,
           "type": "integer",
           "description": "The entity whose team may send with it; omit for admins only."
+        },
+        {
+          "name": "footer",
+          "required": false,
+          "type": "string",
+          "description": "The sender's identification and an opt-out instruction naming an opt-out keyword, added after a line break to every message (see `updateSmsCredential`); left out, null or empty, none."
         }
       ]
     },
@@ -2222,6 +2230,484 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     ],
     "answer": "application/json",
     "paged": true
+  },
+  {
+    "operationId": "listSmsCampaigns",
+    "method": "get",
+    "path": "/api/sms/campaigns/",
+    "tag": "SMS",
+    "summary": "An entity's SMS campaigns, with their counts",
+    "description": "Not in the seed (issue 23): without it a campaign, once sent, is never seen again. Lists the\ncampaigns sent with the credentials of entity `entity_id`, newest first, 30 per page, each as\n`getSmsCampaign` shows it (its state, its messages counted by status, its cost). `state`\nkeeps the campaigns in that state. Every member of the entity's team may list them (platform\nadmins too). A campaign sent with a credential without an entity (platform admins only)\nbelongs to no entity: admins read it by id with `getSmsCampaign`.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity."
+      },
+      {
+        "name": "state",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "enum": [
+          "queued",
+          "sending",
+          "completed",
+          "canceled"
+        ],
+        "description": "Only the campaigns in this state."
+      },
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
+  },
+  {
+    "operationId": "getSmsCampaign",
+    "method": "get",
+    "path": "/api/sms/campaigns/{campaign_id}/",
+    "tag": "SMS",
+    "summary": "An SMS campaign's report",
+    "description": "Not in the seed (issue 23). A campaign as its team accounts for it: who sent it and when, its\n`state`, its messages counted by status, the segments of each message, and what the provider\ncharged for them.\n\n- `state`: `queued` while its messages are stored and their sending jobs not yet queued,\n  `sending`, then `completed` once every message has a final status, or `canceled`\n  (`cancelSmsCampaign`; `canceled_by` says who). The final statuses are `delivered`,\n  `undelivered`, `failed`, `canceled` and `opted_out`; a message the provider took (`sending`\n  or `sent`) with no receipt for `SMS_RECEIPT_TIMEOUT_HOURS` (72 by default) counts as final\n  too, and stays counted as what it is. `finished_at` is when the campaign became `completed`\n  or `canceled`.\n- `messages`: how many of its messages are in each status: `queued` (not yet handed to the\n  provider), `sending` (the provider took it and has not sent it yet), `sent`, `delivered`,\n  `undelivered`, `failed`, `canceled` (by `cancelSmsCampaign`) and `opted_out`: the numbers\n  skipped when the campaign was created because they had opted out (`opted_out_skipped`)\n  and the messages canceled before sending because their number opted out meanwhile.\n- `cost`: the provider's prices summed per currency, from the delivery receipts that carry\n  one (`Price`, `PriceUnit`), as a positive amount (the provider writes a charge as a negative\n  price); empty while no receipt carried a price.\n\nEvery member of the campaign's entity's team may read it (platform admins any campaign).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "campaign_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the SMS campaign (`sendSmsCampaign` answers it; `listSmsCampaigns` lists them)."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "cancelSmsCampaign",
+    "method": "post",
+    "path": "/api/sms/campaigns/{campaign_id}/cancel/",
+    "tag": "SMS",
+    "summary": "Cancel an SMS campaign",
+    "description": "Not in the seed (issue 23). Stops a campaign that is `queued` or `sending`: it becomes\n`canceled` at once, and every message not yet handed to the provider (no send attempt\nstarted) is `canceled` with it. A message whose sending had started goes on as the send's\nexactly-once protocol has it: if the provider took it, it is `sending` or `sent` and keeps\nits receipts; if not, its job cancels it instead of trying again. So the answer may still\ncount a few `queued` messages, which become `canceled` or `sending` within the send timeout.\nNo message is sent twice or lost by a cancel. The entity's owner, admins and operators may\ncancel (those who may send with its credentials; platform admins any campaign).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "campaign_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the SMS campaign (`sendSmsCampaign` answers it; `listSmsCampaigns` lists them)."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listSmsCampaignMessages",
+    "method": "get",
+    "path": "/api/sms/campaigns/{campaign_id}/messages/",
+    "tag": "SMS",
+    "summary": "An SMS campaign's messages, one per recipient",
+    "description": "Not in the seed (issue 23). The campaign's messages by id (the order of its recipient list),\n50 per page, each with its recipient, its status (as `getSmsCampaign` counts them), the\nprovider's error and price when it gave them, and when it last changed; `status` keeps those\nin one status. The numbers skipped when the campaign was created have no message.\n\nA phone number is personal data (issue 12): the entity's owner and admins (and platform\nadmins) read it whole; its operators and viewers read it masked, with only its country code\nand last four digits (`+55*******4321`). The whole number is never sent to them.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "campaign_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the SMS campaign (`sendSmsCampaign` answers it; `listSmsCampaigns` lists them)."
+      },
+      {
+        "name": "status",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "enum": [
+          "queued",
+          "sending",
+          "sent",
+          "delivered",
+          "undelivered",
+          "failed",
+          "canceled",
+          "opted_out"
+        ],
+        "description": "Only the messages in this status."
+      },
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
+  },
+  {
+    "operationId": "exportSmsCampaignMessages",
+    "method": "get",
+    "path": "/api/sms/campaigns/{campaign_id}/messages/export/",
+    "tag": "SMS",
+    "summary": "An SMS campaign's messages as CSV",
+    "description": "Not in the seed (issue 23). Every message of the campaign as `listSmsCampaignMessages` gives\nthem, as one CSV file (RFC 4180: comma-separated, a header row, fields quoted when they hold a\ncomma, a quote or a line break; UTF-8; lines end with CRLF) to open in a spreadsheet. The\ncolumns: `id,recipient,contact_id,status,provider_status,error_code,error_message,price,price_unit,updated_at`.\nThe file is streamed: rows are read in batches and written as they come, so a campaign of\nany size is exported in constant memory. The same masking applies: the entity's operators\nand viewers get each number masked. An error message that a spreadsheet would read as a\nformula (starting with `=`, `+`, `-` or `@`) is written with a leading `'`.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "campaign_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the SMS campaign (`sendSmsCampaign` answers it; `listSmsCampaigns` lists them)."
+      }
+    ],
+    "answer": "text/csv",
+    "paged": false
+  },
+  {
+    "operationId": "getSmsCompliance",
+    "method": "get",
+    "path": "/api/sms/compliance/",
+    "tag": "SMS",
+    "summary": "An entity's SMS compliance mode and propaganda window",
+    "description": "Not in the seed (issue 23). Brazilian electoral law lets a campaign message only people who\ngave their number voluntarily, requires every message to identify its sender and to offer a\nway out, and allows electoral propaganda only from 16 August of the election year until the\neve of the vote. An entity's compliance mode says what `sendSmsCampaign` does with a campaign,\nsent with one of the entity's credentials, that breaks one of these rules:\n\n| rule | broken when |\n|---|---|\n| `consent_missing` | a number is not a contact of the entity with consent on record (a `consent.source`; see `createContact`) |\n| `footer_missing` | the credential has no footer (see `updateSmsCredential`) |\n| `outside_campaign_window` | today (in Brasília) is outside the entity's effective propaganda window |\n\nUnder `off` nothing is judged; under `warn` (the mode of an entity never set) the campaign is\nsent and its answer lists the rules broken in `warnings`; under `enforce` it is refused (422)\nnaming them. Credentials without an entity (platform admins only) are judged by nothing.\n\n`window` is the propaganda window typed for the entity (null: none). `effective_window` is the\none the rule judges by. For an entity linked to a candidacy of the court's data\n(`candidacy_id`), it runs from 16 August of its election's year to the eve of the vote; for a\ncandidate whose result (`sit_tot_turno`) is `2º TURNO`, to the eve of the second round: the\nsame year's election of the same kind with `nr_turno` 2 in the court's data, or, when that is\nnot loaded, the last Sunday of October, as the Constitution sets it (`election.cd_eleicao`\nnull). For an entity not linked to a candidacy, it is the typed window. It is null when\nneither gives one: then the window rule judges nothing. Days are Brasília's\n(America/Sao_Paulo), both ends included.\n\nEvery role of the entity's team may read it (platform admins too).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "setSmsCompliance",
+    "method": "put",
+    "path": "/api/sms/compliance/",
+    "tag": "SMS",
+    "summary": "Set an entity's SMS compliance mode and propaganda window (owner and admins)",
+    "description": "Not in the seed (issue 23). Replaces the compliance settings of entity `entity_id` (see\n`getSmsCompliance`): `mode`, and `window`, the propaganda window typed for the entity, which\nthe window rule judges by when the entity is not linked to a candidacy of the court's data.\nLeaving `window` out, or sending it null, removes it. The answer is the settings as\n`getSmsCompliance` reads them; what that answer adds (`entity_id`, `effective_window`,\n`updated_at`, `updated_by`) may be sent back and is ignored. Sending the same settings again\nchanges nothing. The change is recorded in the entity's edit history (`listEntityHistory`,\nsubject `sms_compliance`). The entity's owner and admins may set it (platform admins too).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity."
+      }
+    ],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "mode",
+          "required": true,
+          "type": "string",
+          "enum": [
+            "off",
+            "warn",
+            "enforce"
+          ],
+          "description": "What `sendSmsCampaign` does with a campaign that breaks a compliance rule: `off` judges nothing, `warn` sends it and lists the rules broken, `enforce` refuses it (see `getSmsCompliance`)."
+        },
+        {
+          "name": "entity_id",
+          "required": false,
+          "type": "integer",
+          "description": "Read-only; accepted and ignored when sent back."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "updateSmsCredential",
+    "method": "patch",
+    "path": "/api/sms/credentials/{credential_id}/",
+    "tag": "SMS",
+    "summary": "Change an SMS credential's name or footer",
+    "description": "Not in the seed (issue 23). Changes the `name` or the `footer` of credential `credential_id`;\na field left out keeps its value. The footer is the sender's identification and the opt-out\ninstruction that electoral law asks of every message (`Campanha Maria Santos 13. Para sair,\nresponda SAIR`): it is added, after a line break, at the end of every message of the campaigns\nsent with the credential, and counted in the segments `previewSmsCampaign` and\n`sendSmsCampaign` answer. It must name an opt-out keyword (`SAIR`, `PARAR`...; see\n`receiveSmsWebhook`), so the way out it offers works (rule `opt_out_keyword`). `footer: null`,\nor an empty text, removes it. A campaign keeps the footer it was sent with.\n\nThe credential as `listSmsCredentials` shows it may be sent back: its other fields (`id`,\n`provider`, `account_id`, `sender_id`, `entity_id`, `created_at`) are accepted when they are\nthe stored values and ignored, and are 422 `immutable` otherwise (a new account or sender is\na new credential: `createSmsCredential`). The change is recorded in the entity's edit history\n(`listEntityHistory`, subject `sms_credential`, action `updated`). Platform admins may change\nevery credential; the owner and admins of the credential's entity may change its credentials.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "credential_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the SMS credential, as `listSmsCredentials` shows it."
+      }
+    ],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "name",
+          "required": false,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "footer",
+          "required": false,
+          "type": "string",
+          "description": "The sender's identification and an opt-out instruction naming an opt-out keyword, added after a line break to every message; null or empty removes it."
+        },
+        {
+          "name": "id",
+          "required": false,
+          "type": "integer",
+          "description": "Accepted when it is the credential's; ignored."
+        },
+        {
+          "name": "provider",
+          "required": false,
+          "type": "string",
+          "description": "Accepted when it is the stored value; ignored."
+        },
+        {
+          "name": "account_id",
+          "required": false,
+          "type": "string",
+          "description": "Accepted when it is the stored value; ignored."
+        },
+        {
+          "name": "sender_id",
+          "required": false,
+          "type": "string",
+          "description": "Accepted when it is the stored value; ignored."
+        },
+        {
+          "name": "entity_id",
+          "required": false,
+          "type": "integer",
+          "description": "Accepted when it is the stored value; ignored."
+        },
+        {
+          "name": "created_at",
+          "required": false,
+          "type": "string",
+          "description": "Read-only; accepted and ignored."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "previewSmsCampaign",
+    "method": "post",
+    "path": "/api/sms/campaigns/preview/",
+    "tag": "SMS",
+    "summary": "Preview an SMS campaign without sending it",
+    "description": "Not in the seed (issue 23). Reads a campaign exactly as `sendSmsCampaign` would, from the same\nbody, and sends nothing, stores nothing: the text as it will go (the message and, after a line\nbreak, the credential's footer), its encoding and segments per message, how many messages it\nwould send (the numbers listed or the contacts chosen, less repeats and the numbers that opted\nout of the entity's campaigns), and the compliance rules it breaks under the mode of the\ncredential's entity (see `getSmsCompliance`), as the campaign's `warnings` would list them.\nUnder `enforce`, `compliance.would_refuse` says the campaign would be refused; under `off`\nthere are no warnings.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "titulo",
+          "required": true,
+          "type": "string",
+          "description": "Title of the campaign."
+        },
+        {
+          "name": "credencial",
+          "required": true,
+          "type": "integer",
+          "description": "Id of the SMS credential to send with."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listContacts",
+    "method": "get",
+    "path": "/api/contacts/",
+    "tag": "SMS",
+    "summary": "An entity's contacts",
+    "description": "Not in the seed (issue 23): the people an entity may message, with the consent each gave\n(electoral law lets a campaign message only people who gave their number voluntarily). Lists\nthe contacts of entity `entity_id` by id, 50 per page; with `tag`, only those carrying that tag\n(compared as tags are stored: trimmed, spaces collapsed, lower case).\n\nEvery member of the entity's team may list them (platform admins too). A contact's number and\nname are personal data (issue 12): the owner and admins, who read personal data whole, see them\nas stored; operators and viewers see the number masked (`+55*******4321`: the country code and\nthe last four digits) and the name as initials (`M. S.`). Tags and consent are shown to all.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity."
+      },
+      {
+        "name": "tag",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Only the contacts with this tag."
+      },
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
+  },
+  {
+    "operationId": "createContact",
+    "method": "post",
+    "path": "/api/contacts/",
+    "tag": "SMS",
+    "summary": "Add a contact, with the consent they gave",
+    "description": "Not in the seed (issue 23). Adds a person entity `entity_id` may message: `phone`, written as\npeople write a number (`(21) 98765-4321`, `21 98765-4321`, `+55 21 98765-4321`), stored in\nE.164 (Brazil is the default region); an optional `name`; the `consent` they gave (where and\nhow, `source`; when, `given_at`; the text they agreed to, `text`); and up to 20 `tags` to group\ncontacts (`voluntarios`, `zona sul`), each stored trimmed, its spaces collapsed, in lower case,\na repeated tag once. A contact without `consent` has no consent on record: a campaign to them is\nwarned about or refused by the entity's compliance mode (`consent_missing`). Many contacts at\nonce: `importContacts`.\n\nThe entity's owner and admins add contacts (platform admins too).",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "entity_id",
+          "required": true,
+          "type": "integer",
+          "description": "The entity whose contact it is."
+        },
+        {
+          "name": "phone",
+          "required": true,
+          "type": "string",
+          "description": "The number as people write it; stored in E.164 (Brazil is the default region)."
+        },
+        {
+          "name": "name",
+          "required": false,
+          "type": "string",
+          "description": "The person's name; blank or null is none."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "importContacts",
+    "method": "post",
+    "path": "/api/contacts/import/",
+    "tag": "SMS",
+    "summary": "Import an entity's contacts from a CSV file",
+    "description": "Not in the seed (issue 23). Adds or updates the contacts of entity `entity_id` from the CSV file\nsent as the body (`Content-Type: text/csv`, UTF-8; add `charset=iso-8859-1` or\n`charset=windows-1252` for a file a spreadsheet saved in Latin-1). The body is read as it\narrives and written in batches of 500 lines, so a large file takes little memory; it may be\nup to 32 MiB.\n\nThe file starts with a header row naming its columns, in Portuguese or in English, in any\norder (case is ignored):\n\n| column | or | value |\n|---|---|---|\n| `telefone` | `phone` | required: the number, written as people write it |\n| `nome` | `name` | the person's name |\n| `consentimento_origem` | `consent_source` | where and how the number was given |\n| `consentimento_data` | `consent_given_at` | when: `DD/MM/AAAA` or `AAAA-MM-DD` (midnight, Brasília time, UTC-3), or an ISO 8601 date and time |\n| `consentimento_texto` | `consent_text` | the text the person agreed to |\n| `tags` | `tags` | tags separated by `\\|` (or by commas or semicolons inside a quoted cell) |\n\nCells are separated by commas, or by semicolons as spreadsheets save them in Brazil: the header\nrow decides which. A header without `telefone`, or naming a column not listed here, refuses\nthe file before any line is read.\n\nEach line is a contact, keyed by its number: importing the same file again changes nothing and\ncounts every line `unchanged`. A line whose number the entity has already updates that contact:\na name or a consent it brings replaces the stored one, its tags are added (an import never\nremoves a tag), and an empty cell keeps what is stored. A consent needs its origin and its date\n(its text is optional).\n\nA line is rejected, and the others still imported, when its number is not a valid phone\nnumber, its date is not a date or is in the future, it has a consent origin without a date or\na date without an origin, a value is too long, it has more cells than the header, or it\nrepeats the number of an earlier line of the file. The report counts each line once in\n`inserted`, `updated`, `unchanged` or `rejected`, and lists the first 100 rejections with\ntheir line and reason (a reason names the column, never its value: it is personal data).\n\nThe entity's owner and admins import contacts (platform admins too). `Idempotency-Key` is\naccepted and ignored: the body is streamed, never held whole, so a retry cannot be compared\nwith the first request; the import is idempotent by itself (a retry finds its lines unchanged).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity whose contacts the file holds."
+      }
+    ],
+    "body": {
+      "contentType": "text/csv",
+      "required": true,
+      "fields": []
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "getContact",
+    "method": "get",
+    "path": "/api/contacts/{contact_id}/",
+    "tag": "SMS",
+    "summary": "A contact",
+    "description": "Not in the seed (issue 23). The contact `contact_id`, with its consent and tags. Every member of\nits entity's team may read it (platform admins too); operators and viewers read its number\nmasked and its name as initials, as `listContacts` shows them.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "contact_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the contact."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "deleteContact",
+    "method": "delete",
+    "path": "/api/contacts/{contact_id}/",
+    "tag": "SMS",
+    "summary": "Remove a contact",
+    "description": "Not in the seed (issue 23). Removes the contact `contact_id` and its tags: the entity no longer\nhas their consent on record, and campaigns to its contacts no longer reach them. The entity's\npast messages keep the number they went to; when the person asks for their data to be erased,\nuse `eraseContact`, which removes it there too and is recorded in the audit log. Removing again\nis 404.\n\nThe entity's owner and admins remove contacts (platform admins too).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "contact_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the contact."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "eraseContact",
+    "method": "post",
+    "path": "/api/contacts/{contact_id}/erase/",
+    "tag": "SMS",
+    "summary": "Erase a contact at the person's request (LGPD)",
+    "description": "Not in the seed (issue 23). When the person asks for their data to be erased (LGPD, art. 18),\nremoves the contact `contact_id` and its tags, and their number from what the entity keeps of\nits messages, in one transaction:\n\n- the entity's messages to the number that the provider has or had (any status but `queued`)\n  keep only its masked form (`+55*******4321`), which still tells the campaign's counts apart;\n- its messages not yet handed to the provider are canceled, and masked: the person gets nothing\n  more from campaigns already under way;\n- the replies the number sent to the entity's credentials keep only the masked form.\n\nA message the send job is handing to the provider at that moment (its attempt is open: it may\nhave been taken) cannot be changed without risking a second send or a lost status: then nothing\nis erased, the answer is 409 `conflict` (rule `messages_in_flight`), and erasing again once the\nattempt settles (seconds, or the send's retries) does it all.\n\nWhat stays: the number's opt-out, if it opted out (the entity must go on honouring it, and keeps\nthe number for that alone), and the provider's own records of the messages it carried. The\nerasure is recorded in the audit log (`contact_erased`: `details.entity_id`,\n`details.contact_id`, `details.reason` and the counts; never the number or the name). `reason`\nis the reference of the person's request (a ticket, a protocol number), not their name.\n\nThe entity's owner and admins erase contacts (platform admins too).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "contact_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the contact."
+      }
+    ],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "reason",
+          "required": true,
+          "type": "string",
+          "description": "The reference of the person's request (a ticket or protocol number), recorded in the audit log; not their name."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
   },
   {
     "operationId": "receiveSmsDeliveryReceipt",
@@ -2290,6 +2776,18 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "required": false,
           "type": "string",
           "description": ""
+        },
+        {
+          "name": "Price",
+          "required": false,
+          "type": "string",
+          "description": "What the provider charged for the message, a decimal, negative for a charge (its message resource's `price`), once known; recorded when it is a decimal (see `getSmsCampaign`)."
+        },
+        {
+          "name": "PriceUnit",
+          "required": false,
+          "type": "string",
+          "description": "The price's currency (ISO 4217, e.g."
         }
       ]
     },

@@ -110,6 +110,12 @@ interface State {
   bookmarks: Map<number, Json & { id: number; user_id: number; url: string }>;
   newsSources: Map<number, Json & { id: number; url: string; status: string }>;
   credentials: Map<number, Json & { id: number; account_id: string; sender_id: string; entity_id: number | null }>;
+  /** SMS campaigns with their messages (the mock sends nothing: a new campaign's messages stay queued). */
+  campaigns: Map<number, StoredCampaign>;
+  /** The entities' contacts, by id (importContacts, createContact). */
+  contacts: Map<number, StoredContact>;
+  /** The entities' SMS compliance settings (setSmsCompliance); an entity without them is in mode `warn`. */
+  compliance: Map<number, StoredCompliance>;
   /** Sign-ups waiting for confirmation, by the token of their (unsent) mail. */
   pendingSignUps: Map<string, PendingSignUp>;
   /** Users' new addresses waiting for confirmation, by token. */
@@ -122,12 +128,35 @@ interface State {
   court: CourtSeed;
   nextId: number;
 }
+/** An SMS campaign as the server keeps it (src/messaging/campaign-reports.ts), its messages inside. */
+interface StoredCampaign {
+  id: number;
+  titulo: string;
+  credencial: number;
+  entity_id: number | null;
+  accepted: number;
+  rejected: number;
+  opted_out_skipped: number;
+  encoding: 'GSM-7' | 'UCS-2';
+  segments: number;
+  state: 'queued' | 'sending' | 'completed' | 'canceled';
+  created_at: string;
+  created_by: number | null;
+  finished_at: string | null;
+  canceled_by: number | null;
+  /** The credential's footer as added to the messages; the contacts' tags it went to (null: a pasted list). */
+  footer: string | null;
+  audience: { tags: string[] } | null;
+  /** The compliance warnings it was accepted with, under `warn` (left out otherwise). */
+  warnings?: ComplianceWarning[];
+  messages: Array<{ id: number; recipient: string; contact_id: number | null; status: string; error_code: string | null; error_message: string | null; price: string | null; price_unit: string | null; updated_at: string }>;
+}
 /** A row of an entity's edit history, as listEntityHistory shows it (without its actor's name). */
 interface HistoryRow {
   id: number;
   entity_id: number;
   occurred_at: string;
-  subject: 'entity' | 'team' | 'monitor' | 'sms_credential';
+  subject: 'entity' | 'team' | 'monitor' | 'sms_credential' | 'sms_compliance';
   subject_id: number | null;
   action: string;
   actor_id: number | null;
@@ -194,6 +223,9 @@ export function statefulHandlers({ baseUrl = 'http://palanque.test', seed = seed
     ...researchHandlers(on),
     ...newsHandlers(on),
     ...smsHandlers(on),
+    ...complianceHandlers(on),
+    ...smsCampaignHandlers(on),
+    ...contactHandlers(on),
     ...courtReadHandlers(on),
   ];
   return {
@@ -257,8 +289,33 @@ function seeded(seed: StatefulSeed): State {
   const bookmarks = new Map(copy.research.bookmarks.map(({ user, ...bookmark }) => [bookmark.id, { ...bookmark, user_id: userId(user) }]));
   const newsSources = new Map(copy.research.news_sources.map(({ requested_by: _by, ...source }) => [source.id, source]));
   const credentials = new Map(copy.sms.credentials.map(({ created_by: _by, ...credential }) => [credential.id, { ...credential, provider: 'provider' }]));
+  const campaigns = new Map(
+    copy.sms.campaigns.map((fixture): [number, StoredCampaign] => {
+      const messages = fixture.messages.map((message) => ({ id: (nextId += 1), recipient: message.recipient, contact_id: null, status: message.status, error_code: null, error_message: null, price: null, price_unit: null, updated_at: fixture.created_at }));
+      const text = campaignText(fixture.mensagem.mensagem);
+      const campaign: StoredCampaign = {
+        id: fixture.id,
+        titulo: fixture.titulo,
+        credencial: fixture.credencial,
+        entity_id: credentials.get(fixture.credencial)?.entity_id ?? null,
+        accepted: messages.length,
+        rejected: 0,
+        opted_out_skipped: 0,
+        ...text,
+        state: 'sending',
+        created_at: fixture.created_at,
+        created_by: userId(fixture.created_by) || null,
+        finished_at: null,
+        canceled_by: null,
+        footer: null,
+        audience: null,
+        messages,
+      };
+      return [campaign.id, campaign];
+    }),
+  );
   const court = copy.elections ?? EMPTY_COURT;
-  return { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, pendingSignUps: new Map(), pendingEmailChanges: new Map(), invitations, history: [], court, nextId };
+  return { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, campaigns, contacts: new Map(), compliance: new Map(), pendingSignUps: new Map(), pendingEmailChanges: new Map(), invitations, history: [], court, nextId };
 }
 
 function newId(state: State, taken: Iterable<number>): number {
@@ -1258,7 +1315,9 @@ function smsHandlers(on: On): HttpHandler[] {
       const problems: ErrorDetail[] = [];
       if (name === '') problems.push({ location: 'body', field: 'name', rule: 'not_blank', message: 'must not be blank' });
       if (!/^\+?\d{10,15}$/.test(senderId)) problems.push({ location: 'body', field: 'sender_id', rule: 'phone_number', message: 'must be a valid phone number', value: String(body.sender_id) });
-      if (problems.length > 0) return invalidBody(problems);
+      const footer = footerOf(body.footer);
+      if ('problem' in footer) problems.push(footer.problem);
+      if (problems.length > 0 || 'problem' in footer) return invalidBody(problems);
       const sender = senderId.startsWith('+') ? senderId : `+55${senderId}`;
       const entityId = body.entity_id === undefined ? null : Number(body.entity_id);
       if (entityId !== null && !state.entities.has(entityId)) return notFound(`There is no entity ${entityId}.`, [{ location: 'body', field: 'entity_id', rule: 'existing_entity', message: 'must be the id of an entity', value: entityId }]);
@@ -1266,9 +1325,419 @@ function smsHandlers(on: On): HttpHandler[] {
         return conflict('A credential with this account and sender already exists.', [{ location: 'body', field: 'sender_id', rule: 'unique_per_account', message: 'already has a credential on this account', value: sender }]);
       }
       const id = newId(state, state.credentials.keys());
-      const credential = { id, name, provider: 'provider', account_id: String(body.account_id), sender_id: sender, entity_id: entityId, created_at: now() };
+      const credential = { id, name, provider: 'provider', account_id: String(body.account_id), sender_id: sender, entity_id: entityId, footer: footer.footer, created_at: now() };
       state.credentials.set(id, credential);
       return envelope(201, credential, `Credential ${id} added.`);
+    }),
+  ];
+}
+
+// --- SMS compliance: modes, windows, footers and the preview (src/messaging/compliance.ts) -----------
+
+/** An entity's compliance settings as the server keeps them; an entity without them is in mode `warn`. */
+interface StoredCompliance {
+  mode: 'off' | 'warn' | 'enforce';
+  window: { starts_on: string; ends_on: string } | null;
+  updated_at: string;
+  updated_by: number;
+}
+type ComplianceWarning = components['schemas']['SmsComplianceWarning'];
+type EffectiveWindow = components['schemas']['SmsEffectiveWindow'];
+/** An election as fixtures/elections.json holds it (the mock's CourtSeed types fewer of its columns). */
+type CourtElection = { cd_eleicao: number; ano: number; nr_turno: number; tp_abrangencia: string; cd_tipo_eleicao?: number; ds_eleicao?: string; dt_eleicao?: string };
+
+/** The opt-out keywords (src/messaging/opt-outs.ts): a footer must name one. */
+const OPT_OUT_KEYWORDS = new Set(['PARAR', 'PARE', 'SAIR', 'CANCELAR', 'DESCADASTRAR', 'STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'OPTOUT']);
+
+/** A footer as stored (trimmed, null when empty), or the server's 422 detail when it names no opt-out keyword. */
+function footerOf(value: unknown): { footer: string | null } | { problem: ErrorDetail } {
+  const footer = typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+  const words = (footer ?? '').split(/\s+/).map((word) => word.normalize('NFKD').replace(/[\p{M}\p{P}\p{S}\p{Cf}]/gu, '').toUpperCase());
+  if (footer === null || words.some((word) => OPT_OUT_KEYWORDS.has(word))) return { footer };
+  return { problem: { location: 'body', field: 'footer', rule: 'opt_out_keyword', message: 'must name an opt-out keyword people can reply (PARAR, PARE, SAIR, CANCELAR, DESCADASTRAR, STOP...)', value: footer.slice(0, 60) } };
+}
+
+/** Today in Brasília, YYYY-MM-DD. */
+const brasiliaDay = () => new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+const dayBefore = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+/** The last Sunday of October: the second round's day. */
+const lastSundayOfOctober = (year: number) => `${year}-10-${31 - new Date(Date.UTC(year, 9, 31)).getUTCDay()}`;
+
+/** The window the rule judges by: the linked candidacy's election (its second round for a `2º TURNO`), else the typed one. */
+function effectiveWindowOf(state: State, entity: StoredEntity, typed: StoredCompliance['window']): EffectiveWindow | null {
+  const candidacy = candidacyIn(state.court, entity.record.candidacy_id);
+  const elections = state.court.elections as CourtElection[];
+  const election = candidacy && elections.find((candidate) => candidate.cd_eleicao === candidacy.cd_eleicao);
+  if (!candidacy || !election?.dt_eleicao) return typed && { ...typed, source: 'typed', election: null };
+  const result = state.court.codes.find((code) => code.code_table === 'sit_tot_turno' && code.code === candidacy.cd_sit_tot_turno)?.label;
+  const voteOf = (chosen: CourtElection): NonNullable<EffectiveWindow['election']> => ({ cd_eleicao: chosen.cd_eleicao, ano: chosen.ano, nr_turno: chosen.nr_turno === 2 ? 2 : 1, ds_eleicao: chosen.ds_eleicao ?? null, dt_eleicao: chosen.dt_eleicao! });
+  let vote: NonNullable<EffectiveWindow['election']> = voteOf(election);
+  if (election.nr_turno === 1 && /^2\s*[º°o]?\s*turno$/i.test(result?.trim() ?? '')) {
+    const second = elections.find((other) => other.ano === election.ano && other.nr_turno === 2 && other.cd_tipo_eleicao === election.cd_tipo_eleicao && other.tp_abrangencia === election.tp_abrangencia && other.dt_eleicao);
+    vote = second ? voteOf(second) : { cd_eleicao: null, ano: election.ano, nr_turno: 2, ds_eleicao: null, dt_eleicao: lastSundayOfOctober(election.ano) };
+  }
+  return { starts_on: `${election.ano}-08-16`, ends_on: dayBefore(vote.dt_eleicao), source: 'election', election: vote };
+}
+
+function complianceOf(state: State, entity: StoredEntity) {
+  const stored = state.compliance.get(entity.id);
+  const window = stored?.window ?? null;
+  return { entity_id: entity.id, mode: stored?.mode ?? 'warn', window, effective_window: effectiveWindowOf(state, entity, window), updated_at: stored?.updated_at ?? null, updated_by: stored?.updated_by ?? null };
+}
+
+/** The rules a campaign breaks under its entity's mode (nothing for a credential without an entity). */
+function judgeCampaign(state: State, credential: { id: number; entity_id: number | null; footer?: unknown }, numbers: string[]): { mode: StoredCompliance['mode']; warnings: ComplianceWarning[] } {
+  const entity = credential.entity_id === null ? undefined : state.entities.get(credential.entity_id);
+  if (!entity) return { mode: 'off', warnings: [] };
+  const settings = complianceOf(state, entity);
+  if (settings.mode === 'off') return { mode: 'off', warnings: [] };
+  const warnings: ComplianceWarning[] = [];
+  const consented = new Set([...state.contacts.values()].filter((contact) => contact.entity_id === entity.id && contact.consent).map((contact) => contact.phone));
+  const missing = numbers.filter((number) => !consented.has(number));
+  if (missing.length > 0) {
+    const examples = missing.slice(0, 5).map(maskPhone);
+    const [have, contacts] = missing.length === 1 ? ['has', 'a contact'] : ['have', 'contacts'];
+    warnings.push({ rule: 'consent_missing', message: `${missing.length} of ${numbers.length} numbers ${have} no consent on record as ${contacts} of entity ${entity.id}: ${examples.join(', ')}${missing.length > 5 ? ', ...' : ''}`, numbers: missing.length, examples });
+  }
+  if (!credential.footer) warnings.push({ rule: 'footer_missing', message: `credential ${credential.id} has no footer identifying the sender and offering a way out (updateSmsCredential sets one)` });
+  const window = settings.effective_window;
+  const day = brasiliaDay();
+  if (window && (day < window.starts_on || day > window.ends_on)) {
+    const basis = window.election ? `the eve of the vote of ${window.election.dt_eleicao}` : 'the window typed for it';
+    warnings.push({ rule: 'outside_campaign_window', message: `today, ${day} in Brasília, is outside the propaganda window of entity ${entity.id}, ${window.starts_on} to ${window.ends_on} (${basis})`, day, window });
+  }
+  return { mode: settings.mode, warnings };
+}
+
+/** The numbers of a pasted list, simplified as the mock's sendSmsCampaign reads them, with the server's 422 details. */
+function listedNumbers(list: string): { numbers: string[]; problems: ErrorDetail[] } {
+  const problems: ErrorDetail[] = [];
+  const numbers: string[] = [];
+  list.split(/[\r\n,;]+/).map((entry) => entry.trim()).filter(Boolean).forEach((entry, position) => {
+    const digits = entry.replace(/\D/g, '');
+    const e164 = /^\d{10,11}$/.test(digits) ? `+55${digits}` : /^\+\d{12,15}$/.test(entry.replace(/[\s().-]/g, '')) ? `+${digits}` : undefined;
+    if (e164 === undefined) problems.push({ location: 'body', field: 'mensagem.recipient_list_str', rule: 'phone_number', message: `entry ${position + 1} is not a valid phone number`, value: entry.slice(0, 40) });
+    else numbers.push(e164);
+  });
+  if (numbers.length === 0 && problems.length === 0) problems.push({ location: 'body', field: 'mensagem.recipient_list_str', rule: 'not_blank', message: 'must hold at least one phone number' });
+  return { numbers, problems };
+}
+
+/** A campaign request read as the server's campaign-plan.ts reads it (simplified), or its error answer. */
+interface CampaignPlan {
+  credential: State['credentials'] extends Map<number, infer Credential> ? Credential : never;
+  /** Distinct numbers, in order. */
+  numbers: string[];
+  /** The contact of each number, for a campaign to contacts. */
+  contactIds: Map<string, number>;
+  rejected: number;
+  footer: string | null;
+  text: string;
+  encoding: 'GSM-7' | 'UCS-2';
+  segments: number;
+  judgement: ReturnType<typeof judgeCampaign>;
+}
+
+function campaignPlanOf({ body, user, state }: Context): CampaignPlan | Response {
+  const credential = state.credentials.get(Number(body.credencial));
+  if (!credential) {
+    return notFound(`There is no SMS credential ${String(body.credencial)}.`, [{ location: 'body', field: 'credencial', rule: 'existing_credential', message: 'must be the id of a credential', value: body.credencial as number }]);
+  }
+  const entity = credential.entity_id === null ? undefined : state.entities.get(credential.entity_id);
+  const role = entity && roleIn(entity, user);
+  if (!user.is_admin && !(role && may(user, role, 'edit'))) return forbidden(`You may not send with credential ${credential.id}.`);
+  const mensagem = body.mensagem as { recipient_list_str?: string; contatos?: { tags?: string[] }; mensagem: string };
+  if ((mensagem.recipient_list_str === undefined) === (mensagem.contatos === undefined)) {
+    return invalidBody([
+      mensagem.contatos === undefined
+        ? { location: 'body', field: 'mensagem.recipient_list_str', rule: 'required', message: 'is required unless mensagem.contatos is given' }
+        : { location: 'body', field: 'mensagem.contatos', rule: 'one_audience', message: 'give either mensagem.recipient_list_str or mensagem.contatos, not both' },
+    ]);
+  }
+  let numbers: string[];
+  const contactIds = new Map<string, number>();
+  if (mensagem.contatos) {
+    if (!entity) return invalidBody([{ location: 'body', field: 'mensagem.contatos', rule: 'entity_credential', message: `contacts belong to an entity; credential ${credential.id} has none`, value: credential.id }]);
+    const tags = (mensagem.contatos.tags ?? []).map(contactTag);
+    const chosen = [...state.contacts.values()].filter((contact) => contact.entity_id === entity.id && (tags.length === 0 || contact.tags.some((tag) => tags.includes(tag))));
+    if (chosen.length === 0) return invalidBody([{ location: 'body', field: 'mensagem.contatos', rule: 'not_blank', message: `chooses nobody: entity ${entity.id} has no such contacts` }]);
+    for (const contact of chosen.sort((a, b) => a.id - b.id)) contactIds.set(contact.phone, contact.id);
+    numbers = [...contactIds.keys()];
+  } else {
+    const listed = listedNumbers(mensagem.recipient_list_str!);
+    if (listed.problems.length > 0) return invalidBody(listed.problems);
+    numbers = listed.numbers;
+  }
+  const distinct = [...new Set(numbers)];
+  const footer = (credential.footer as string | null | undefined) ?? null;
+  const text = footer ? `${mensagem.mensagem.trim()}\n${footer}` : mensagem.mensagem.trim();
+  return { credential, numbers: distinct, contactIds, rejected: numbers.length - distinct.length, footer, text, ...campaignText(text), judgement: judgeCampaign(state, credential, distinct) };
+}
+
+function complianceHandlers(on: On): HttpHandler[] {
+  const where = { location: 'query', field: 'entity_id' } as const;
+  return [
+    on('getSmsCompliance', (context) => {
+      const entity = entityFor(context, Number(context.url.searchParams.get('entity_id')), where);
+      if (entity instanceof Response) return entity;
+      const settings = complianceOf(context.state, entity);
+      return envelope(200, settings, `SMS compliance of entity ${entity.id}: ${settings.mode}${settings.updated_at === null ? ' (the default)' : ''}.`);
+    }),
+    on('setSmsCompliance', (context) => {
+      const { body, state, user } = context;
+      const entity = entityFor(context, Number(context.url.searchParams.get('entity_id')), where);
+      if (entity instanceof Response) return entity;
+      const role = roleIn(entity, user)!;
+      if (!may(user, role, 'manageTeam')) return forbidden(`Your role in this team (${role}) may not set its SMS compliance: its owner and admins may.`);
+      const window = (body.window ?? null) as StoredCompliance['window'];
+      const realDay = (day: string) => {
+        const time = Date.parse(`${day}T00:00:00Z`);
+        return !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === day;
+      };
+      const unreal = window ? (['starts_on', 'ends_on'] as const).filter((end) => !realDay(window[end])) : [];
+      if (unreal.length > 0) return invalidBody(unreal.map((end) => ({ location: 'body', field: `window.${end}`, rule: 'real_date', message: 'must be a real calendar date', value: window![end] })));
+      if (window && window.ends_on < window.starts_on) return invalidBody([{ location: 'body', field: 'window.ends_on', rule: 'window_order', message: `must not be before window.starts_on (${window.starts_on})`, value: window.ends_on }]);
+      const before = complianceOf(state, entity);
+      const mode = body.mode as StoredCompliance['mode'];
+      state.compliance.set(entity.id, { mode, window, updated_at: now(), updated_by: user.id });
+      const changes = [
+        { field: 'mode', before: before.mode, after: mode },
+        { field: 'window_starts_on', before: before.window?.starts_on ?? null, after: window?.starts_on ?? null },
+        { field: 'window_ends_on', before: before.window?.ends_on ?? null, after: window?.ends_on ?? null },
+      ].filter((change) => change.before !== change.after);
+      if (changes.length > 0) state.history.push({ id: newId(state, state.history.map((row) => row.id)), entity_id: entity.id, occurred_at: now(), subject: 'sms_compliance', subject_id: null, action: 'updated', actor_id: user.id, changes });
+      const settings = complianceOf(state, entity);
+      return envelope(200, settings, `SMS compliance of entity ${entity.id}: ${settings.mode}.`);
+    }),
+    on('updateSmsCredential', ({ url, body, user, state }) => {
+      const id = Number(/\/sms\/credentials\/(\d+)\//.exec(url.pathname)?.[1]);
+      const credential = state.credentials.get(id);
+      const entity = credential?.entity_id === null || credential === undefined ? undefined : state.entities.get(credential.entity_id);
+      const role = entity && roleIn(entity, user);
+      if (!credential || !(user.is_admin || role)) {
+        return notFound(`There is no SMS credential ${id} in your teams.`, [{ location: 'path', field: 'credential_id', rule: 'existing_credential', message: 'must be the id of a credential of one of your teams', value: id }]);
+      }
+      if (!may(user, role ?? 'admin', 'manageTeam')) return forbidden(`Your role in this team (${role}) may not change its SMS credentials: its owner and admins may.`);
+      const problems: ErrorDetail[] = [];
+      for (const field of ['id', 'provider', 'account_id', 'sender_id', 'entity_id'] as const) {
+        if (body[field] !== undefined && body[field] !== credential[field]) {
+          problems.push({ location: 'body', field, rule: 'immutable', message: `cannot change (it is ${String(credential[field] ?? 'null')}): add a credential for another account or sender`, value: body[field] as string });
+        }
+      }
+      const changes: Json = {};
+      if (body.name !== undefined) {
+        changes.name = String(body.name).trim();
+        if (changes.name === '') problems.push({ location: 'body', field: 'name', rule: 'not_blank', message: 'must not be blank' });
+      }
+      if (body.footer !== undefined) {
+        const read = footerOf(body.footer);
+        if ('problem' in read) problems.push(read.problem);
+        else changes.footer = read.footer;
+      }
+      if (problems.length > 0) return invalidBody(problems);
+      const updated = { ...credential, ...changes };
+      state.credentials.set(id, updated);
+      const fields = (['name', 'footer'] as const).filter((field) => field in changes && changes[field] !== (credential[field] ?? null));
+      if (entity && fields.length > 0) {
+        const historyChanges = fields.map((field) => ({ field, before: credential[field] ?? null, after: changes[field] }));
+        state.history.push({ id: newId(state, state.history.map((row) => row.id)), entity_id: entity.id, occurred_at: now(), subject: 'sms_credential', subject_id: id, action: 'updated', actor_id: user.id, changes: historyChanges });
+      }
+      return envelope(200, updated, `Credential ${id} updated.`);
+    }),
+    on('previewSmsCampaign', (context) => {
+      const plan = campaignPlanOf(context);
+      if (plan instanceof Response) return plan;
+      const { text, footer, encoding, segments, numbers: distinct, rejected, judgement: { mode, warnings } } = plan;
+      const preview = {
+        text,
+        footer,
+        encoding,
+        segments,
+        messages: distinct.length,
+        rejected,
+        opted_out_skipped: 0,
+        total_segments: distinct.length * segments,
+        compliance: { mode, warnings, would_refuse: mode === 'enforce' && warnings.length > 0 },
+      };
+      const warned = warnings.length === 0 ? '' : `; ${warnings.length} compliance warning${warnings.length === 1 ? '' : 's'}`;
+      return envelope(200, preview, `Preview: ${distinct.length} message${distinct.length === 1 ? '' : 's'} of ${segments} segment${segments === 1 ? '' : 's'}${warned}.`);
+    }),
+  ];
+}
+
+// --- SMS campaigns: sent (nothing leaves the mock), reported, canceled (src/messaging/campaign-reports.ts) ---
+
+const CAMPAIGNS_PER_PAGE = 30;
+const CAMPAIGN_MESSAGES_PER_PAGE = 50;
+const OPTED_OUT_BEFORE_SENDING = 'The recipient opted out before the message was sent.';
+const CANCELED_WITH_CAMPAIGN = 'The campaign was canceled before the message was sent.';
+/** The characters of the GSM-7 alphabet (basic set and its extension), as a campaign's encoding is judged. */
+const GSM_7 = /^[@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&'()*+,\-./0-9:;<=>?¡A-ZÄÖÑÜ§¿a-zäöñüà^{}\\[~\]|€]*$/;
+
+/** A message's encoding and segments, as the server counts them (sms-segments-calculator, simplified). */
+function campaignText(text: string): { encoding: 'GSM-7' | 'UCS-2'; segments: number } {
+  const gsm = GSM_7.test(text);
+  const length = gsm ? [...text].reduce((sum, char) => sum + ('^{}\\[~]|€'.includes(char) ? 2 : 1), 0) : text.length;
+  const [single, multi] = gsm ? [160, 153] : [70, 67];
+  return { encoding: gsm ? 'GSM-7' : 'UCS-2', segments: length <= single ? 1 : Math.ceil(length / multi) };
+}
+
+/** A message's status as a report shows it (reportStatusOf on the server). */
+function reportStatusOf(status: string, errorMessage: string | null): string {
+  if (status === 'canceled') return errorMessage === OPTED_OUT_BEFORE_SENDING ? 'opted_out' : 'canceled';
+  if (status === 'read') return 'delivered';
+  return ['queued', 'sent', 'delivered', 'undelivered', 'failed'].includes(status) ? status : 'sending';
+}
+
+/** `+5511987654321` -> `+55*******4321` (phones.ts; the mock takes every number but +1 ones to have a two-digit country code). */
+function maskPhone(e164: string): string {
+  const code = e164.startsWith('+1') ? '1' : e164.slice(1, 3);
+  const national = e164.slice(1 + code.length);
+  return `+${code}${'*'.repeat(Math.max(0, national.length - 4))}${national.slice(-4)}`;
+}
+
+function smsCampaignHandlers(on: On): HttpHandler[] {
+  const userRef = (state: State, id: number | null) => {
+    const found = state.users.find((user) => user.id === id);
+    return found ? { id: found.id, display_name: displayName(found) } : null;
+  };
+  const reportOf = (state: State, campaign: StoredCampaign) => {
+    const messages: Record<string, number> = { queued: 0, sending: 0, sent: 0, delivered: 0, undelivered: 0, failed: 0, canceled: 0, opted_out: campaign.opted_out_skipped };
+    for (const message of campaign.messages) messages[reportStatusOf(message.status, message.error_message)]! += 1;
+    const { messages: _messages, created_by: createdBy, canceled_by: canceledBy, ...fields } = campaign;
+    return { ...fields, sent_by: userRef(state, createdBy), canceled_by: userRef(state, canceledBy), messages, cost: [] };
+  };
+  /** The campaign the path names, with the caller's role, or the server's 404. */
+  const campaignFor = ({ url, user, state }: Context): { campaign: StoredCampaign; role: TeamRole } | Response => {
+    const id = Number(/\/sms\/campaigns\/(\d+)\//.exec(url.pathname)?.[1]);
+    const campaign = state.campaigns.get(id);
+    const entity = campaign?.entity_id === null || campaign === undefined ? undefined : state.entities.get(campaign.entity_id);
+    const role = campaign && (entity ? roleIn(entity, user) : user.is_admin ? 'admin' : undefined);
+    if (!campaign || !role) {
+      return notFound(`There is no SMS campaign ${id} in your teams.`, [{ location: 'path', field: 'campaign_id', rule: 'in_your_teams', message: 'must be a campaign of one of your teams', value: id }]);
+    }
+    return { campaign, role };
+  };
+  const messageOf = (message: StoredCampaign['messages'][number], whole: boolean) => ({
+    id: message.id,
+    recipient: whole ? message.recipient : maskPhone(message.recipient),
+    contact_id: message.contact_id,
+    status: reportStatusOf(message.status, message.error_message),
+    provider_status: message.status,
+    error_code: message.error_code,
+    error_message: message.error_message,
+    price: message.price,
+    price_unit: message.price_unit,
+    updated_at: message.updated_at,
+  });
+  const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+  return [
+    on('sendSmsCampaign', (context) => {
+      const { body, user, state } = context;
+      // The list or the contacts, the footer and the compliance judgement, as the preview reads them.
+      const plan = campaignPlanOf(context);
+      if (plan instanceof Response) return plan;
+      const { credential, numbers: distinct, judgement } = plan;
+      if (judgement.mode === 'enforce' && judgement.warnings.length > 0) {
+        const field = (body.mensagem as Json).contatos === undefined ? 'mensagem.recipient_list_str' : 'mensagem.contatos';
+        const details = judgement.warnings.map((warning) => ({
+          location: 'body' as const,
+          field: warning.rule === 'consent_missing' ? field : 'credencial',
+          rule: warning.rule,
+          message: warning.message,
+          value: warning.rule === 'consent_missing' ? warning.numbers : warning.rule === 'outside_campaign_window' ? warning.day : credential.id,
+        }));
+        const rules = judgement.warnings.map((warning) => warning.rule).join(', ');
+        return invalidBody(details, `The campaign breaks the electoral rules entity ${credential.entity_id} enforces (see getSmsCompliance): ${rules}. Nothing was sent.`);
+      }
+      const { contatos } = body.mensagem as { contatos?: { tags?: string[] } };
+      const moment = now();
+      const id = newId(state, state.campaigns.keys());
+      const campaign: StoredCampaign = {
+        id,
+        titulo: String(body.titulo),
+        credencial: credential.id,
+        entity_id: credential.entity_id,
+        accepted: distinct.length,
+        rejected: plan.rejected,
+        opted_out_skipped: 0,
+        encoding: plan.encoding,
+        segments: plan.segments,
+        state: 'sending',
+        created_at: moment,
+        created_by: user.id,
+        finished_at: null,
+        canceled_by: null,
+        footer: plan.footer,
+        audience: contatos ? { tags: (contatos.tags ?? []).map(contactTag) } : null,
+        // Under warn, the rules it broke (compliance.ts); a campaign not judged has none.
+        ...(judgement.mode === 'warn' ? { warnings: judgement.warnings } : {}),
+        messages: distinct.map((recipient) => ({ id: (state.nextId += 1), recipient, contact_id: plan.contactIds.get(recipient) ?? null, status: 'queued', error_code: null, error_message: null, price: null, price_unit: null, updated_at: moment })),
+      };
+      state.campaigns.set(id, campaign);
+      const { entity_id: _entity, created_by: _by, finished_at: _finished, canceled_by: _canceled, footer: _footer, audience: _audience, messages: _messages, ...answer } = campaign;
+      const { warnings } = judgement;
+      const warned = judgement.mode === 'warn' && warnings.length > 0 ? `; ${plural(warnings.length, 'compliance warning')}` : '';
+      return envelope(201, answer, `Campaign ${id} created: ${plural(campaign.accepted, 'message')} queued${warned}.`);
+    }),
+    on('listSmsCampaigns', (context) => {
+      const { url, state, base } = context;
+      const entity = entityFor(context, Number(url.searchParams.get('entity_id')), { location: 'query', field: 'entity_id' });
+      if (entity instanceof Response) return entity;
+      const wanted = url.searchParams.get('state');
+      const campaigns = [...state.campaigns.values()].filter((campaign) => campaign.entity_id === entity.id && (wanted === null || campaign.state === wanted)).sort((a, b) => b.id - a.id);
+      const listUrl = new URL(`${base}/api/sms/campaigns/`);
+      listUrl.searchParams.set('entity_id', String(entity.id));
+      if (wanted !== null) listUrl.searchParams.set('state', wanted);
+      const paged = pageOf(campaigns.map((campaign) => reportOf(state, campaign)), Number(url.searchParams.get('page') ?? 1), CAMPAIGNS_PER_PAGE, listUrl);
+      return paged instanceof Response ? paged : envelope(200, paged, `${plural(campaigns.length, 'campaign')}.`);
+    }),
+    on('getSmsCampaign', (context) => {
+      const found = campaignFor(context);
+      return found instanceof Response ? found : envelope(200, reportOf(context.state, found.campaign), `Campaign ${found.campaign.id} is ${found.campaign.state}.`);
+    }),
+    on('cancelSmsCampaign', (context) => {
+      const found = campaignFor(context);
+      if (found instanceof Response) return found;
+      const { campaign, role } = found;
+      if (!may(context.user, role, 'edit')) return forbidden(`Your role in this team (${role}) may not cancel its SMS campaigns: its owner, admins and operators may.`);
+      if (campaign.state !== 'queued' && campaign.state !== 'sending') {
+        return conflict(`Campaign ${campaign.id} is ${campaign.state}; only a queued or sending campaign can be canceled.`, [
+          { location: 'path', field: 'campaign_id', rule: 'cancelable_state', message: 'must be a queued or sending campaign', value: campaign.state },
+        ]);
+      }
+      const moment = now();
+      const queued = campaign.messages.filter((message) => message.status === 'queued');
+      for (const message of queued) Object.assign(message, { status: 'canceled', error_message: CANCELED_WITH_CAMPAIGN, updated_at: moment });
+      Object.assign(campaign, { state: 'canceled', finished_at: moment, canceled_by: context.user.id });
+      return envelope(200, reportOf(context.state, campaign), `Campaign ${campaign.id} was canceled; ${plural(queued.length, 'message')} ${queued.length === 1 ? 'was' : 'were'} not sent.`);
+    }),
+    on('listSmsCampaignMessages', (context) => {
+      const found = campaignFor(context);
+      if (found instanceof Response) return found;
+      const { campaign, role } = found;
+      const wanted = context.url.searchParams.get('status');
+      const messages = campaign.messages.filter((message) => wanted === null || reportStatusOf(message.status, message.error_message) === wanted);
+      const listUrl = new URL(`${context.base}/api/sms/campaigns/${campaign.id}/messages/`);
+      if (wanted !== null) listUrl.searchParams.set('status', wanted);
+      const whole = may(context.user, role, 'readPersonalData');
+      const paged = pageOf(messages.map((message) => messageOf(message, whole)), Number(context.url.searchParams.get('page') ?? 1), CAMPAIGN_MESSAGES_PER_PAGE, listUrl);
+      return paged instanceof Response ? paged : envelope(200, paged, `${plural(messages.length, 'message')}.`);
+    }),
+    on('exportSmsCampaignMessages', (context) => {
+      const found = campaignFor(context);
+      if (found instanceof Response) return found;
+      const whole = may(context.user, found.role, 'readPersonalData');
+      const field = (value: unknown) => {
+        const text = value === null ? '' : String(value);
+        return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+      };
+      const columns = ['id', 'recipient', 'contact_id', 'status', 'provider_status', 'error_code', 'error_message', 'price', 'price_unit', 'updated_at'] as const;
+      const rows = found.campaign.messages.map((message) => messageOf(message, whole)).map((message) => columns.map((column) => field(message[column])).join(','));
+      return new Response([columns.join(','), ...rows].map((line) => `${line}\r\n`).join(''), {
+        status: 200,
+        headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="campanha-${found.campaign.id}-mensagens.csv"` },
+      });
     }),
   ];
 }
@@ -1309,5 +1778,279 @@ function courtReadHandlers(on: On): HttpHandler[] {
       return answer(request, paged instanceof Response ? paged : { data: paged, message: found.message });
     }),
     on('getCandidacy', ({ request, url, state, user }) => answer(request, courtReads.candidacy(tablesOf(state), url.searchParams, user.is_admin), user.is_admin)),
+  ];
+}
+
+// --- contacts and consent (src/messaging/contacts.ts, contact-import.ts, contact-handlers.ts) ------------
+
+/** A contact as the server keeps it, its tags sorted. */
+interface StoredContact {
+  id: number;
+  entity_id: number;
+  phone: string;
+  name: string | null;
+  consent: { source: string; given_at: string; text: string | null } | null;
+  tags: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+const CONTACTS_PER_PAGE = 50;
+const CONTACT_COLUMNS: Record<string, 'phone' | 'name' | 'source' | 'givenAt' | 'text' | 'tags'> = {
+  telefone: 'phone', phone: 'phone', nome: 'name', name: 'name', consentimento_origem: 'source', consent_source: 'source',
+  consentimento_data: 'givenAt', consent_given_at: 'givenAt', consentimento_texto: 'text', consent_text: 'text', tags: 'tags',
+};
+
+/** A Brazilian number in E.164, by its digits only (the server reads numbering plans with libphonenumber). */
+function contactPhone(text: string): string | undefined {
+  const digits = text.replace(/\D/g, '');
+  if (text.trim().startsWith('+')) return /^\d{10,15}$/.test(digits) ? `+${digits}` : undefined;
+  if (/^\d{10,11}$/.test(digits)) return `+55${digits}`;
+  return /^55\d{10,11}$/.test(digits) ? `+${digits}` : undefined;
+}
+const maskedPhone = (phone: string) => (phone.startsWith('+55') ? `+55${'*'.repeat(phone.length - 7)}${phone.slice(-4)}` : `+${'*'.repeat(phone.length - 5)}${phone.slice(-4)}`);
+const contactTag = (tag: string) => tag.normalize('NFC').trim().replace(/\s+/g, ' ').toLocaleLowerCase('pt-BR');
+const contactView = (contact: StoredContact, whole: boolean) =>
+  whole ? { ...contact } : { ...contact, phone: maskedPhone(contact.phone), name: contact.name === null ? null : contact.name.trim().split(/\s+/).map((word) => `${[...word][0]}.`).join(' ') };
+const noContact = (id: number) =>
+  notFound(`There is no contact ${id} in your teams' entities.`, [{ location: 'path', field: 'contact_id', rule: 'in_your_teams', message: 'must be a contact of an entity of one of your teams', value: id }]);
+
+/** A consent date as the import reads it: DD/MM/AAAA, AAAA-MM-DD (midnight in Brasília) or an ISO 8601 date and time. */
+function consentDate(text: string): Date | undefined {
+  const dayFirst = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(text);
+  const day = dayFirst ? `${dayFirst[3]}-${dayFirst[2]!.padStart(2, '0')}-${dayFirst[1]!.padStart(2, '0')}` : /^\d{4}-\d{2}-\d{2}$/.test(text) ? text : undefined;
+  if (day !== undefined) {
+    const date = new Date(`${day}T00:00:00-03:00`);
+    // 31/02 rolls over into March: a real date reads back the same.
+    return !Number.isNaN(date.getTime()) && new Date(date.getTime() - 3 * 3600_000).toISOString().slice(0, 10) === day ? date : undefined;
+  }
+  if (!/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/.test(text)) return undefined;
+  const iso = text.replace(' ', 'T');
+  const date = new Date(/[zZ]$|[+-]\d{2}:?\d{2}$/.test(iso) ? iso : `${iso}-03:00`);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/** The cells of each line of a CSV text (quotes doubled inside quoted cells), with each line's number. */
+function csvLines(text: string, delimiter: string): Array<{ line: number; cells: string[] } | { line: number; unreadable: true }> {
+  const lines: Array<{ line: number; cells: string[] } | { line: number; unreadable: true }> = [];
+  let cells: string[] = [];
+  let cell = '';
+  let quoted = false;
+  let line = 1;
+  let start = 1;
+  let broken = false;
+  const end = () => {
+    cells.push(cell);
+    if (broken) lines.push({ line: start, unreadable: true });
+    else if (cells.some((value) => value.trim() !== '')) lines.push({ line: start, cells });
+    cells = [];
+    cell = '';
+    broken = false;
+    start = line;
+  };
+  const source = text.replace(/^\uFEFF/, '');
+  for (let index = 0; index < source.length; index += 1) {
+    const character = source[index]!;
+    if (quoted) {
+      if (character === '"' && source[index + 1] === '"') (cell += '"'), (index += 1);
+      else if (character === '"') quoted = false;
+      else {
+        if (character === '\n') line += 1;
+        cell += character;
+      }
+    } else if (character === '"' && cell === '') quoted = true;
+    else if (character === '"') broken = true;
+    else if (character === delimiter) cells.push(cell), (cell = '');
+    else if (character === '\n' || character === '\r') {
+      if (character === '\r' && source[index + 1] === '\n') index += 1;
+      line += 1;
+      end();
+    } else cell += character;
+  }
+  if (cell !== '' || cells.length > 0) end();
+  return lines;
+}
+
+function contactHandlers(on: On): HttpHandler[] {
+  const contactsOf = (state: State) => state.contacts;
+  /** The contact in the path and the caller's role in its entity: 404 for a stranger, 403 for a role that may not. */
+  const contactFor = (context: Context, permission: Permission): { contact: StoredContact; role: TeamRole } | Response => {
+    const id = Number(context.url.pathname.split('/').filter(Boolean)[2]);
+    const contact = contactsOf(context.state).get(id);
+    const entity = contact && context.state.entities.get(contact.entity_id);
+    const role = entity && roleIn(entity, context.user);
+    if (!contact || !role) return noContact(id);
+    if (!may(context.user, role, permission)) return forbidden(`Your role in this team (${role}) may not ${PERMISSION_TEXT[permission]}.`);
+    return { contact, role };
+  };
+  const roleOf = (context: Context, entity: StoredEntity) => roleIn(entity, context.user)!;
+  return [
+    on('listContacts', (context) => {
+      const { url, state, base } = context;
+      const entity = entityFor(context, Number(url.searchParams.get('entity_id')), { location: 'query', field: 'entity_id' });
+      if (entity instanceof Response) return entity;
+      const written = url.searchParams.get('tag');
+      const tag = written === null ? undefined : contactTag(written);
+      if (tag === '') return errorResponse(400, 'bad_request', 'The request is malformed: tag is blank.', [{ location: 'query', field: 'tag', rule: 'not_blank', message: 'must not be blank', value: written! }]);
+      const whole = may(context.user, roleOf(context, entity), 'readPersonalData');
+      const found = [...contactsOf(state).values()].filter((contact) => contact.entity_id === entity.id && (tag === undefined || contact.tags.includes(tag))).sort((a, b) => a.id - b.id);
+      const listUrl = new URL(`${base}/api/contacts/`);
+      listUrl.searchParams.set('entity_id', String(entity.id));
+      if (tag !== undefined) listUrl.searchParams.set('tag', tag);
+      const paged = pageOf(found.map((contact) => contactView(contact, whole)), Number(url.searchParams.get('page') ?? 1), CONTACTS_PER_PAGE, listUrl);
+      return paged instanceof Response ? paged : envelope(200, paged, `${found.length} contact${found.length === 1 ? '' : 's'}.`);
+    }),
+    on('createContact', (context) => {
+      const { body, state } = context;
+      const entity = entityFor(context, Number(body.entity_id), { location: 'body', field: 'entity_id' }, 'manageTeam');
+      if (entity instanceof Response) return entity;
+      const problems: ErrorDetail[] = [];
+      const phone = contactPhone(String(body.phone));
+      if (String(body.phone).trim() === '') problems.push({ location: 'body', field: 'phone', rule: 'not_blank', message: 'must not be blank' });
+      else if (!phone) problems.push({ location: 'body', field: 'phone', rule: 'phone_number', message: 'must be a valid phone number', value: String(body.phone) });
+      const consent = (body.consent ?? null) as { source: string; given_at: string; text?: string | null } | null;
+      if (consent && consent.source.trim() === '') problems.push({ location: 'body', field: 'consent.source', rule: 'not_blank', message: 'must not be blank' });
+      if (consent && new Date(consent.given_at).getTime() > Date.now()) problems.push({ location: 'body', field: 'consent.given_at', rule: 'not_in_future', message: 'must not be in the future', value: consent.given_at });
+      const tags = ((body.tags ?? []) as string[]).map(contactTag);
+      tags.forEach((tag, index) => tag === '' && problems.push({ location: 'body', field: `tags.${index}`, rule: 'not_blank', message: 'must not be blank', value: (body.tags as string[])[index]! }));
+      if (problems.length > 0 || !phone) return invalidBody(problems);
+      const taken = [...contactsOf(state).values()].find((contact) => contact.entity_id === entity.id && contact.phone === phone);
+      if (taken) return conflict(`Contact ${taken.id} of entity ${entity.id} has this number already.`, [{ location: 'body', field: 'phone', rule: 'unique_per_entity', message: `is the number of contact ${taken.id} of this entity`, value: phone }]);
+      const name = typeof body.name === 'string' && body.name.trim() !== '' ? body.name.trim() : null;
+      const at = new Date().toISOString();
+      const contact: StoredContact = {
+        id: newId(state, contactsOf(state).keys()),
+        entity_id: entity.id,
+        phone,
+        name,
+        consent: consent ? { source: consent.source.trim(), given_at: new Date(consent.given_at).toISOString(), text: consent.text?.trim() || null } : null,
+        tags: [...new Set(tags)].sort(),
+        created_at: at,
+        updated_at: at,
+      };
+      contactsOf(state).set(contact.id, contact);
+      return envelope(201, contactView(contact, true), `Contact ${contact.id} added.`);
+    }),
+    on('importContacts', async (context) => {
+      const { request, url, state } = context;
+      const entity = entityFor(context, Number(url.searchParams.get('entity_id')), { location: 'query', field: 'entity_id' }, 'manageTeam');
+      if (entity instanceof Response) return entity;
+      const text = await request.text();
+      const head = text.replace(/^\uFEFF/, '').split(/\r?\n|\r/)[0] ?? '';
+      const delimiter = head.replace(/"[^"]*"/g, '').split(';').length > head.replace(/"[^"]*"/g, '').split(',').length ? ';' : ',';
+      const [header, ...rows] = csvLines(text, delimiter);
+      const refused = (details: ErrorDetail[]) => errorResponse(422, 'validation_failed', "The file's header is not one the import reads: nothing was imported.", details);
+      if (!header || !('cells' in header)) return refused([{ location: 'body', field: 'telefone', rule: 'header', message: 'the file must start with a header row naming its columns, telefone (or phone) among them' }]);
+      const names = header.cells.map((cell) => cell.trim().toLowerCase());
+      const problems: ErrorDetail[] = names.flatMap((name, index): ErrorDetail[] =>
+        !CONTACT_COLUMNS[name]
+          ? [{ location: 'body', field: name, rule: 'known_column', message: 'is not a column the import reads', value: header.cells[index]! }]
+          : names.findIndex((other) => CONTACT_COLUMNS[other] === CONTACT_COLUMNS[name]) !== index
+            ? [{ location: 'body', field: name, rule: 'unique_column', message: 'names the same column as another cell of the header' }]
+            : [],
+      );
+      if (!names.some((name) => CONTACT_COLUMNS[name] === 'phone')) problems.unshift({ location: 'body', field: 'telefone', rule: 'required_column', message: "the header must name the number's column: telefone (or phone)" });
+      if (problems.length > 0) return refused(problems);
+      const report = { entity_id: entity.id, rows: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, rejections: [] as Array<{ line: number; reason: string }> };
+      const reject = (line: number, reason: string) => {
+        report.rejected += 1;
+        if (report.rejections.length < 100) report.rejections.push({ line, reason });
+      };
+      const seen = new Map<string, number>();
+      for (const row of rows) {
+        report.rows += 1;
+        if (!('cells' in row)) {
+          reject(row.line, 'the line is not valid CSV: a quote is misplaced (a quote inside a cell is written twice, and the cell quoted)');
+          continue;
+        }
+        if (row.cells.length > names.length) {
+          reject(row.line, `the line has ${row.cells.length} cells; the header names ${names.length} columns`);
+          continue;
+        }
+        const cell = (column: string) => row.cells[names.findIndex((name) => CONTACT_COLUMNS[name] === column)]?.trim() || null;
+        const reasons: string[] = [];
+        const phone = cell('phone') === null ? undefined : contactPhone(cell('phone')!);
+        if (cell('phone') === null) reasons.push('telefone: missing');
+        else if (!phone) reasons.push('telefone: not a valid phone number');
+        const [source, givenAt, consentText] = [cell('source'), cell('givenAt'), cell('text')];
+        let consent: StoredContact['consent'] = null;
+        if (source !== null || givenAt !== null || consentText !== null) {
+          if (source === null) reasons.push('consentimento_origem: missing, and a consent needs it (with its date)');
+          if (givenAt === null) reasons.push('consentimento_data: missing, and a consent needs it (with its origin)');
+          const date = givenAt === null ? undefined : consentDate(givenAt);
+          if (givenAt !== null && !date) reasons.push('consentimento_data: not a date (DD/MM/AAAA, AAAA-MM-DD or an ISO 8601 date and time)');
+          else if (date && date.getTime() > Date.now()) reasons.push('consentimento_data: in the future');
+          if (source !== null && date) consent = { source, given_at: date.toISOString(), text: consentText };
+        }
+        const tags = [...new Set((cell('tags') ?? '').split(/[|,;]/).map(contactTag).filter((tag) => tag !== ''))];
+        if (reasons.length > 0 || !phone) {
+          reject(row.line, reasons.join('; '));
+          continue;
+        }
+        if (seen.has(phone)) {
+          reject(row.line, `telefone: repeats the number of line ${seen.get(phone)}`);
+          continue;
+        }
+        seen.set(phone, row.line);
+        const stored = [...contactsOf(state).values()].find((contact) => contact.entity_id === entity.id && contact.phone === phone);
+        const at = new Date().toISOString();
+        if (!stored) {
+          const id = newId(state, contactsOf(state).keys());
+          contactsOf(state).set(id, { id, entity_id: entity.id, phone, name: cell('name'), consent, tags: tags.sort(), created_at: at, updated_at: at });
+          report.inserted += 1;
+          continue;
+        }
+        const before = JSON.stringify([stored.name, stored.consent, stored.tags]);
+        if (cell('name') !== null) stored.name = cell('name');
+        if (consent) stored.consent = consent;
+        stored.tags = [...new Set([...stored.tags, ...tags])].sort();
+        if (JSON.stringify([stored.name, stored.consent, stored.tags]) === before) report.unchanged += 1;
+        else {
+          stored.updated_at = at;
+          report.updated += 1;
+        }
+      }
+      return envelope(200, report, `${report.rows} line${report.rows === 1 ? '' : 's'}: ${report.inserted} inserted, ${report.updated} updated, ${report.unchanged} unchanged, ${report.rejected} rejected.`);
+    }),
+    on('getContact', (context) => {
+      const found = contactFor(context, 'read');
+      if (found instanceof Response) return found;
+      return envelope(200, contactView(found.contact, may(context.user, found.role, 'readPersonalData')), `Contact ${found.contact.id}.`);
+    }),
+    on('deleteContact', (context) => {
+      const found = contactFor(context, 'manageTeam');
+      if (found instanceof Response) return found;
+      contactsOf(context.state).delete(found.contact.id);
+      return envelope(200, { id: found.contact.id, entity_id: found.contact.entity_id, removed: true }, `Contact ${found.contact.id} removed.`);
+    }),
+    on('eraseContact', (context) => {
+      const found = contactFor(context, 'manageTeam');
+      if (found instanceof Response) return found;
+      const { contact } = found;
+      if (String(context.body.reason ?? '').trim() === '') {
+        return invalidBody([{ location: 'body', field: 'reason', rule: 'not_blank', message: "must not be blank: the reference of the person's request", value: String(context.body.reason) }]);
+      }
+      // The mock sends nothing: the entity's messages to the number are queued (canceled here) or were seeded.
+      let masked = 0;
+      let canceled = 0;
+      for (const campaign of context.state.campaigns.values()) {
+        if (campaign.entity_id !== contact.entity_id) continue;
+        for (const message of campaign.messages.filter((candidate) => candidate.recipient === contact.phone)) {
+          message.recipient = maskedPhone(contact.phone);
+          if (message.status === 'queued') {
+            message.status = 'canceled';
+            message.error_message = 'The contact was erased at their request before the message was sent.';
+            canceled += 1;
+          } else masked += 1;
+        }
+      }
+      contactsOf(context.state).delete(contact.id);
+      const messages = masked + canceled;
+      return envelope(
+        200,
+        { id: contact.id, entity_id: contact.entity_id, erased: true, messages_masked: masked, messages_canceled: canceled, replies_masked: 0 },
+        `Contact ${contact.id} was erased; its number was removed from ${messages} message${messages === 1 ? '' : 's'} and 0 replies.`,
+      );
+    }),
   ];
 }

@@ -85,6 +85,7 @@ export const CREATE_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>(
   'addEntity',
   'addOperator',
   'addResearchBookmark',
+  'createContact',
   'createEntityFromCandidacy',
   'createMunicipality',
   'createScenarioRequest',

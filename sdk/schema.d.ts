@@ -571,6 +571,7 @@ export interface paths {
          *     | `invitation_sent`, `invitation_withdrawn` | `addOperator`, `withdrawInvitation`: `actor_id` invited to (or withdrew invitation `details.invitation_id` of) the team of `details.entity_id`; the address is not logged |
          *     | `invitation_accepted`, `invitation_declined` | the invitee (`user_id`) answered invitation `details.invitation_id` |
          *     | `personal_data_erased`, `personal_data_corrected` | `erasePersonalData`, `correctPersonalData`: `details.entity_id`, `details.fields` (comma-separated) and `details.reason` (the data subject's request reference); never a value |
+         *     | `contact_erased` | `eraseContact`: contact `details.contact_id` of entity `details.entity_id` erased at the person's request (`details.reason`, the request's reference), with the counts of messages masked and canceled and replies masked; never the number or the name |
          *
          *     Filters combine: `event`, `user_id` (events done by the user or concerning them), `since`
          *     (inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five
@@ -1978,7 +1979,8 @@ export interface paths {
          *     | `entity` | `created`, `updated`, `personal_data_erased`, `personal_data_corrected` |
          *     | `team` | `member_added`, `member_removed`, `invited`, `invitation_withdrawn`, `invitation_accepted`, `invitation_declined` (`subject_id`: the user) |
          *     | `monitor` | `created` (`subject_id`: the monitor) |
-         *     | `sms_credential` | `created` (`subject_id`: the credential) |
+         *     | `sms_credential` | `created`, `updated` (`subject_id`: the credential; its name or footer, `updateSmsCredential`) |
+         *     | `sms_compliance` | `updated` (`subject_id` null: the SMS compliance mode and typed window, `setSmsCompliance`) |
          *
          *     Nested records (`marketshare`, `referencia_social`) are listed as one field each, with the
          *     whole list before and after. A credential's secret is never recorded: its change shows as
@@ -2720,8 +2722,21 @@ export interface paths {
          *     becomes a message sent by a background job, retried with backoff when the provider fails; a
          *     message whose number opts out before it is sent is canceled.
          *
+         *     Not in the seed (issue 23): instead of a list, `mensagem.contatos` sends to the contacts of the
+         *     credential's entity (see `listContacts`), all of them or those with any of `mensagem.contatos.tags`;
+         *     each message then names its contact. Exactly one of the two is given. The credential's footer
+         *     (see `updateSmsCredential`) is added, after a line break, to every message, and counted in
+         *     `segments`; `previewSmsCampaign` shows the text as it will go without sending it. The campaign
+         *     is judged by the compliance mode of the credential's entity (see `getSmsCompliance`): numbers
+         *     without consent on record (`consent_missing`), a credential without a footer
+         *     (`footer_missing`) and a send outside the entity's propaganda window
+         *     (`outside_campaign_window`) are listed in `warnings` under `warn` (the default; the campaign is
+         *     sent), refused under `enforce` (422 naming each rule), and not judged under `off` or for a
+         *     credential without an entity.
+         *
          *     - **201**: the campaign was created; `data` gives its id, the accepted, rejected and skipped
-         *       counts and the segment count per message (GSM-7 or UCS-2).
+         *       counts, the segment count per message (GSM-7 or UCS-2), and under `warn` the compliance
+         *       `warnings`.
          *     - **200**: not returned; same body as 201.
          *     - **400** `bad_request`: the body is not valid JSON.
          *     - **401** `unauthorized`: no valid key.
@@ -2732,7 +2747,12 @@ export interface paths {
          *       is sent), or the list holds no number (rule `not_blank`), or no number is left to send
          *       to once opted-out numbers are skipped, or the list holds more entries than a campaign takes
          *       (`SMS_MAX_RECIPIENTS`, 10,000 by default: rule `max_recipients`, `value` the count; send
-         *       the rest as another campaign).
+         *       the rest as another campaign). For a campaign to contacts: both or neither of the list and
+         *       `contatos` (`one_audience`), a credential without an entity (`entity_credential`), no contact
+         *       chosen (`not_blank`) or more than a campaign takes (`max_recipients`). The message with the
+         *       footer longer than 1,600 characters (`max_length_with_footer`). Under `enforce`, each
+         *       compliance rule broken (`consent_missing`, `footer_missing`, `outside_campaign_window`),
+         *       naming what and when; nothing is sent.
          *     - 409 is not returned.
          */
         post: operations["sendSmsCampaign"];
@@ -2757,7 +2777,8 @@ export interface paths {
          *     account a team sends with: its account id, the sender number and the account's secret (its
          *     auth token), which is encrypted at rest (AES-256-GCM, key `SECRETS_KEY`) and never returned.
          *     With `entity_id`, the owners, admins and operators of that entity's team may send with it;
-         *     without, only admins.
+         *     without, only admins. `footer`, the sender's identification and opt-out instruction added to
+         *     every message, can be given here or later with `updateSmsCredential`.
          *
          *     - **201**: added; `data` is the credential, without its secret.
          *     - **200**: not returned; same body as 201.
@@ -2766,7 +2787,8 @@ export interface paths {
          *     - **403** `forbidden`: the caller is not an admin.
          *     - **404** `not_found`: `entity_id` names no entity.
          *     - **409** `conflict`: a credential with this account and sender already exists.
-         *     - **422** `validation_failed`: a field is missing, blank or malformed; `error.details` names it.
+         *     - **422** `validation_failed`: a field is missing, blank or malformed, or `footer` names no
+         *       opt-out keyword (`opt_out_keyword`); `error.details` names it.
          *     - **503** `service_unavailable`: the deployment has no `SECRETS_KEY`, so secrets cannot be stored.
          */
         post: operations["createSmsCredential"];
@@ -2805,6 +2827,580 @@ export interface paths {
         get: operations["listSmsOptOuts"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sms/campaigns/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An entity's SMS campaigns, with their counts
+         * @description Not in the seed (issue 23): without it a campaign, once sent, is never seen again. Lists the
+         *     campaigns sent with the credentials of entity `entity_id`, newest first, 30 per page, each as
+         *     `getSmsCampaign` shows it (its state, its messages counted by status, its cost). `state`
+         *     keeps the campaigns in that state. Every member of the entity's team may list them (platform
+         *     admins too). A campaign sent with a credential without an entity (platform admins only)
+         *     belongs to no entity: admins read it by id with `getSmsCampaign`.
+         *
+         *     - **200**: `data` is a page of campaigns.
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer, `state` is not a
+         *       campaign state, or `page` is not an integer of at least 1.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such entity, one outside the caller's teams, or `page` is past the
+         *       last page.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["listSmsCampaigns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sms/campaigns/{campaign_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An SMS campaign's report
+         * @description Not in the seed (issue 23). A campaign as its team accounts for it: who sent it and when, its
+         *     `state`, its messages counted by status, the segments of each message, and what the provider
+         *     charged for them.
+         *
+         *     - `state`: `queued` while its messages are stored and their sending jobs not yet queued,
+         *       `sending`, then `completed` once every message has a final status, or `canceled`
+         *       (`cancelSmsCampaign`; `canceled_by` says who). The final statuses are `delivered`,
+         *       `undelivered`, `failed`, `canceled` and `opted_out`; a message the provider took (`sending`
+         *       or `sent`) with no receipt for `SMS_RECEIPT_TIMEOUT_HOURS` (72 by default) counts as final
+         *       too, and stays counted as what it is. `finished_at` is when the campaign became `completed`
+         *       or `canceled`.
+         *     - `messages`: how many of its messages are in each status: `queued` (not yet handed to the
+         *       provider), `sending` (the provider took it and has not sent it yet), `sent`, `delivered`,
+         *       `undelivered`, `failed`, `canceled` (by `cancelSmsCampaign`) and `opted_out`: the numbers
+         *       skipped when the campaign was created because they had opted out (`opted_out_skipped`)
+         *       and the messages canceled before sending because their number opted out meanwhile.
+         *     - `cost`: the provider's prices summed per currency, from the delivery receipts that carry
+         *       one (`Price`, `PriceUnit`), as a positive amount (the provider writes a charge as a negative
+         *       price); empty while no receipt carried a price.
+         *
+         *     Every member of the campaign's entity's team may read it (platform admins any campaign).
+         *
+         *     - **200**: the campaign.
+         *     - **400** `bad_request`: `campaign_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such campaign, or one whose entity is outside the caller's teams.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["getSmsCampaign"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sms/campaigns/{campaign_id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an SMS campaign
+         * @description Not in the seed (issue 23). Stops a campaign that is `queued` or `sending`: it becomes
+         *     `canceled` at once, and every message not yet handed to the provider (no send attempt
+         *     started) is `canceled` with it. A message whose sending had started goes on as the send's
+         *     exactly-once protocol has it: if the provider took it, it is `sending` or `sent` and keeps
+         *     its receipts; if not, its job cancels it instead of trying again. So the answer may still
+         *     count a few `queued` messages, which become `canceled` or `sending` within the send timeout.
+         *     No message is sent twice or lost by a cancel. The entity's owner, admins and operators may
+         *     cancel (those who may send with its credentials; platform admins any campaign).
+         *
+         *     - **200**: canceled; `data` is the campaign as `getSmsCampaign` shows it.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `campaign_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is a viewer of the entity's team.
+         *     - **404** `not_found`: no such campaign, or one whose entity is outside the caller's teams.
+         *     - **409** `conflict`: the campaign is `completed` or `canceled` already (rule
+         *       `cancelable_state`, `value` its state).
+         *     - 422 is not returned.
+         */
+        post: operations["cancelSmsCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sms/campaigns/{campaign_id}/messages/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An SMS campaign's messages, one per recipient
+         * @description Not in the seed (issue 23). The campaign's messages by id (the order of its recipient list),
+         *     50 per page, each with its recipient, its status (as `getSmsCampaign` counts them), the
+         *     provider's error and price when it gave them, and when it last changed; `status` keeps those
+         *     in one status. The numbers skipped when the campaign was created have no message.
+         *
+         *     A phone number is personal data (issue 12): the entity's owner and admins (and platform
+         *     admins) read it whole; its operators and viewers read it masked, with only its country code
+         *     and last four digits (`+55*******4321`). The whole number is never sent to them.
+         *
+         *     - **200**: `data` is a page of messages.
+         *     - **400** `bad_request`: `campaign_id` is not a positive integer, `status` is not a message
+         *       status, or `page` is not an integer of at least 1.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such campaign, one whose entity is outside the caller's teams, or
+         *       `page` is past the last page.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["listSmsCampaignMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sms/campaigns/{campaign_id}/messages/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An SMS campaign's messages as CSV
+         * @description Not in the seed (issue 23). Every message of the campaign as `listSmsCampaignMessages` gives
+         *     them, as one CSV file (RFC 4180: comma-separated, a header row, fields quoted when they hold a
+         *     comma, a quote or a line break; UTF-8; lines end with CRLF) to open in a spreadsheet. The
+         *     columns: `id,recipient,contact_id,status,provider_status,error_code,error_message,price,price_unit,updated_at`.
+         *     The file is streamed: rows are read in batches and written as they come, so a campaign of
+         *     any size is exported in constant memory. The same masking applies: the entity's operators
+         *     and viewers get each number masked. An error message that a spreadsheet would read as a
+         *     formula (starting with `=`, `+`, `-` or `@`) is written with a leading `'`.
+         *
+         *     - **200**: the CSV file (`Content-Disposition: attachment`).
+         *     - **400** `bad_request`: `campaign_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such campaign, or one whose entity is outside the caller's teams.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["exportSmsCampaignMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sms/compliance/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An entity's SMS compliance mode and propaganda window
+         * @description Not in the seed (issue 23). Brazilian electoral law lets a campaign message only people who
+         *     gave their number voluntarily, requires every message to identify its sender and to offer a
+         *     way out, and allows electoral propaganda only from 16 August of the election year until the
+         *     eve of the vote. An entity's compliance mode says what `sendSmsCampaign` does with a campaign,
+         *     sent with one of the entity's credentials, that breaks one of these rules:
+         *
+         *     | rule | broken when |
+         *     |---|---|
+         *     | `consent_missing` | a number is not a contact of the entity with consent on record (a `consent.source`; see `createContact`) |
+         *     | `footer_missing` | the credential has no footer (see `updateSmsCredential`) |
+         *     | `outside_campaign_window` | today (in Brasília) is outside the entity's effective propaganda window |
+         *
+         *     Under `off` nothing is judged; under `warn` (the mode of an entity never set) the campaign is
+         *     sent and its answer lists the rules broken in `warnings`; under `enforce` it is refused (422)
+         *     naming them. Credentials without an entity (platform admins only) are judged by nothing.
+         *
+         *     `window` is the propaganda window typed for the entity (null: none). `effective_window` is the
+         *     one the rule judges by. For an entity linked to a candidacy of the court's data
+         *     (`candidacy_id`), it runs from 16 August of its election's year to the eve of the vote; for a
+         *     candidate whose result (`sit_tot_turno`) is `2º TURNO`, to the eve of the second round: the
+         *     same year's election of the same kind with `nr_turno` 2 in the court's data, or, when that is
+         *     not loaded, the last Sunday of October, as the Constitution sets it (`election.cd_eleicao`
+         *     null). For an entity not linked to a candidacy, it is the typed window. It is null when
+         *     neither gives one: then the window rule judges nothing. Days are Brasília's
+         *     (America/Sao_Paulo), both ends included.
+         *
+         *     Every role of the entity's team may read it (platform admins too).
+         *
+         *     - **200**: `data` is the entity's compliance settings.
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such entity, or one outside the caller's teams.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["getSmsCompliance"];
+        /**
+         * Set an entity's SMS compliance mode and propaganda window (owner and admins)
+         * @description Not in the seed (issue 23). Replaces the compliance settings of entity `entity_id` (see
+         *     `getSmsCompliance`): `mode`, and `window`, the propaganda window typed for the entity, which
+         *     the window rule judges by when the entity is not linked to a candidacy of the court's data.
+         *     Leaving `window` out, or sending it null, removes it. The answer is the settings as
+         *     `getSmsCompliance` reads them; what that answer adds (`entity_id`, `effective_window`,
+         *     `updated_at`, `updated_by`) may be sent back and is ignored. Sending the same settings again
+         *     changes nothing. The change is recorded in the entity's edit history (`listEntityHistory`,
+         *     subject `sms_compliance`). The entity's owner and admins may set it (platform admins too).
+         *
+         *     - **200**: `data` is the settings as they now are.
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer, or the body is not
+         *       valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no such entity, or one outside the caller's teams.
+         *     - **422** `validation_failed`: `mode` is missing or not `off`, `warn` or `enforce`; a day of
+         *       `window` is missing or not a date (`YYYY-MM-DD`), or not a real calendar day (`real_date`);
+         *       the window ends before it starts (rule `window_order`); or a field is not one the body takes.
+         *     - 409 is not returned.
+         */
+        put: operations["setSmsCompliance"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sms/credentials/{credential_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change an SMS credential's name or footer
+         * @description Not in the seed (issue 23). Changes the `name` or the `footer` of credential `credential_id`;
+         *     a field left out keeps its value. The footer is the sender's identification and the opt-out
+         *     instruction that electoral law asks of every message (`Campanha Maria Santos 13. Para sair,
+         *     responda SAIR`): it is added, after a line break, at the end of every message of the campaigns
+         *     sent with the credential, and counted in the segments `previewSmsCampaign` and
+         *     `sendSmsCampaign` answer. It must name an opt-out keyword (`SAIR`, `PARAR`...; see
+         *     `receiveSmsWebhook`), so the way out it offers works (rule `opt_out_keyword`). `footer: null`,
+         *     or an empty text, removes it. A campaign keeps the footer it was sent with.
+         *
+         *     The credential as `listSmsCredentials` shows it may be sent back: its other fields (`id`,
+         *     `provider`, `account_id`, `sender_id`, `entity_id`, `created_at`) are accepted when they are
+         *     the stored values and ignored, and are 422 `immutable` otherwise (a new account or sender is
+         *     a new credential: `createSmsCredential`). The change is recorded in the entity's edit history
+         *     (`listEntityHistory`, subject `sms_credential`, action `updated`). Platform admins may change
+         *     every credential; the owner and admins of the credential's entity may change its credentials.
+         *
+         *     - **200**: `data` is the credential as it now is.
+         *     - **400** `bad_request`: `credential_id` is not a positive integer, or the body is not valid
+         *       JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the credential's entity's team.
+         *     - **404** `not_found`: no credential with this id, or one of an entity outside the caller's
+         *       teams (a credential without an entity is platform admins' only).
+         *     - **422** `validation_failed`: a field breaks its bounds or is not one the body takes, `name`
+         *       is blank, the footer names no opt-out keyword (`opt_out_keyword`), or a field that cannot
+         *       change here differs from the stored value (`immutable`).
+         *     - 201 and 409 are not returned.
+         */
+        patch: operations["updateSmsCredential"];
+        trace?: never;
+    };
+    "/api/sms/campaigns/preview/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview an SMS campaign without sending it
+         * @description Not in the seed (issue 23). Reads a campaign exactly as `sendSmsCampaign` would, from the same
+         *     body, and sends nothing, stores nothing: the text as it will go (the message and, after a line
+         *     break, the credential's footer), its encoding and segments per message, how many messages it
+         *     would send (the numbers listed or the contacts chosen, less repeats and the numbers that opted
+         *     out of the entity's campaigns), and the compliance rules it breaks under the mode of the
+         *     credential's entity (see `getSmsCompliance`), as the campaign's `warnings` would list them.
+         *     Under `enforce`, `compliance.would_refuse` says the campaign would be refused; under `off`
+         *     there are no warnings.
+         *
+         *     - **200**: `data` is the preview.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller may not use that credential.
+         *     - **404** `not_found`: no credential with that id.
+         *     - **422** `validation_failed`: what `sendSmsCampaign` refuses, except the compliance rules
+         *       (listed as warnings, never refused here) and a list whose numbers all opted out (previewed,
+         *       with `messages` 0).
+         *     - 409 is not returned.
+         */
+        post: operations["previewSmsCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An entity's contacts
+         * @description Not in the seed (issue 23): the people an entity may message, with the consent each gave
+         *     (electoral law lets a campaign message only people who gave their number voluntarily). Lists
+         *     the contacts of entity `entity_id` by id, 50 per page; with `tag`, only those carrying that tag
+         *     (compared as tags are stored: trimmed, spaces collapsed, lower case).
+         *
+         *     Every member of the entity's team may list them (platform admins too). A contact's number and
+         *     name are personal data (issue 12): the owner and admins, who read personal data whole, see them
+         *     as stored; operators and viewers see the number masked (`+55*******4321`: the country code and
+         *     the last four digits) and the name as initials (`M. S.`). Tags and consent are shown to all.
+         *
+         *     - **200**: `data` is a page of contacts.
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer, `tag` is blank or
+         *       longer than 60 characters, or `page` is not an integer of at least 1.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such entity, one outside the caller's teams, or `page` is past the
+         *       last page.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["listContacts"];
+        put?: never;
+        /**
+         * Add a contact, with the consent they gave
+         * @description Not in the seed (issue 23). Adds a person entity `entity_id` may message: `phone`, written as
+         *     people write a number (`(21) 98765-4321`, `21 98765-4321`, `+55 21 98765-4321`), stored in
+         *     E.164 (Brazil is the default region); an optional `name`; the `consent` they gave (where and
+         *     how, `source`; when, `given_at`; the text they agreed to, `text`); and up to 20 `tags` to group
+         *     contacts (`voluntarios`, `zona sul`), each stored trimmed, its spaces collapsed, in lower case,
+         *     a repeated tag once. A contact without `consent` has no consent on record: a campaign to them is
+         *     warned about or refused by the entity's compliance mode (`consent_missing`). Many contacts at
+         *     once: `importContacts`.
+         *
+         *     The entity's owner and admins add contacts (platform admins too).
+         *
+         *     - **201**: added; `data` is the contact.
+         *     - **200**: not returned; same body as 201.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: `entity_id` names no entity in the caller's teams.
+         *     - **409** `conflict` (rule `unique_per_entity`): the entity has a contact with this number
+         *       already; the message names it.
+         *     - **422** `validation_failed`: a field is missing, blank or too long, `phone` is not a valid
+         *       phone number (`phone_number`), `consent.given_at` is in the future (`not_in_future`), or a
+         *       tag is blank (`not_blank`); `error.details` names each.
+         */
+        post: operations["createContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/import/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import an entity's contacts from a CSV file
+         * @description Not in the seed (issue 23). Adds or updates the contacts of entity `entity_id` from the CSV file
+         *     sent as the body (`Content-Type: text/csv`, UTF-8; add `charset=iso-8859-1` or
+         *     `charset=windows-1252` for a file a spreadsheet saved in Latin-1). The body is read as it
+         *     arrives and written in batches of 500 lines, so a large file takes little memory; it may be
+         *     up to 32 MiB.
+         *
+         *     The file starts with a header row naming its columns, in Portuguese or in English, in any
+         *     order (case is ignored):
+         *
+         *     | column | or | value |
+         *     |---|---|---|
+         *     | `telefone` | `phone` | required: the number, written as people write it |
+         *     | `nome` | `name` | the person's name |
+         *     | `consentimento_origem` | `consent_source` | where and how the number was given |
+         *     | `consentimento_data` | `consent_given_at` | when: `DD/MM/AAAA` or `AAAA-MM-DD` (midnight, Brasília time, UTC-3), or an ISO 8601 date and time |
+         *     | `consentimento_texto` | `consent_text` | the text the person agreed to |
+         *     | `tags` | `tags` | tags separated by `\|` (or by commas or semicolons inside a quoted cell) |
+         *
+         *     Cells are separated by commas, or by semicolons as spreadsheets save them in Brazil: the header
+         *     row decides which. A header without `telefone`, or naming a column not listed here, refuses
+         *     the file before any line is read.
+         *
+         *     Each line is a contact, keyed by its number: importing the same file again changes nothing and
+         *     counts every line `unchanged`. A line whose number the entity has already updates that contact:
+         *     a name or a consent it brings replaces the stored one, its tags are added (an import never
+         *     removes a tag), and an empty cell keeps what is stored. A consent needs its origin and its date
+         *     (its text is optional).
+         *
+         *     A line is rejected, and the others still imported, when its number is not a valid phone
+         *     number, its date is not a date or is in the future, it has a consent origin without a date or
+         *     a date without an origin, a value is too long, it has more cells than the header, or it
+         *     repeats the number of an earlier line of the file. The report counts each line once in
+         *     `inserted`, `updated`, `unchanged` or `rejected`, and lists the first 100 rejections with
+         *     their line and reason (a reason names the column, never its value: it is personal data).
+         *
+         *     The entity's owner and admins import contacts (platform admins too). `Idempotency-Key` is
+         *     accepted and ignored: the body is streamed, never held whole, so a retry cannot be compared
+         *     with the first request; the import is idempotent by itself (a retry finds its lines unchanged).
+         *
+         *     - **200**: imported; `data` is the report.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer, or the body does not
+         *       decompress as its `Content-Encoding` says.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no such entity, or one outside the caller's teams.
+         *     - **413** `payload_too_large`: the body is larger than 32 MiB (decompressed). Its `Content-Length` says so
+         *       before anything is read; a body sent without one is cut at 32 MiB, and the lines before the
+         *       cut stay imported (the message names the last one): send the rest as another file.
+         *     - **415** `unsupported_media_type`: the body is not `text/csv`, its charset is not UTF-8,
+         *       ISO-8859-1 or Windows-1252, or its `Content-Encoding` is not gzip, deflate, br or identity.
+         *     - **422** `validation_failed`: the file is empty or has no header (rule `header`), its header
+         *       lacks the number's column (`required_column`), names a column twice (`unique_column`) or
+         *       names one the import does not know (`known_column`); nothing was written.
+         *     - 409 is not returned.
+         */
+        post: operations["importContacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/{contact_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A contact
+         * @description Not in the seed (issue 23). The contact `contact_id`, with its consent and tags. Every member of
+         *     its entity's team may read it (platform admins too); operators and viewers read its number
+         *     masked and its name as initials, as `listContacts` shows them.
+         *
+         *     - **200**: the contact.
+         *     - **400** `bad_request`: `contact_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no contact with this id in an entity of the caller's teams.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["getContact"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a contact
+         * @description Not in the seed (issue 23). Removes the contact `contact_id` and its tags: the entity no longer
+         *     has their consent on record, and campaigns to its contacts no longer reach them. The entity's
+         *     past messages keep the number they went to; when the person asks for their data to be erased,
+         *     use `eraseContact`, which removes it there too and is recorded in the audit log. Removing again
+         *     is 404.
+         *
+         *     The entity's owner and admins remove contacts (platform admins too).
+         *
+         *     - **200**: removed; `data` names the contact.
+         *     - **400** `bad_request`: `contact_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no contact with this id in an entity of the caller's teams.
+         *     - 409 and 422 are not returned.
+         */
+        delete: operations["deleteContact"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/{contact_id}/erase/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a contact at the person's request (LGPD)
+         * @description Not in the seed (issue 23). When the person asks for their data to be erased (LGPD, art. 18),
+         *     removes the contact `contact_id` and its tags, and their number from what the entity keeps of
+         *     its messages, in one transaction:
+         *
+         *     - the entity's messages to the number that the provider has or had (any status but `queued`)
+         *       keep only its masked form (`+55*******4321`), which still tells the campaign's counts apart;
+         *     - its messages not yet handed to the provider are canceled, and masked: the person gets nothing
+         *       more from campaigns already under way;
+         *     - the replies the number sent to the entity's credentials keep only the masked form.
+         *
+         *     A message the send job is handing to the provider at that moment (its attempt is open: it may
+         *     have been taken) cannot be changed without risking a second send or a lost status: then nothing
+         *     is erased, the answer is 409 `conflict` (rule `messages_in_flight`), and erasing again once the
+         *     attempt settles (seconds, or the send's retries) does it all.
+         *
+         *     What stays: the number's opt-out, if it opted out (the entity must go on honouring it, and keeps
+         *     the number for that alone), and the provider's own records of the messages it carried. The
+         *     erasure is recorded in the audit log (`contact_erased`: `details.entity_id`,
+         *     `details.contact_id`, `details.reason` and the counts; never the number or the name). `reason`
+         *     is the reference of the person's request (a ticket, a protocol number), not their name.
+         *
+         *     The entity's owner and admins erase contacts (platform admins too).
+         *
+         *     - **200**: erased; `data` counts what was masked and canceled.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: the body is not valid JSON, or `contact_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no contact with this id in an entity of the caller's teams (erasing
+         *       again is 404).
+         *     - **409** `conflict` (rule `messages_in_flight`): a message to the number is being handed to
+         *       the provider; nothing was erased; retry after `Retry-After` seconds.
+         *     - **422** `validation_failed`: `reason` is missing or blank.
+         */
+        post: operations["eraseContact"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3581,7 +4177,7 @@ export interface components {
          * @description What happened (see `listAuditEvents`).
          * @enum {string}
          */
-        AuditEventType: "login_succeeded" | "login_failed" | "login_locked" | "keys_revoked" | "password_changed" | "password_reset" | "email_change_requested" | "email_changed" | "account_created" | "account_deactivated" | "account_reactivated" | "account_deleted" | "team_member_added" | "team_member_removed" | "invitation_sent" | "invitation_accepted" | "invitation_declined" | "invitation_withdrawn" | "personal_data_erased" | "personal_data_corrected";
+        AuditEventType: "login_succeeded" | "login_failed" | "login_locked" | "keys_revoked" | "password_changed" | "password_reset" | "email_change_requested" | "email_changed" | "account_created" | "account_deactivated" | "account_reactivated" | "account_deleted" | "team_member_added" | "team_member_removed" | "invitation_sent" | "invitation_accepted" | "invitation_declined" | "invitation_withdrawn" | "personal_data_erased" | "personal_data_corrected" | "contact_erased";
         AuditEvent: {
             id: number;
             /** Format: date-time */
@@ -3604,7 +4200,7 @@ export interface components {
          * @description What a history row is about (see `listEntityHistory`).
          * @enum {string}
          */
-        EditHistorySubject: "entity" | "team" | "monitor" | "sms_credential";
+        EditHistorySubject: "entity" | "team" | "monitor" | "sms_credential" | "sms_compliance";
         EditHistoryChange: {
             /** @description The changed field (a nested list, such as `marketshare`, is one field). */
             field: string;
@@ -4969,10 +5565,16 @@ export interface components {
             titulo: string;
             /** @description Id of the SMS credential to send with. */
             credencial: number;
+            /** @description The text, and who it goes to, `recipient_list_str` or `contatos` (exactly one of them). */
             mensagem: {
-                /** @description Recipient numbers as people write them (`(21) 98765-4321`, `+55 21 98765-4321`), one per line or separated by commas or semicolons (or spaces). */
-                recipient_list_str: string;
-                /** @description Text of the message (up to 10 segments). */
+                /** @description Recipient numbers as people write them (`(21) 98765-4321`, `+55 21 98765-4321`), one per line or separated by commas or semicolons (or spaces). Required unless `contatos` is given. */
+                recipient_list_str?: string;
+                /** @description Send to the contacts of the credential's entity instead of a list (see `listContacts`): all of them, or those with any of `tags`. */
+                contatos?: {
+                    /** @description Only the contacts with at least one of these tags; left out or empty, every contact. */
+                    tags?: string[];
+                };
+                /** @description Text of the message (up to 10 segments, the credential's footer included: see `updateSmsCredential`). */
                 mensagem: string;
             };
         };
@@ -4990,9 +5592,94 @@ export interface components {
             encoding: "GSM-7" | "UCS-2";
             /** @description Segments per message. */
             segments: number;
-            /** @enum {string} */
-            state: "sending" | "completed";
+            state: components["schemas"]["SmsCampaignState"];
             created_at: components["schemas"]["Timestamp"];
+            /** @description The compliance rules the campaign broke when it was accepted under the `warn` mode of its credential's entity (empty when none; see `getSmsCompliance`). Left out under `off` and `enforce` (a campaign `enforce` accepts broke none) and for a credential without an entity. */
+            warnings?: components["schemas"]["SmsComplianceWarning"][];
+        };
+        /**
+         * @description `queued` until its sending jobs are queued, `sending`, then `completed` once every message has a final status, or `canceled` (see `getSmsCampaign`).
+         * @enum {string}
+         */
+        SmsCampaignState: "queued" | "sending" | "completed" | "canceled";
+        /**
+         * @description A campaign message's status: `queued` (not yet handed to the provider), `sending` (the
+         *     provider took it: its `accepted`, `scheduled`, `queued` or `sending`), `sent`, `delivered`
+         *     (or `read`), `undelivered`, `failed`, `canceled` (with its campaign, before it was handed
+         *     over) or `opted_out` (canceled before it was handed over because its number opted out).
+         * @enum {string}
+         */
+        SmsMessageStatus: "queued" | "sending" | "sent" | "delivered" | "undelivered" | "failed" | "canceled" | "opted_out";
+        /** @description How many of a campaign's messages are in each status (see `getSmsCampaign`); `opted_out` also counts the numbers skipped when it was created. */
+        SmsCampaignMessageCounts: {
+            queued: number;
+            sending: number;
+            sent: number;
+            delivered: number;
+            undelivered: number;
+            failed: number;
+            canceled: number;
+            opted_out: number;
+        };
+        /** @description What the provider charged for a campaign's messages in one currency. */
+        SmsCost: {
+            /** @description The currency, as the provider names it (ISO 4217: `USD`, `BRL`). */
+            currency: string;
+            /** @description The sum of the prices, as an exact decimal, positive for a charge. */
+            amount: string;
+            /** @description How many messages were priced in this currency. */
+            messages: number;
+        };
+        /** @description A campaign as its team accounts for it (see `getSmsCampaign`). */
+        SmsCampaignReport: components["schemas"]["SmsCampaign"] & {
+            /** @description The entity whose credential sent it; null for a credential without an entity (platform admins only). */
+            entity_id: number | null;
+            /** @description Who sent it (`created_at` says when); null when that account no longer exists. */
+            sent_by: components["schemas"]["UserRef"] | null;
+            /**
+             * Format: date-time
+             * @description When it became `completed` or `canceled`; null before.
+             */
+            finished_at: string | null;
+            /** @description Who canceled it; null unless it was canceled (or when that account no longer exists). */
+            canceled_by: components["schemas"]["UserRef"] | null;
+            /** @description The credential's footer as it was added to every message (the sender's identification and the opt-out instruction); null: none. */
+            footer: string | null;
+            /** @description Whom it went to: null for a pasted list (`recipient_list_str`); for the entity's contacts (`contatos`), the tags they were chosen by (empty: all of them). */
+            audience: {
+                tags: string[];
+            } | null;
+            messages: components["schemas"]["SmsCampaignMessageCounts"];
+            /** @description What the provider charged, per currency; empty until a receipt carries a price. */
+            cost: components["schemas"]["SmsCost"][];
+        };
+        /** @description A page of SmsCampaignReport records (the paginated list structure). */
+        SmsCampaignReportPage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["SmsCampaignReport"][];
+        };
+        /** @description One recipient's message of a campaign. */
+        SmsCampaignMessage: {
+            id: number;
+            /** @description The number (E.164), whole for the entity's owner and admins, masked for its operators and viewers (`+55*******4321`). */
+            recipient: string;
+            /** @description The entity's contact it went to, for a campaign sent to contacts; null otherwise. */
+            contact_id: number | null;
+            status: components["schemas"]["SmsMessageStatus"];
+            /** @description The status as recorded (`queued` before the provider took it, then the provider's own, e.g. `accepted`, `read`). */
+            provider_status: string;
+            /** @description The provider's error code (e.g. `30005` unknown handset, `21211` invalid number); null without one. */
+            error_code: string | null;
+            /** @description Why it failed or was canceled; null otherwise. */
+            error_message: string | null;
+            /** @description What the provider charged for it, positive for a charge; null until a receipt carries a price. */
+            price: string | null;
+            /** @description The price's currency. */
+            price_unit: string | null;
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A page of SmsCampaignMessage records (the paginated list structure). */
+        SmsCampaignMessagePage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["SmsCampaignMessage"][];
         };
         /** @description An SMS provider credential. Its secret is write-only and stored encrypted. */
         SmsCredential: {
@@ -5006,6 +5693,8 @@ export interface components {
             sender_id: string;
             /** @description The entity whose team may send with it; null for admins only. */
             entity_id: number | null;
+            /** @description The sender's identification and opt-out instruction added to each message (see `updateSmsCredential`); null when none. */
+            footer: string | null;
             created_at: components["schemas"]["Timestamp"];
         };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
@@ -5019,6 +5708,8 @@ export interface components {
             secret: string;
             /** @description The entity whose team may send with it; omit for admins only. */
             entity_id?: number;
+            /** @description The sender's identification and an opt-out instruction naming an opt-out keyword, added after a line break to every message (see `updateSmsCredential`); left out, null or empty, none. */
+            footer?: string | null;
         };
         /**
          * @description The provider's status callback fields Palanque reads. Open, as providers add fields without
@@ -5032,6 +5723,10 @@ export interface components {
             From?: string;
             To?: string;
             ErrorCode?: string;
+            /** @description What the provider charged for the message, a decimal, negative for a charge (its message resource's `price`), once known; recorded when it is a decimal (see `getSmsCampaign`). */
+            Price?: string;
+            /** @description The price's currency (ISO 4217, e.g. `USD`); recorded with `Price` when it is three letters. */
+            PriceUnit?: string;
         } & {
             [key: string]: string;
         };
@@ -5058,6 +5753,249 @@ export interface components {
         /** @description A page of SmsOptOut records (the paginated list structure). */
         SmsOptOutPage: components["schemas"]["PageMeta"] & {
             results: components["schemas"]["SmsOptOut"][];
+        };
+        /**
+         * @description What `sendSmsCampaign` does with a campaign that breaks a compliance rule: `off` judges nothing, `warn` sends it and lists the rules broken, `enforce` refuses it (see `getSmsCompliance`).
+         * @enum {string}
+         */
+        SmsComplianceMode: "off" | "warn" | "enforce";
+        /** @description A propaganda window typed for an entity, both days included. Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        SmsPropagandaWindow: {
+            /**
+             * Format: date
+             * @description The first day propaganda may be sent.
+             */
+            starts_on: string;
+            /**
+             * Format: date
+             * @description The last day propaganda may be sent (not before `starts_on`).
+             */
+            ends_on: string;
+        };
+        /** @description The vote whose eve ends an effective propaganda window. */
+        SmsWindowElection: {
+            /** @description The election's code in the court's data; null for a second round the court's data does not hold yet (its day is then the last Sunday of October). */
+            cd_eleicao: number | null;
+            ano: number;
+            /**
+             * @description The round.
+             * @enum {integer}
+             */
+            nr_turno: 1 | 2;
+            /** @description The election's name in the court's data; null with `cd_eleicao`. */
+            ds_eleicao: string | null;
+            /**
+             * Format: date
+             * @description The day of the vote.
+             */
+            dt_eleicao: string;
+        };
+        /** @description The propaganda window the `outside_campaign_window` rule judges by, both days included (see `getSmsCompliance`). */
+        SmsEffectiveWindow: {
+            /** Format: date */
+            starts_on: string;
+            /** Format: date */
+            ends_on: string;
+            /**
+             * @description `election`: from the election of the candidacy the entity is linked to; `typed`: the window typed for the entity.
+             * @enum {string}
+             */
+            source: "election" | "typed";
+            /** @description The vote whose eve ends the window; null for a typed window. */
+            election: components["schemas"]["SmsWindowElection"] | null;
+        };
+        /** @description An entity's SMS compliance settings (see `getSmsCompliance`). */
+        SmsCompliance: {
+            entity_id: number;
+            mode: components["schemas"]["SmsComplianceMode"];
+            /** @description The propaganda window typed for the entity; null when none is. */
+            window: components["schemas"]["SmsPropagandaWindow"] | null;
+            /** @description The propaganda window the rule judges by today; null when neither a linked election nor a typed window gives one. */
+            effective_window: components["schemas"]["SmsEffectiveWindow"] | null;
+            /** @description When the settings were last set; null when they never were (the entity has the default, `warn`). */
+            updated_at: components["schemas"]["Timestamp"] | null;
+            /** @description The user who set them last; null when nobody did or the account is gone. */
+            updated_by: number | null;
+        };
+        /**
+         * @description An entity's compliance settings as `setSmsCompliance` takes them. `entity_id`,
+         *     `effective_window`, `updated_at` and `updated_by`, which `getSmsCompliance` answers, are
+         *     accepted and ignored, so the settings read can be sent back. Closed: a field not listed is
+         *     422 naming it (see "Request bodies").
+         */
+        SmsComplianceSettings: {
+            mode: components["schemas"]["SmsComplianceMode"];
+            /** @description The propaganda window typed for the entity; left out or null, none. */
+            window?: components["schemas"]["SmsPropagandaWindow"] | null;
+            /** @description Read-only; accepted and ignored when sent back. */
+            entity_id?: number;
+            /** @description Read-only; accepted and ignored when sent back. */
+            effective_window?: unknown;
+            /** @description Read-only; accepted and ignored when sent back. */
+            updated_at?: unknown;
+            /** @description Read-only; accepted and ignored when sent back. */
+            updated_by?: unknown;
+        };
+        /** @description A compliance rule a campaign breaks (see `getSmsCompliance`), naming what and when. */
+        SmsComplianceWarning: {
+            /** @enum {string} */
+            rule: "consent_missing" | "footer_missing" | "outside_campaign_window";
+            /** @description What breaks the rule, for people. */
+            message: string;
+            /** @description `consent_missing`: how many numbers have no consent on record. */
+            numbers?: number;
+            /** @description `consent_missing`: the first few of those numbers, masked (`+55*******0001`). */
+            examples?: string[];
+            /**
+             * Format: date
+             * @description `outside_campaign_window`: the day judged (in Brasília).
+             */
+            day?: string;
+            /** @description `outside_campaign_window`: the effective window the day is outside of. */
+            window?: components["schemas"]["SmsEffectiveWindow"];
+        };
+        /** @description A campaign as `sendSmsCampaign` would send it (see `previewSmsCampaign`). */
+        SmsCampaignPreview: {
+            /** @description Each message's text as it will go: the message and, after a line break, the credential's footer. */
+            text: string;
+            /** @description The credential's footer; null when it has none. */
+            footer: string | null;
+            /** @enum {string} */
+            encoding: "GSM-7" | "UCS-2";
+            /** @description Segments per message, the footer included. */
+            segments: number;
+            /** @description Messages it would send. */
+            messages: number;
+            /** @description Entries left out because they repeat an earlier number once normalised. */
+            rejected: number;
+            /** @description Numbers left out because they opted out of the entity's campaigns. */
+            opted_out_skipped: number;
+            /** @description `messages` times `segments`: what the provider would bill. */
+            total_segments: number;
+            compliance: {
+                mode: components["schemas"]["SmsComplianceMode"];
+                warnings: components["schemas"]["SmsComplianceWarning"][];
+                /** @description True under `enforce` when a rule is broken: `sendSmsCampaign` would answer 422. */
+                would_refuse: boolean;
+            };
+        };
+        /**
+         * @description The changes to an SMS credential; a field left out keeps its value. The credential's other
+         *     fields, as `listSmsCredentials` shows them, are accepted when they are the stored values and
+         *     ignored (`immutable` otherwise). Closed: a field not listed is 422 naming it (see "Request
+         *     bodies").
+         */
+        UpdateSmsCredentialRequest: {
+            name?: string;
+            /** @description The sender's identification and an opt-out instruction naming an opt-out keyword, added after a line break to every message; null or empty removes it. */
+            footer?: string | null;
+            /** @description Accepted when it is the credential's; ignored. */
+            id?: number;
+            /** @description Accepted when it is the stored value; ignored. */
+            provider?: string;
+            /** @description Accepted when it is the stored value; ignored. */
+            account_id?: string;
+            /** @description Accepted when it is the stored value; ignored. */
+            sender_id?: string;
+            /** @description Accepted when it is the stored value; ignored. */
+            entity_id?: number | null;
+            /** @description Read-only; accepted and ignored. */
+            created_at?: string;
+        };
+        /**
+         * @description The consent a person gave to receive an entity's messages: where and how (`source`), when
+         *     (`given_at`) and the text they agreed to (`text`). Closed: a field not listed is 422 naming it.
+         */
+        ContactConsent: {
+            /** @description Where and how the number was given: a form, an event, a sign-up sheet. */
+            source: string;
+            /**
+             * Format: date-time
+             * @description When it was given; not in the future.
+             */
+            given_at: string;
+            /** @description The text the person agreed to; null when not recorded. */
+            text?: string | null;
+        };
+        /** @description A tag grouping contacts; stored trimmed, its spaces collapsed, in lower case. */
+        ContactTag: string;
+        /**
+         * @description A person an entity may message. `phone` and `name` are personal data: whole for the entity's
+         *     owner and admins (and platform admins), masked for operators and viewers (the number keeps its
+         *     country code and last four digits, `+55*******4321`; the name becomes initials, `M. S.`).
+         */
+        Contact: {
+            id: number;
+            entity_id: number;
+            /** @description The number in E.164, or masked (see above). */
+            phone: string;
+            /** @description The name; initials when masked; null when not recorded. */
+            name: string | null;
+            /** @description The consent on record; null when there is none. */
+            consent: components["schemas"]["ContactConsent"] | null;
+            /** @description Its tags, in alphabetical order. */
+            tags: components["schemas"]["ContactTag"][];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        NewContact: {
+            /** @description The entity whose contact it is. */
+            entity_id: number;
+            /** @description The number as people write it; stored in E.164 (Brazil is the default region). */
+            phone: string;
+            /** @description The person's name; blank or null is none. */
+            name?: string | null;
+            /** @description The consent they gave; omit it or send null when there is none on record. */
+            consent?: components["schemas"]["ContactConsent"] | null;
+            /** @description Up to 20 tags; a repeated tag counts once. */
+            tags?: components["schemas"]["ContactTag"][];
+        };
+        /** @description A page of Contact records (the paginated list structure). */
+        ContactPage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["Contact"][];
+        };
+        ContactRemoved: {
+            /** @description Id of the removed contact. */
+            id: number;
+            entity_id: number;
+            /** @constant */
+            removed: true;
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        EraseContactRequest: {
+            /** @description The reference of the person's request (a ticket or protocol number), recorded in the audit log; not their name. */
+            reason: string;
+        };
+        /** @description What the erasure did; the counts are of the entity's records that held the number. */
+        ContactErasure: {
+            /** @description Id of the erased contact. */
+            id: number;
+            entity_id: number;
+            /** @constant */
+            erased: true;
+            /** @description Messages the provider has or had that now keep only the masked number. */
+            messages_masked: number;
+            /** @description Messages not yet handed to the provider that were canceled (and masked). */
+            messages_canceled: number;
+            /** @description Replies from the number to the entity's credentials that now keep only the masked number. */
+            replies_masked: number;
+        };
+        /** @description Every line read after the header counts once in `inserted`, `updated`, `unchanged` or `rejected`. */
+        ContactImportReport: {
+            entity_id: number;
+            /** @description The lines read after the header (blank lines aside). */
+            rows: number;
+            inserted: number;
+            updated: number;
+            unchanged: number;
+            rejected: number;
+            /** @description The first 100 rejected lines (all are counted in `rejected`). A reason names the column, never its value. */
+            rejections: {
+                /** @description The line in the file (the header is line 1). */
+                line: number;
+                reason: string;
+            }[];
         };
         InboundSmsResult: {
             message_sid: string;
@@ -5337,11 +6275,41 @@ export interface components {
         SmsReceiptResultEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SmsReceiptResult"];
         };
+        SmsCampaignReportEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SmsCampaignReport"];
+        };
+        SmsCampaignReportPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SmsCampaignReportPage"];
+        };
+        SmsCampaignMessagePageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SmsCampaignMessagePage"];
+        };
         SmsOptOutPageEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SmsOptOutPage"];
         };
+        ContactEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["Contact"];
+        };
+        ContactPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ContactPage"];
+        };
+        ContactRemovedEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ContactRemoved"];
+        };
+        ContactErasureEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ContactErasure"];
+        };
+        ContactImportReportEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ContactImportReport"];
+        };
         InboundSmsResultEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["InboundSmsResult"];
+        };
+        SmsComplianceEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SmsCompliance"];
+        };
+        SmsCampaignPreviewEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SmsCampaignPreview"];
         };
         RemovalRequestEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["RemovalRequest"];
@@ -5784,8 +6752,51 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description 404 `not_found` for sendSmsCampaign: no such credential. */
+        /** @description 404 `not_found` for sendSmsCampaign and previewSmsCampaign: no such credential. */
         SendSmsCampaignNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 404 `not_found` for listSmsCampaigns: an entity outside the caller's teams, or none, or a page
+         *     past the last.
+         */
+        ListSmsCampaignsNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 404 `not_found` for getSmsCampaign, cancelSmsCampaign, listSmsCampaignMessages and
+         *     exportSmsCampaignMessages: no campaign with this id, or one whose entity is outside the
+         *     caller's teams (the two are not told apart), or a page past the last.
+         */
+        SmsCampaignNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 409 `conflict` for cancelSmsCampaign: the campaign is `completed` or `canceled` already. */
+        CancelSmsCampaignConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -5798,6 +6809,129 @@ export interface components {
         };
         /** @description 404 `not_found` for listSmsOptOuts: an entity outside the caller's teams, or none. */
         ListSmsOptOutsNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 404 `not_found` for listContacts: an entity outside the caller's teams, or none, or a page past
+         *     the last.
+         */
+        ListContactsNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for createContact, when `entity_id` names no entity in the caller's teams. */
+        CreateContactNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 409 `conflict` for createContact: the entity has a contact with this number already. */
+        CreateContactConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for createContact: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        CreateContactInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for importContacts: an entity outside the caller's teams, or none. */
+        ImportContactsNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 `validation_failed` for importContacts: the file has no header, or its header lacks the
+         *     number's column (`required_column`), names a column twice (`unique_column`) or names one the
+         *     import does not know (`known_column`, the column as written in `field`); nothing was written.
+         *     Each detail's `field` is a column of the file.
+         */
+        ImportContactsInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for getContact, deleteContact and eraseContact: no contact with this id in an entity of the caller's teams. */
+        ContactNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 409 `conflict` for eraseContact: a message to the number is being handed to the provider; nothing was erased. */
+        EraseContactConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for eraseContact: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        EraseContactInvalid: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -6586,9 +7720,82 @@ export interface components {
         };
         /**
          * @description 422 for sendSmsCampaign: its body fails validation (`validation_failed`, each failing field in
-         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         *     `error.details`), the campaign breaks a compliance rule its entity enforces (`consent_missing`,
+         *     `footer_missing`, `outside_campaign_window`), or its `Idempotency-Key` was used with another body
+         *     (`idempotency_key_reused`).
          */
         SendSmsCampaignInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for getSmsCompliance and setSmsCompliance, an entity outside the caller's teams, or none. */
+        SmsComplianceNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for setSmsCompliance: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`: `mode`, `window.starts_on`, `window.ends_on`), or the window ends before it starts
+         *     (`window_order`).
+         */
+        SetSmsComplianceInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for updateSmsCredential, no credential with this id or one the caller may not know about. */
+        UpdateSmsCredentialNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for updateSmsCredential: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`: `name`, `footer`, or a field that cannot change here, `immutable`).
+         */
+        UpdateSmsCredentialInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for previewSmsCampaign: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`: `titulo`, `mensagem.mensagem`, `mensagem.recipient_list_str`, `mensagem.contatos`),
+         *     as for sendSmsCampaign, or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        PreviewSmsCampaignInvalid: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -6769,8 +7976,18 @@ export interface components {
          * @example "3"
          */
         IfMatch: string;
+        /**
+         * @description Id of the SMS campaign (`sendSmsCampaign` answers it; `listSmsCampaigns` lists them).
+         * @example 77
+         */
+        SmsCampaignIdPath: number;
         /** @description Id of the user. */
         UserIdPath: number;
+        /**
+         * @description Id of the contact.
+         * @example 41
+         */
+        ContactIdPath: number;
         /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
         Page: number;
         /**
@@ -11419,6 +12636,833 @@ export interface operations {
             404: components["responses"]["ListSmsOptOutsNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listSmsCampaigns: {
+        parameters: {
+            query: {
+                /** @description Id of the entity. */
+                entity_id: components["schemas"]["IdString"];
+                /** @description Only the campaigns in this state. */
+                state?: components["schemas"]["SmsCampaignState"];
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of campaigns. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsCampaignReportPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ListSmsCampaignsNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getSmsCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the SMS campaign (`sendSmsCampaign` answers it; `listSmsCampaigns` lists them).
+                 * @example 77
+                 */
+                campaign_id: components["parameters"]["SmsCampaignIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsCampaignReportEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["SmsCampaignNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    cancelSmsCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Id of the SMS campaign (`sendSmsCampaign` answers it; `listSmsCampaigns` lists them).
+                 * @example 77
+                 */
+                campaign_id: components["parameters"]["SmsCampaignIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign was canceled. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsCampaignReportEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsCampaignReportEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["SmsCampaignNotFound"];
+            409: components["responses"]["CancelSmsCampaignConflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listSmsCampaignMessages: {
+        parameters: {
+            query?: {
+                /** @description Only the messages in this status. */
+                status?: components["schemas"]["SmsMessageStatus"];
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the SMS campaign (`sendSmsCampaign` answers it; `listSmsCampaigns` lists them).
+                 * @example 77
+                 */
+                campaign_id: components["parameters"]["SmsCampaignIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of messages. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsCampaignMessagePageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["SmsCampaignNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    exportSmsCampaignMessages: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the SMS campaign (`sendSmsCampaign` answers it; `listSmsCampaigns` lists them).
+                 * @example 77
+                 */
+                campaign_id: components["parameters"]["SmsCampaignIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The messages, one CSV row each after the header row. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /**
+                     * @description `attachment`, with a file name naming the campaign.
+                     * @example attachment; filename="campanha-77-mensagens.csv"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["SmsCampaignNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getSmsCompliance: {
+        parameters: {
+            query: {
+                /** @description Id of the entity. */
+                entity_id: components["schemas"]["IdString"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entity's compliance settings. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsComplianceEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["SmsComplianceNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    setSmsCompliance: {
+        parameters: {
+            query: {
+                /** @description Id of the entity. */
+                entity_id: components["schemas"]["IdString"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SmsComplianceSettings"];
+            };
+        };
+        responses: {
+            /** @description The settings as they now are. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsComplianceEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["SmsComplianceNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["SetSmsComplianceInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateSmsCredential: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description Id of the SMS credential, as `listSmsCredentials` shows it. */
+                credential_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSmsCredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description The credential as it now is. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsCredentialEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["UpdateSmsCredentialNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UpdateSmsCredentialInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    previewSmsCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SmsCampaignRequest"];
+            };
+        };
+        responses: {
+            /** @description The campaign as it would go. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsCampaignPreviewEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation (a preview creates nothing); same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsCampaignPreviewEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["SendSmsCampaignNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["PreviewSmsCampaignInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listContacts: {
+        parameters: {
+            query: {
+                /**
+                 * @description Id of the entity.
+                 * @example 12
+                 */
+                entity_id: components["schemas"]["IdString"];
+                /**
+                 * @description Only the contacts with this tag.
+                 * @example voluntarios
+                 */
+                tag?: string;
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of contacts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ListContactsNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createContact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewContact"];
+            };
+        };
+        responses: {
+            /** @description Not returned by this operation: a create answers 201 (same body); send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactEnvelope"];
+                };
+            };
+            /** @description Added. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["CreateContactNotFound"];
+            409: components["responses"]["CreateContactConflict"];
+            422: components["responses"]["CreateContactInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    importContacts: {
+        parameters: {
+            query: {
+                /**
+                 * @description Id of the entity whose contacts the file holds.
+                 * @example 12
+                 */
+                entity_id: components["schemas"]["IdString"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The CSV file, header row first. */
+        requestBody: {
+            content: {
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Imported; the report of what each line did. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactImportReportEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactImportReportEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ImportContactsNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ImportContactsInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getContact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the contact.
+                 * @example 41
+                 */
+                contact_id: components["parameters"]["ContactIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The contact. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ContactNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteContact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the contact.
+                 * @example 41
+                 */
+                contact_id: components["parameters"]["ContactIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactRemovedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ContactNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    eraseContact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Id of the contact.
+                 * @example 41
+                 */
+                contact_id: components["parameters"]["ContactIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EraseContactRequest"];
+            };
+        };
+        responses: {
+            /** @description Erased. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactErasureEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactErasureEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ContactNotFound"];
+            409: components["responses"]["EraseContactConflict"];
+            422: components["responses"]["EraseContactInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];

@@ -56,7 +56,7 @@ import { socialnetHandlers, socialnetSignatureChecks } from './socialnet/index.j
 import type { SocialnetRemovals } from './socialnet/removals.js';
 import type { SeenDeliveries } from './socialnet/deliveries.js';
 import { providerSignatures } from './http/provider-signatures.js';
-import { smsHandlers, smsSignatureChecks } from './messaging/index.js';
+import { complianceHandlers, contactHandlers, Contacts, smsCampaignHandlers, smsHandlers, smsSignatureChecks } from './messaging/index.js';
 import { oauthHandlers, type SocialLinks } from './oauth/index.js';
 import { electionsHandlers, type ElectionsPanelSyncs } from './elections/index.js';
 import { CourtCatalog } from './elections/tse/catalog.js';
@@ -169,6 +169,9 @@ export function createApp(dependencies: AppDependencies): Express {
     ...strategyHandlers({ strategy: dependencies.strategy, monitors: dependencies.monitors, entities, urls: config }),
     ...socialnetHandlers({ settings: config.socialnet, monitors: dependencies.monitors.store, removals: dependencies.socialnetRemovals, deliveries: dependencies.socialnetDeliveries, urls: config }),
     ...smsHandlers({ sms: dependencies.sms, entities, urls: config }),
+    ...complianceHandlers({ sms: dependencies.sms, entities }),
+    ...contactHandlers({ contacts: new Contacts(dependencies.sms.models), models: dependencies.sms.models, teams: entities.teams, audit: accounts.audit, urls: config }),
+    ...smsCampaignHandlers({ sms: dependencies.sms, teams: entities.teams, urls: config }),
     ...oauthHandlers(dependencies.socialLinks, config, logger),
     ...electionsHandlers(dependencies.electionsPanelSyncs),
     ...courtImportHandlers(dependencies.courtImports),

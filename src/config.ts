@@ -216,6 +216,8 @@ const environmentSchema = z.object({
     .default('https://api.twilio.com'),
   SMS_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
   SMS_MAX_RECIPIENTS: z.coerce.number().int().min(1).max(100_000).default(10_000),
+  // A month at most: a receipt later than that is not coming.
+  SMS_RECEIPT_TIMEOUT_HOURS: z.coerce.number().int().min(1).max(720).default(72),
   NEWS_MAX_OPEN_REQUESTS: z.coerce.number().int().min(1).max(100_000).default(100),
   // pg-boss keeps a job's timeout under 24 hours.
   JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(86_000).default(900),
@@ -320,6 +322,8 @@ export interface Config {
   smsSendTimeoutMs: number;
   /** SMS_MAX_RECIPIENTS: the most numbers one campaign request may list. */
   smsMaxRecipients: number;
+  /** SMS_RECEIPT_TIMEOUT_HOURS, in milliseconds: a message the provider took and sent no receipt for in this long counts as final for its campaign. */
+  smsReceiptTimeoutMs: number;
   /** NEWS_MAX_OPEN_REQUESTS: the most news sources one user may have awaiting review. */
   newsMaxOpenRequests: number;
   /** HISTORY_RETENTION_DAYS, in milliseconds: how long the entities' edit history is kept. */
@@ -448,6 +452,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     smsProviderUrl: env.SMS_PROVIDER_URL,
     smsSendTimeoutMs: env.SMS_SEND_TIMEOUT_MS,
     smsMaxRecipients: env.SMS_MAX_RECIPIENTS,
+    smsReceiptTimeoutMs: env.SMS_RECEIPT_TIMEOUT_HOURS * 3_600_000,
     newsMaxOpenRequests: env.NEWS_MAX_OPEN_REQUESTS,
     historyRetentionMs: env.HISTORY_RETENTION_DAYS * 86_400_000,
     jobTimeoutSeconds: env.JOB_TIMEOUT_SECONDS,

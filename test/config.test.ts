@@ -65,6 +65,7 @@ describe('loadConfig defaults', () => {
       smsProviderUrl: 'https://api.twilio.com',
       smsSendTimeoutMs: 15_000,
       smsMaxRecipients: 10_000,
+      smsReceiptTimeoutMs: 72 * 3_600_000,
       newsMaxOpenRequests: 100,
       historyRetentionMs: 1825 * 86_400_000,
       invitations: { lifetimeMs: 7 * 86_400_000, maxOpenPerEntity: 20 },
@@ -186,6 +187,7 @@ describe('loadConfig values', () => {
       SMS_PROVIDER_URL: 'http://127.0.0.1:4020',
       SMS_SEND_TIMEOUT_MS: '1000',
       SMS_MAX_RECIPIENTS: '500',
+      SMS_RECEIPT_TIMEOUT_HOURS: '24',
       NEWS_MAX_OPEN_REQUESTS: '20',
       HISTORY_RETENTION_DAYS: '365',
       JOB_TIMEOUT_SECONDS: '10',
@@ -238,6 +240,7 @@ describe('loadConfig values', () => {
       smsProviderUrl: 'http://127.0.0.1:4020',
       smsSendTimeoutMs: 1000,
       smsMaxRecipients: 500,
+      smsReceiptTimeoutMs: 24 * 3_600_000,
       newsMaxOpenRequests: 20,
       historyRetentionMs: 365 * 86_400_000,
       invitations: { lifetimeMs: 7 * 86_400_000, maxOpenPerEntity: 20 },
@@ -319,6 +322,14 @@ describe('loadConfig values', () => {
     expect(loadConfig({ SMS_MAX_RECIPIENTS: '50000' }).smsMaxRecipients).toBe(50_000);
     expect(() => loadConfig({ SMS_MAX_RECIPIENTS: '0' })).toThrow(/SMS_MAX_RECIPIENTS: /);
     expect(() => loadConfig({ SMS_MAX_RECIPIENTS: '100001' })).toThrow(/SMS_MAX_RECIPIENTS: /);
+  });
+
+  it('counts a message without a receipt as final after SMS_RECEIPT_TIMEOUT_HOURS, 72 by default, from 1 to 720', () => {
+    expect(loadConfig({}).smsReceiptTimeoutMs).toBe(72 * 3_600_000);
+    expect(loadConfig({ SMS_RECEIPT_TIMEOUT_HOURS: '1' }).smsReceiptTimeoutMs).toBe(3_600_000);
+    expect(() => loadConfig({ SMS_RECEIPT_TIMEOUT_HOURS: '0' })).toThrow(/SMS_RECEIPT_TIMEOUT_HOURS: /);
+    expect(() => loadConfig({ SMS_RECEIPT_TIMEOUT_HOURS: '721' })).toThrow(/SMS_RECEIPT_TIMEOUT_HOURS: /);
+    expect(() => loadConfig({ SMS_RECEIPT_TIMEOUT_HOURS: '1.5' })).toThrow(/SMS_RECEIPT_TIMEOUT_HOURS: /);
   });
 
   it('caps the news sources one user may have awaiting review at NEWS_MAX_OPEN_REQUESTS, 100 by default', () => {

@@ -659,6 +659,123 @@ describe('every operation of the contract through the validating proxy', () => {
     }
   });
 
+  sweep('SMS campaign reports: list, read, per-recipient statuses, CSV export and cancel', async () => {
+    const [credential] = expectStatus(await clientOf(operator).GET('/api/sms/list_credentials/'), 200) as Json[];
+    const campaign = expectStatus(
+      await clientOf(operator).POST('/api/sms/list_credentials/', { body: { titulo: 'Relatório', credencial: credential.id, mensagem: { recipient_list_str: '21998760001, 21998760002', mensagem: 'Caminhada no sábado' } } }),
+      201,
+    );
+    const entity = { params: { query: { entity_id: String(candidateId) } } };
+    expect(expectStatus(await clientOf(operator).GET('/api/sms/campaigns/', entity), 200).results.map((item: Json) => item.id)).toContain(campaign.id);
+    // The campaign of the sweep before is completed (its one message was delivered); this one is not.
+    const completed = expectStatus(await clientOf(owner).GET('/api/sms/campaigns/', { params: { query: { entity_id: String(candidateId), state: 'completed' } } }), 200).results as Json[];
+    expect(completed.map((item) => [item.state, item.messages.delivered])).toEqual([['completed', 1]]);
+    expect(codeOf(await clientOf(outsider).GET('/api/sms/campaigns/', entity))).toBe('not_found');
+    await badInput(async () => {
+      expect(codeOf(await clientOf(owner).GET('/api/sms/campaigns/', { params: { query: { entity_id: String(candidateId), state: 'done' as never } } }))).toBe('bad_request');
+    });
+    const onCampaign = { params: { path: { campaign_id: campaign.id as number } } };
+    expect(expectStatus(await clientOf(owner).GET('/api/sms/campaigns/{campaign_id}/', onCampaign), 200)).toMatchObject({ id: campaign.id, entity_id: candidateId });
+    expect(codeOf(await clientOf(outsider).GET('/api/sms/campaigns/{campaign_id}/', onCampaign))).toBe('not_found');
+    expect(expectStatus(await clientOf(owner).GET('/api/sms/campaigns/{campaign_id}/messages/', onCampaign), 200).results.map((item: Json) => item.recipient)).toEqual(['+5521998760001', '+5521998760002']);
+    expect(expectStatus(await clientOf(operator).GET('/api/sms/campaigns/{campaign_id}/messages/', onCampaign), 200).results.map((item: Json) => item.recipient)).toEqual(['+55*******0001', '+55*******0002']);
+    const csv = await send('GET', `/api/sms/campaigns/${campaign.id}/messages/export/`, { headers: owner.headers });
+    expect(csv.status, csv.text).toBe(200);
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(csv.text.split('\r\n')).toHaveLength(4);
+    expect(expectStatus(await clientOf(operator).POST('/api/sms/campaigns/{campaign_id}/cancel/', onCampaign), 200)).toMatchObject({ id: campaign.id, state: 'canceled' });
+    expect(codeOf(await clientOf(operator).POST('/api/sms/campaigns/{campaign_id}/cancel/', onCampaign))).toBe('conflict');
+    expect(codeOf(await clientOf(owner).GET('/api/sms/campaigns/{campaign_id}/', { params: { path: { campaign_id: 2_000_000_000 } } }))).toBe('not_found');
+  });
+
+  sweep('contacts and consent: add, import, list, read, remove, erase', async () => {
+    const asOwner = clientOf(owner);
+    const entity = { params: { query: { entity_id: String(candidateId) } } };
+    const added = expectStatus(
+      await asOwner.POST('/api/contacts/', {
+        body: { entity_id: candidateId, phone: '(21) 98765-0101', name: 'Mariana Souza', consent: { source: 'Ficha de voluntários', given_at: '2026-08-20T19:30:00-03:00', text: 'Aceito.' }, tags: ['voluntarios'] },
+      }),
+      201,
+    );
+    expect(added).toMatchObject({ phone: '+5521987650101', tags: ['voluntarios'] });
+    expect(codeOf(await asOwner.POST('/api/contacts/', { body: { entity_id: candidateId, phone: '21 98765-0101' } }))).toBe('conflict');
+    expect(codeOf(await asOwner.POST('/api/contacts/', { body: { entity_id: candidateId, phone: '1234' } }))).toBe('validation_failed');
+    expect(codeOf(await clientOf(operator).POST('/api/contacts/', { body: { entity_id: candidateId, phone: '21 98765-0102' } }))).toBe('forbidden');
+    await badInput(async () => {
+      expect((await asOwner.POST('/api/contacts/', { body: { entity_id: candidateId } as never })).response.status).toBe(422);
+    });
+
+    // The CSV goes as it is, with its own media type.
+    const csv = 'telefone,nome,consentimento_origem,consentimento_data,tags\n21 98765-0103,Paulo Lima,Site,2026-08-21,zona norte\n1234,Errado,,,\n';
+    const asCsv = { bodySerializer: (body: unknown) => body as string, headers: { 'Content-Type': 'text/csv' } };
+    const report = expectStatus(await asOwner.POST('/api/contacts/import/', { ...entity, body: csv, ...asCsv }), 200);
+    expect(report).toMatchObject({ rows: 2, inserted: 1, rejected: 1 });
+    expect(codeOf(await asOwner.POST('/api/contacts/import/', { ...entity, body: 'nome\nAna\n', ...asCsv }))).toBe('validation_failed');
+    expect(codeOf(await clientOf(operator).POST('/api/contacts/import/', { ...entity, body: csv, ...asCsv }))).toBe('forbidden');
+
+    const listed = expectStatus(await clientOf(operator).GET('/api/contacts/', entity), 200);
+    expect(listed.results).toEqual(expect.arrayContaining([expect.objectContaining({ id: added.id, phone: '+55*******0101', name: 'M. S.' })]));
+    expect(expectStatus(await asOwner.GET('/api/contacts/', { params: { query: { entity_id: String(candidateId), tag: 'zona norte' } } }), 200).count).toBe(1);
+    expect(codeOf(await clientOf(outsider).GET('/api/contacts/', entity))).toBe('not_found');
+    await badInput(async () => {
+      expect(codeOf(await asOwner.GET('/api/contacts/', { params: { query: { entity_id: 'doze' } } }))).toBe('bad_request');
+    });
+
+    const onAdded = { params: { path: { contact_id: added.id as number } } };
+    expect(expectStatus(await clientOf(operator).GET('/api/contacts/{contact_id}/', onAdded), 200)).toMatchObject({ phone: '+55*******0101' });
+    expect(codeOf(await clientOf(outsider).GET('/api/contacts/{contact_id}/', onAdded))).toBe('not_found');
+    await badInput(async () => {
+      const notANumber = await send('GET', '/api/contacts/abc/', { headers: owner.headers });
+      expect(notANumber.status, notANumber.text).toBe(400);
+    });
+
+    const other = (expectStatus(await asOwner.GET('/api/contacts/', { params: { query: { entity_id: String(candidateId), tag: 'zona norte' } } }), 200).results as Json[])[0];
+    expect(expectStatus(await asOwner.DELETE('/api/contacts/{contact_id}/', { params: { path: { contact_id: other.id as number } } }), 200)).toEqual({ id: other.id, entity_id: candidateId, removed: true });
+    expect(codeOf(await asOwner.DELETE('/api/contacts/{contact_id}/', { params: { path: { contact_id: other.id as number } } }))).toBe('not_found');
+
+    expect(codeOf(await asOwner.POST('/api/contacts/{contact_id}/erase/', { ...onAdded, body: { reason: ' ' } }))).toBe('validation_failed');
+    expect(expectStatus(await asOwner.POST('/api/contacts/{contact_id}/erase/', { ...onAdded, body: { reason: 'LGPD-2026-0107' } }), 200)).toMatchObject({ id: added.id, erased: true });
+    expect(codeOf(await asOwner.POST('/api/contacts/{contact_id}/erase/', { ...onAdded, body: { reason: 'LGPD-2026-0107' } }))).toBe('not_found');
+  });
+
+  sweep('SMS compliance, a credential footer and the campaign preview', async () => {
+    const entity = { params: { query: { entity_id: String(candidateId) } } };
+    expect(expectStatus(await clientOf(operator).GET('/api/sms/compliance/', entity), 200)).toMatchObject({ entity_id: candidateId, mode: 'warn', window: null });
+    expect(codeOf(await clientOf(outsider).GET('/api/sms/compliance/', entity))).toBe('not_found');
+    expect(codeOf(await clientOf(operator).PUT('/api/sms/compliance/', { ...entity, body: { mode: 'off' } }))).toBe('forbidden');
+    await badInput(async () => {
+      expect(codeOf(await clientOf(owner).PUT('/api/sms/compliance/', { ...entity, body: { mode: 'strict' as never } }))).toBe('validation_failed');
+    });
+    // Well formed (Prism finds it valid), but the window ends before it starts.
+    expect(codeOf(await clientOf(owner).PUT('/api/sms/compliance/', { ...entity, body: { mode: 'warn', window: { starts_on: '2026-08-16', ends_on: '2026-08-01' } } }))).toBe('validation_failed');
+    const closed = { starts_on: '2024-08-16', ends_on: '2024-10-05' };
+    expect(expectStatus(await clientOf(owner).PUT('/api/sms/compliance/', { ...entity, body: { mode: 'enforce', window: closed } }), 200)).toMatchObject({ mode: 'enforce', effective_window: { ...closed, source: 'typed' } });
+
+    const [credential] = expectStatus(await clientOf(operator).GET('/api/sms/list_credentials/'), 200) as Json[];
+    const onCredential = { params: { path: { credential_id: credential.id as number } } };
+    const footer = 'Campanha 13. Para sair, responda SAIR';
+    expect(expectStatus(await clientOf(owner).PATCH('/api/sms/credentials/{credential_id}/', { ...onCredential, body: { footer } }), 200)).toMatchObject({ id: credential.id, footer });
+    expect(codeOf(await clientOf(operator).PATCH('/api/sms/credentials/{credential_id}/', { ...onCredential, body: { footer } }))).toBe('forbidden');
+    expect(codeOf(await clientOf(outsider).PATCH('/api/sms/credentials/{credential_id}/', { ...onCredential, body: { footer } }))).toBe('not_found');
+    expect(codeOf(await clientOf(owner).PATCH('/api/sms/credentials/{credential_id}/', { params: { path: { credential_id: 2_000_000_000 } }, body: { footer } }))).toBe('not_found');
+    expect(codeOf(await clientOf(owner).PATCH('/api/sms/credentials/{credential_id}/', { ...onCredential, body: { footer: 'Campanha 13' } }))).toBe('validation_failed');
+    await badInput(async () => {
+      expect(codeOf(await clientOf(owner).PATCH('/api/sms/credentials/{credential_id}/', { ...onCredential, body: { footer: `SAIR ${'x'.repeat(160)}` } }))).toBe('validation_failed');
+    });
+
+    const campaign = { titulo: 'Prévia', credencial: credential.id as number, mensagem: { recipient_list_str: '21998760003', mensagem: 'Caminhada no sábado' } };
+    expect(expectStatus(await clientOf(operator).POST('/api/sms/campaigns/preview/', { body: campaign }), 200)).toMatchObject({
+      text: `Caminhada no sábado\n${footer}`,
+      messages: 1,
+      compliance: { mode: 'enforce', would_refuse: true },
+    });
+    expect(codeOf(await clientOf(operator).POST('/api/sms/campaigns/preview/', { body: { ...campaign, credencial: 2_000_000_000 } }))).toBe('not_found');
+    // Under enforce, outside the window and to a number without consent: refused, naming both rules.
+    const refused = await clientOf(operator).POST('/api/sms/list_credentials/', { body: campaign });
+    expect(((refused.error as Json).error.details as Json[]).map((detail) => detail.rule)).toEqual(['consent_missing', 'outside_campaign_window']);
+    expectStatus(await clientOf(owner).PUT('/api/sms/compliance/', { ...entity, body: { mode: 'warn' } }), 200);
+  });
+
   sweep('social network: handshake, signed events and data removal', async () => {
     const handshake = await verify(proxy.baseUrl, { mode: 'subscribe', token: VERIFY_TOKEN, challenge: '1158201444' });
     expect(handshake.status, handshake.text).toBe(200);

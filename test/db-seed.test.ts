@@ -356,7 +356,7 @@ describe('the fixtures', () => {
     const campaign = fixtures.sms.campaigns[0]!;
     expect(pick(campaign, ['titulo', 'credencial'])).toEqual(pick(asked, ['titulo', 'credencial']));
     expect(campaign.mensagem.mensagem).toBe(asked.mensagem.mensagem);
-    expect(readRecipients(campaign.mensagem.recipient_list_str)).toEqual({ numbers: campaign.messages.map((message) => message.recipient), invalid: [], repeated: 0, entries: campaign.messages.length });
+    expect(readRecipients(campaign.mensagem.recipient_list_str!)).toEqual({ numbers: campaign.messages.map((message) => message.recipient), invalid: [], repeated: 0, entries: campaign.messages.length });
   });
 });
 

@@ -22,7 +22,9 @@ let api: PalanqueClient;
 const answers: Array<Promise<{ method: string; path: string; status: number; body: unknown }>> = [];
 server.events.on('response:mocked', ({ request, response }) => {
   const clone = response.clone();
-  answers.push(clone.text().then((text) => ({ method: request.method.toLowerCase(), path: new URL(request.url).pathname, status: response.status, body: text ? JSON.parse(text) : undefined })));
+  // A CSV (exportSmsCampaignMessages) is kept as text: only JSON bodies are checked against a schema below.
+  const json = (response.headers.get('content-type') ?? '').includes('json');
+  answers.push(clone.text().then((text) => ({ method: request.method.toLowerCase(), path: new URL(request.url).pathname, status: response.status, body: text && json ? JSON.parse(text) : text || undefined })));
 });
 
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
@@ -348,10 +350,115 @@ describe('bookmarks, news sources, monitors and SMS credentials', () => {
     expect(unwrap(await api.GET('/api/sms/list_credentials/')).map((credential) => credential.id)).toEqual([3, unwrap(added).id]);
   });
 
+  it("sends an SMS campaign, lists and reads it with its counts, masks its numbers for an operator, exports them as CSV, and cancels it", async () => {
+    const seeded = unwrap(await api.GET('/api/sms/campaigns/{campaign_id}/', { params: { path: { campaign_id: 77 } } }));
+    expect(seeded).toMatchObject({ entity_id: 12, state: 'sending', sent_by: { id: expect.any(Number), display_name: 'Carlos Pereira' }, messages: { delivered: 2, sent: 1 }, cost: [] });
+    const sent = await api.POST('/api/sms/list_credentials/', { body: { titulo: 'Caminhada', credencial: 3, mensagem: { recipient_list_str: '(11) 98765-0001, 11 98765-0002', mensagem: 'Caminhada no sábado às 9h' } } });
+    expect(sent.response.status).toBe(201);
+    const { id } = unwrap(sent);
+    const listed = unwrap(await api.GET('/api/sms/campaigns/', { params: { query: { entity_id: '12' } } }));
+    expect(listed.results.map((campaign) => campaign.id)).toEqual([id, 77]);
+    expect(unwrap(await api.GET('/api/sms/campaigns/', { params: { query: { entity_id: '12', state: 'canceled' } } })).count).toBe(0);
+    const onCampaign = { params: { path: { campaign_id: id } } };
+    expect(unwrap(await api.GET('/api/sms/campaigns/{campaign_id}/messages/', onCampaign)).results.map((message) => [message.recipient, message.status])).toEqual([
+      ['+5511987650001', 'queued'],
+      ['+5511987650002', 'queued'],
+    ]);
+    const operator = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(operator, 'marcos.oliveira', DEFAULT_MOCK_PASSWORD);
+    expect(unwrap(await operator.GET('/api/sms/campaigns/{campaign_id}/messages/', onCampaign)).results.map((message) => message.recipient)).toEqual(['+55*******0001', '+55*******0002']);
+    const csv = await fetch(`${DEFAULT_BASE_URL}/api/sms/campaigns/${id}/messages/export/`, { headers: { Authorization: `Token ${operator.token}` } });
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect((await csv.text()).split('\r\n').map((line) => line.split(',')[1])).toEqual(['recipient', '+55*******0001', '+55*******0002', undefined]);
+
+    const canceled = unwrap(await operator.POST('/api/sms/campaigns/{campaign_id}/cancel/', onCampaign));
+    expect(canceled).toMatchObject({ state: 'canceled', canceled_by: { display_name: 'Marcos Oliveira' }, messages: { queued: 0, canceled: 2 } });
+    expect(await failure(api.POST('/api/sms/campaigns/{campaign_id}/cancel/', onCampaign))).toMatchObject({ status: 409, code: 'conflict', details: [expect.objectContaining({ rule: 'cancelable_state', value: 'canceled' })] });
+    const stranger = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(stranger, 'joana.lima', DEFAULT_MOCK_PASSWORD);
+    expect(await failure(stranger.GET('/api/sms/campaigns/{campaign_id}/', onCampaign))).toMatchObject({ status: 404, code: 'not_found', details: [expect.objectContaining({ field: 'campaign_id' })] });
+  });
+
   it('lets the operations it does not keep fall through to the example handlers', async () => {
     const { data, response } = await api.GET('/api/municipios/');
     expect(response.status).toBe(200);
     expect(data?.count).toBe(5570);
+  });
+});
+
+describe('contacts and consent', () => {
+  it('adds a contact (201, 409 for its number again), imports a CSV with a rejected line, masks it for an operator, removes, and erases it from the messages too', async () => {
+    const added = await api.POST('/api/contacts/', { body: { entity_id: 12, phone: '(11) 98765-4321', name: 'Mariana Souza', consent: { source: 'Site', given_at: '2026-08-20T12:00:00Z' }, tags: ['Zona  Sul'] } });
+    expect(added.response.status).toBe(201);
+    expect(unwrap(added)).toMatchObject({ entity_id: 12, phone: '+5511987654321', consent: { source: 'Site', given_at: '2026-08-20T12:00:00.000Z', text: null }, tags: ['zona sul'] });
+    expect(await failure(api.POST('/api/contacts/', { body: { entity_id: 12, phone: '11 98765-4321' } }))).toMatchObject({ status: 409, code: 'conflict', details: [expect.objectContaining({ rule: 'unique_per_entity' })] });
+    expect(await failure(api.POST('/api/contacts/', { body: { entity_id: 12, phone: '1234' } }))).toMatchObject({ status: 422, details: [expect.objectContaining({ field: 'phone', rule: 'phone_number' })] });
+
+    const csv = 'telefone,nome,consentimento_origem,consentimento_data,tags\n11 98765-4321,,Evento,20/08/2026,evento\n(11) 98765-0002,Paulo Lima,,,\n(11) 98765-0002,De novo,,,\n1234,,,,\n';
+    const report = unwrap(await api.POST('/api/contacts/import/', { params: { query: { entity_id: '12' } }, body: csv, bodySerializer: (body: unknown) => body as string, headers: { 'Content-Type': 'text/csv' } }));
+    expect(report).toEqual({
+      entity_id: 12,
+      rows: 4,
+      inserted: 1,
+      updated: 1,
+      unchanged: 0,
+      rejected: 2,
+      rejections: [
+        { line: 4, reason: 'telefone: repeats the number of line 3' },
+        { line: 5, reason: 'telefone: not a valid phone number' },
+      ],
+    });
+    const bad = await failure(api.POST('/api/contacts/import/', { params: { query: { entity_id: '12' } }, body: 'nome\nAna\n', bodySerializer: (body: unknown) => body as string, headers: { 'Content-Type': 'text/csv' } }));
+    expect(bad).toMatchObject({ status: 422, details: [expect.objectContaining({ field: 'telefone', rule: 'required_column' })] });
+
+    const operator = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(operator, 'marcos.oliveira', DEFAULT_MOCK_PASSWORD);
+    const seen = unwrap(await operator.GET('/api/contacts/', { params: { query: { entity_id: '12', tag: 'EVENTO' } } }));
+    expect(seen.results).toEqual([expect.objectContaining({ id: unwrap(added).id, phone: '+55*******4321', name: 'M. S.', tags: ['evento', 'zona sul'] })]);
+    expect(await failure(operator.DELETE('/api/contacts/{contact_id}/', { params: { path: { contact_id: unwrap(added).id } } }))).toMatchObject({ status: 403, code: 'forbidden' });
+    const stranger = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(stranger, 'joana.lima', DEFAULT_MOCK_PASSWORD);
+    expect(await failure(stranger.GET('/api/contacts/{contact_id}/', { params: { path: { contact_id: unwrap(added).id } } }))).toMatchObject({ status: 404, details: [expect.objectContaining({ field: 'contact_id', rule: 'in_your_teams' })] });
+
+    const all = unwrap(await api.GET('/api/contacts/', { params: { query: { entity_id: '12' } } }));
+    const paulo = all.results.find((contact) => contact.name === 'Paulo Lima')!;
+    expect(unwrap(await api.DELETE('/api/contacts/{contact_id}/', { params: { path: { contact_id: paulo.id } } }))).toEqual({ id: paulo.id, entity_id: 12, removed: true });
+    const erased = unwrap(await api.POST('/api/contacts/{contact_id}/erase/', { params: { path: { contact_id: unwrap(added).id } }, body: { reason: 'LGPD-1' } }));
+    // The demo campaign 77 delivered a message to this number: it keeps only the masked form.
+    expect(erased).toEqual({ id: unwrap(added).id, entity_id: 12, erased: true, messages_masked: 1, messages_canceled: 0, replies_masked: 0 });
+    const recipients = unwrap(await api.GET('/api/sms/campaigns/{campaign_id}/messages/', { params: { path: { campaign_id: 77 } } })).results.map((message) => message.recipient);
+    expect(recipients).toContain('+55*******4321');
+    expect(recipients).not.toContain('+5511987654321');
+    expect(unwrap(await api.GET('/api/contacts/', { params: { query: { entity_id: '12' } } })).count).toBe(0);
+  });
+});
+
+describe('SMS compliance, footers and the preview', () => {
+  it("sets an entity's mode and typed window (owner and admins), a credential's footer, and previews a campaign with its warnings", async () => {
+    const settings = { params: { query: { entity_id: '12' } } };
+    expect(unwrap(await api.GET('/api/sms/compliance/', settings))).toEqual({ entity_id: 12, mode: 'warn', window: null, effective_window: null, updated_at: null, updated_by: null });
+    const operator = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(operator, 'marcos.oliveira', DEFAULT_MOCK_PASSWORD);
+    expect(await failure(operator.PUT('/api/sms/compliance/', { ...settings, body: { mode: 'off' } }))).toMatchObject({ status: 403, code: 'forbidden' });
+    expect(await failure(api.PUT('/api/sms/compliance/', { ...settings, body: { mode: 'warn', window: { starts_on: '2026-08-16', ends_on: '2026-08-01' } } }))).toMatchObject({
+      status: 422,
+      details: [expect.objectContaining({ field: 'window.ends_on', rule: 'window_order' })],
+    });
+    const set = unwrap(await api.PUT('/api/sms/compliance/', { ...settings, body: { mode: 'enforce', window: { starts_on: '2026-08-16', ends_on: '2026-10-03' } } }));
+    expect(set).toMatchObject({ mode: 'enforce', effective_window: { starts_on: '2026-08-16', ends_on: '2026-10-03', source: 'typed', election: null } });
+
+    const credential = { params: { path: { credential_id: 3 } } };
+    expect(await failure(operator.PATCH('/api/sms/credentials/{credential_id}/', { ...credential, body: { footer: 'Maria 13. Responda SAIR' } }))).toMatchObject({ status: 403 });
+    expect(await failure(api.PATCH('/api/sms/credentials/{credential_id}/', { ...credential, body: { footer: 'Maria 13' } }))).toMatchObject({ status: 422, details: [expect.objectContaining({ rule: 'opt_out_keyword' })] });
+    expect(unwrap(await api.PATCH('/api/sms/credentials/{credential_id}/', { ...credential, body: { footer: null } }))).toMatchObject({ id: 3, footer: null });
+
+    const campaign = { titulo: 'Convite', credencial: 3, mensagem: { recipient_list_str: '(11) 98765-0001, 11987650001', mensagem: 'Reunião às 19h' } };
+    const preview = unwrap(await operator.POST('/api/sms/campaigns/preview/', { body: campaign }));
+    expect(preview).toMatchObject({ text: 'Reunião às 19h', footer: null, messages: 1, rejected: 1, compliance: { mode: 'enforce', would_refuse: true } });
+    expect(preview.compliance.warnings.map((warning) => warning.rule)).toEqual(['consent_missing', 'footer_missing', 'outside_campaign_window']);
+    expect(preview.compliance.warnings[0]).toMatchObject({ numbers: 1, examples: ['+55*******0001'] });
+    const history = unwrap(await api.GET('/api/entidade/history/', { params: { query: { id: '12' } } })).results;
+    expect(history.map((row) => [row.subject, row.action])).toEqual(expect.arrayContaining([['sms_compliance', 'updated'], ['sms_credential', 'updated']]));
   });
 });
 

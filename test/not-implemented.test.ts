@@ -56,9 +56,9 @@ async function validRequest({ method, path, operation }: Operation): Promise<{ u
     headers['Content-Type'] = mediaType;
     body = mediaType === 'application/x-www-form-urlencoded'
       ? new URLSearchParams(example as Record<string, string>).toString()
-      : JSON.stringify(example);
+      : mediaType.startsWith('text/') ? String(example) : JSON.stringify(example);
   }
-  return { url: `${app.baseUrl}${path.replace('{user_id}', '2').replace('{sync_id}', '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f').replace('{import_id}', '5d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a')}`, init: { method: method.toUpperCase(), headers, body } };
+  return { url: `${app.baseUrl}${path.replace('{user_id}', '2').replace('{sync_id}', '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f').replace('{import_id}', '5d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a').replace('{campaign_id}', '77').replace('{contact_id}', '41').replace('{credential_id}', '3')}`, init: { method: method.toUpperCase(), headers, body } };
 }
 
 it('has a handler for every operation: none answers 501', async () => {

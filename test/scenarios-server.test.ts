@@ -11,7 +11,8 @@ import { frontEndScenarios } from './scenarios/front-end.js';
 frontEndScenarios({
   name: `the real server (${process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'SQLite'})`,
   async start() {
-    const app = await startTestApp({ accounts: { signUp: { mode: 'open', linkLifetimeMs: 3600_000, resendIntervalMs: 60_000 } } });
+    // With jobs, as a server runs: a campaign's sending is queued (its messages go to no provider here).
+    const app = await startTestApp({ withJobs: true, accounts: { signUp: { mode: 'open', linkLifetimeMs: 3600_000, resendIntervalMs: 60_000 } } });
     const admin = await createAdmin(app);
     // An entity of the admin's own, so that the list is not empty before the scenarios create theirs.
     await createApiClient({ baseUrl: app.baseUrl, token: admin.key }).POST('/api/entidade/add/', { body: { nome: 'Maria da Silva Santos' } });

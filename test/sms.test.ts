@@ -195,6 +195,7 @@ describe('createSmsCredential', () => {
       account_id: ACCOUNT,
       sender_id: '+5511940027777',
       entity_id: otherEntityId,
+      footer: null,
       created_at: expect.any(String),
     });
     expect(added.text).not.toContain(secret);
@@ -288,7 +289,7 @@ describe('listSmsCredentials', () => {
     expect(ids(listed)).toEqual(all);
     expect(ids(listed)).toEqual(expect.arrayContaining([teamCredential, adminsCredential]));
     for (const credential of (listed.body as Json).data) {
-      expect(Object.keys(credential).sort()).toEqual(['account_id', 'created_at', 'entity_id', 'id', 'name', 'provider', 'sender_id']);
+      expect(Object.keys(credential).sort()).toEqual(['account_id', 'created_at', 'entity_id', 'footer', 'id', 'name', 'provider', 'sender_id']);
     }
     expect(listed.text).not.toContain(TOKEN);
     expect(listed.text).not.toContain(TOKEN_2);
@@ -446,6 +447,8 @@ describe('sendSmsCampaign', () => {
       segments: 1,
       state: 'sending',
       created_at: expect.any(String),
+      // Under the default compliance mode, warn (sms-compliance.test.ts): no contacts, no footer.
+      warnings: [expect.objectContaining({ rule: 'consent_missing', numbers: 2 }), expect.objectContaining({ rule: 'footer_missing' })],
     });
 
     const messages = await handedOver(data.id);

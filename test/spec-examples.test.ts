@@ -34,8 +34,15 @@ function fieldsOf({ node }: Operation): Set<string> {
     const resolved = deref(parameter);
     fields.add(`${resolved.in === 'path' ? 'path' : String(resolved.in)}:${String(resolved.name)}`);
   }
-  for (const media of Object.values((deref(node.requestBody).content ?? {}) as Record<string, Node>)) {
+  for (const [mediaType, media] of Object.entries((deref(node.requestBody).content ?? {}) as Record<string, Node>)) {
     for (const name of Object.keys(propertiesOf(deref(media.schema)))) fields.add(`body:${name}`);
+    // A CSV body's fields are its columns: those the header rows of its examples name.
+    if (mediaType === 'text/csv') {
+      for (const example of Object.values((media.examples ?? {}) as Node)) {
+        const header = String(deref(example).value).split(/\r?\n/)[0]!;
+        for (const column of header.split(/[,;]/)) fields.add(`body:${column.trim()}`);
+      }
+    }
   }
   return fields;
 }

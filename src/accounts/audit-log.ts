@@ -36,6 +36,8 @@ export const AUDIT_EVENTS = [
   // A recorded person's data erased or corrected at their request (erasePersonalData, correctPersonalData).
   'personal_data_erased',
   'personal_data_corrected',
+  // An entity's contact erased at the person's request (eraseContact, issue 23).
+  'contact_erased',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENTS)[number];
 

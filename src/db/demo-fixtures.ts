@@ -101,6 +101,8 @@ export interface SmsCredentialFixture {
   account_id: string;
   sender_id: string;
   entity_id?: number;
+  /** The sender's identification and opt-out instruction added to every message (compliance.ts). */
+  footer?: string;
   created_by: string;
   created_at: string;
 }

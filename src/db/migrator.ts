@@ -32,8 +32,9 @@ import * as teamInvitations from './migrations/0023-team-invitations.js';
 import * as editHistory from './migrations/0024-edit-history.js';
 import * as accountDeletion from './migrations/0025-account-deletion.js';
 import * as courtElections from './migrations/0026-court-elections.js';
+import * as smsCampaignReportsContacts from './migrations/0027-sms-campaign-reports-contacts.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices, emailConfirmations, auditEvents, teamInvitations, editHistory, accountDeletion, courtElections];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices, emailConfirmations, auditEvents, teamInvitations, editHistory, accountDeletion, courtElections, smsCampaignReportsContacts];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

@@ -38,6 +38,7 @@ import { ContractSchemas } from '../http/contract-schemas.js';
 import { loadContract } from '../http/contract.js';
 import type { ErrorDetail } from '../http/errors.js';
 import type { Logger } from '../logger.js';
+import { footerProblem, normalisedFooter } from '../messaging/compliance.js';
 import { readRecipients, normalisedPhone } from '../messaging/recipients.js';
 import type { Sms } from '../messaging/sms.js';
 import type { Monitors } from '../monitors/index.js';
@@ -458,6 +459,7 @@ class Seeder {
         // The demo account is no real provider account: its token is random, and sending with it is refused.
         secret_sealed: box.seal(randomBytes(16).toString('hex')),
         entity_id: fixture.entity_id === undefined ? null : this.mapped(this.entities, fixture.entity_id, 'entity'),
+        footer: fixture.footer ?? null,
         created_by: this.user(fixture.created_by),
         created_at: new Date(fixture.created_at),
       });
@@ -477,9 +479,12 @@ class Seeder {
         continue;
       }
       // Counted as sendSmsCampaign counts them; the messages are stored as the receipts left them, and no job is queued.
-      const recipients = readRecipients(fixture.mensagem.recipient_list_str);
+      // The demo campaigns go to pasted lists (none goes to contacts).
+      const recipients = readRecipients(fixture.mensagem.recipient_list_str ?? '');
       const segmented = new SegmentedMessage(body, 'auto');
       const createdAt = new Date(fixture.created_at);
+      // The campaign belongs to its credential's entity, as createCampaign records it (its team lists it).
+      const credential = (await Credential.findByPk(credentialId, { attributes: ['entity_id'], raw: true })) as { entity_id: number | null } | null;
       const id = await this.targets.sequelize.transaction(async (transaction) => {
         const campaignId = await insertRow(
           Campaign,
@@ -497,6 +502,8 @@ class Seeder {
             created_at: createdAt,
             // Counted as queued already, so that the sweep for campaigns left without jobs sends nothing.
             jobs_enqueued_at: createdAt,
+            entity_id: credential?.entity_id ?? null,
+            state: 'sending',
           },
           transaction,
         );
@@ -826,6 +833,7 @@ export function checkDemoFixtures(fixtures: DemoFixtures, municipalities: Munici
     const { id: _, created_by: createdBy, created_at: createdAt, ...body } = credential;
     conforms('NewSmsCredential', { ...body, secret: '0'.repeat(32) }, what);
     if (normalisedPhone(credential.sender_id) !== credential.sender_id) problems.push(`${what}: sender_id must be a phone number in E.164`);
+    if (footerProblem(normalisedFooter(credential.footer))) problems.push(`${what}: its footer must name an opt-out keyword (SAIR, PARAR...)`);
     if (credential.entity_id !== undefined) knownEntity(credential.entity_id, what);
     if (knownUser(createdBy, what) && !users.get(createdBy)!.is_admin) problems.push(`${what}: only admins add credentials, and ${createdBy} is not one`);
     moment(what, createdAt);
@@ -841,7 +849,7 @@ export function checkDemoFixtures(fixtures: DemoFixtures, municipalities: Munici
       const allowed = users.get(campaign.created_by)!.is_admin || (credential.entity_id !== undefined && may(campaign.created_by, credential.entity_id, MAY_EDIT));
       if (!allowed) problems.push(`${what}: ${campaign.created_by} may not send with credential ${credential.id}`);
     }
-    const recipients = readRecipients(campaign.mensagem.recipient_list_str);
+    const recipients = readRecipients(campaign.mensagem.recipient_list_str ?? '');
     for (const { entry } of recipients.invalid) problems.push(`${what}: ${entry} is not a phone number`);
     const messages = campaign.messages.map((message) => message.recipient);
     if (messages.join(',') !== recipients.numbers.join(',')) problems.push(`${what}: the messages must go to ${recipients.numbers.join(', ')}, in this order`);

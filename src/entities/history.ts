@@ -19,8 +19,8 @@ import { maskedFieldValue } from './personal-data.js';
 import { SCALAR_FIELDS } from './models.js';
 import type { EntityStore, StoredEntity } from './store.js';
 
-/** What a history row is about: the entity itself, its team, one of its monitors or SMS credentials. */
-export const HISTORY_SUBJECTS = ['entity', 'team', 'monitor', 'sms_credential'] as const;
+/** What a history row is about: the entity itself, its team, one of its monitors or SMS credentials, its SMS compliance settings. */
+export const HISTORY_SUBJECTS = ['entity', 'team', 'monitor', 'sms_credential', 'sms_compliance'] as const;
 export type HistorySubject = (typeof HISTORY_SUBJECTS)[number];
 
 /**

@@ -47,7 +47,8 @@ export function corsFor(origins: string[]): RequestHandler | undefined {
   if (origins.length === 0) return undefined;
   const crossOrigin = cors({
     origin: origins,
-    methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+    // Every method the contract uses (issue 23 brought PUT, PATCH and DELETE).
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     allowedHeaders: CORS_ALLOWED_HEADERS,
     exposedHeaders: CORS_EXPOSED_HEADERS,
     maxAge: 600,

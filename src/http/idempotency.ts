@@ -187,11 +187,19 @@ export class IdempotencyStore {
  */
 const NEVER_STORED = new Set(['login', 'checkCredential', 'changePassword', 'signUp', 'changeMyEmail', 'deleteMyAccount']);
 
+/**
+ * Operations whose body is streamed to the handler, never held whole, so it has no fingerprint to tell a
+ * retry's body from the first one's: their key is ignored. Each is idempotent by itself (an import of
+ * contacts keyed by number finds a retried file's lines unchanged).
+ */
+const STREAMED_BODIES = new Set(['importContacts']);
+
 /** The middleware, mounted after validation and before the operation's handler. */
 export function idempotency(store: IdempotencyStore, logger: Logger): RequestHandler {
   return async (req, res, next) => {
     const header = req.method === 'POST' ? req.get('Idempotency-Key') : undefined;
-    if (header === undefined || NEVER_STORED.has(operationIdOf(req) ?? '')) return next();
+    const operationId = operationIdOf(req) ?? '';
+    if (header === undefined || NEVER_STORED.has(operationId) || STREAMED_BODIES.has(operationId)) return next();
     const identity = { key: unquote(header), caller: clientKey(req), method: req.method, path: req.path };
     const claim = await store.claim(identity, fingerprintOf(req));
     switch (claim.kind) {

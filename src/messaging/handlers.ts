@@ -7,7 +7,7 @@
 import type { Request } from 'express';
 import type { Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
-import { callerOf, requireAdmin } from '../http/auth.js';
+import { callerOf, requireAdmin, type Caller } from '../http/auth.js';
 import { invalidBody, requiredText } from '../http/body-fields.js';
 import { sendEnvelope } from '../http/envelope.js';
 import { requestCreationKey } from '../http/idempotency.js';
@@ -18,8 +18,10 @@ import type { SignatureCheck } from '../http/provider-signatures.js';
 import { apiBaseUrl, requestedUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Entities } from '../entities/index.js';
 import { SECRET_MARKER } from '../entities/history.js';
+import type { CredentialRow } from './models.js';
 import { providerSignatureMatches } from './provider-signature.js';
-import { countPieces, normalisedPhone, readRecipients } from './recipients.js';
+import { footerProblem, normalisedFooter, refusalDetails } from './compliance.js';
+import { normalisedPhone } from './recipients.js';
 import type { Sms } from './sms.js';
 
 type SmsOperations = 'listSmsCredentials' | 'createSmsCredential' | 'sendSmsCampaign' | 'listSmsOptOuts' | 'receiveSmsDeliveryReceipt' | 'receiveSmsWebhook';
@@ -52,6 +54,9 @@ export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pi
       const name = requiredText('name', req.body.name, problems);
       const senderId = normalisedPhone(req.body.sender_id);
       if (!senderId) problems.push({ location: 'body', field: 'sender_id', rule: 'phone_number', message: 'must be a valid phone number', value: req.body.sender_id });
+      const footer = normalisedFooter(req.body.footer);
+      const badFooter = footerProblem(footer);
+      if (badFooter) problems.push(badFooter);
       if (problems.length > 0 || !senderId) throw invalidBody(problems);
       const entityId = req.body.entity_id;
       if (entityId !== undefined && !(await entities.models.Entity.findByPk(entityId, { attributes: ['id'] }))) {
@@ -63,12 +68,13 @@ export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pi
         { field: 'account_id', before: null, after: req.body.account_id },
         { field: 'sender_id', before: null, after: senderId },
         { field: 'secret', before: null, after: SECRET_MARKER },
+        ...(footer === null ? [] : [{ field: 'footer', before: null, after: footer }]),
       ];
       const recordCreation = (created: { id: number }, transaction: Transaction) =>
         entityId === undefined || !entities.history
           ? Promise.resolve()
           : entities.history.record({ entityId, subject: 'sms_credential', subjectId: created.id, action: 'created', actorId: caller.user.id, changes }, transaction);
-      const added = await sms.addCredential({ name, accountId: req.body.account_id, senderId, secret: req.body.secret, entityId, createdBy: caller.user.id }, recordCreation);
+      const added = await sms.addCredential({ name, accountId: req.body.account_id, senderId, secret: req.body.secret, entityId, footer, createdBy: caller.user.id }, recordCreation);
       if (added === 'taken') {
         throw new ApiError(409, 'conflict', 'A credential with this account and sender already exists.', [
           { location: 'body', field: 'sender_id', rule: 'unique_per_account', message: 'already has a credential on this account', value: senderId },
@@ -79,46 +85,30 @@ export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pi
 
     async sendSmsCampaign(req, res) {
       const caller = callerOf(res);
-      const { titulo, credencial, mensagem } = req.body;
-      const found = await sms.credentialFor(caller, credencial);
-      if (!found) throw notFound(`There is no SMS credential ${credencial}.`, [{ location: 'body', field: 'credencial', rule: 'existing_credential', message: 'must be the id of a credential', value: credencial }]);
-      if (!found.usable) throw new ApiError(403, 'forbidden', `You may not send with credential ${credencial}.`);
+      const found = await sendingCredential(sms, caller, req.body.credencial);
 
-      const problems: ErrorDetail[] = [];
-      const title = requiredText('titulo', titulo, problems);
-      const text = requiredText('mensagem.mensagem', mensagem.mensagem, problems);
-      // The usual list (one number per line or between commas) is counted before any number is read,
-      // reading being the work the cap bounds; numbers sharing a line are counted once found.
-      const overCap = (listed: number) =>
-        invalidBody([
-          {
-            location: 'body',
-            field: 'mensagem.recipient_list_str',
-            rule: 'max_recipients',
-            message: `lists ${listed} numbers; a campaign takes at most ${sms.maxRecipients} (send the rest as another campaign)`,
-            value: listed,
-          },
-        ]);
-      const pieces = countPieces(mensagem.recipient_list_str);
-      if (pieces > sms.maxRecipients) throw overCap(pieces);
-      const recipients = readRecipients(mensagem.recipient_list_str);
-      if (recipients.entries > sms.maxRecipients) throw overCap(recipients.entries);
-      for (const { position, entry } of recipients.invalid) {
-        problems.push({ location: 'body', field: 'mensagem.recipient_list_str', rule: 'phone_number', message: `entry ${position + 1} is not a valid phone number`, value: entry.slice(0, 40) });
-      }
-      if (recipients.numbers.length === 0 && recipients.invalid.length === 0) {
-        problems.push({ location: 'body', field: 'mensagem.recipient_list_str', rule: 'not_blank', message: 'must hold at least one phone number' });
-      }
-      if (problems.length > 0) throw invalidBody(problems);
+      // The body read into what it would send, judged by the rules of the credential's entity (campaign-plan.ts).
+      const plan = await sms.plan(found.credential, req.body);
 
       // A retried campaign whose first run committed before its instance died is answered, never sent twice.
       const creationKey = requestCreationKey(res);
       const earlier = creationKey === undefined ? undefined : await sms.campaignByCreationKey(creationKey);
-      const campaign = earlier ?? (await sms.createCampaign(caller, found.credential, title, text, recipients, creationKey));
-      if (campaign === 'nobody_left') {
-        throw invalidBody([{ location: 'body', field: 'mensagem.recipient_list_str', rule: 'not_opted_out', message: 'every number opted out of campaigns' }]);
+      if (!earlier && plan.recipients.length === 0) {
+        throw invalidBody([{ location: 'body', field: plan.audienceField, rule: 'not_opted_out', message: 'every number opted out of campaigns' }]);
       }
-      sendEnvelope(res, 201, campaign, `Campaign ${campaign.id} created: ${campaign.accepted} message${campaign.accepted === 1 ? '' : 's'} queued.`);
+      const { mode, warnings } = plan.judgement;
+      if (!earlier && mode === 'enforce' && warnings.length > 0) {
+        const rules = warnings.map((warning) => warning.rule).join(', ');
+        throw new ApiError(
+          422,
+          'validation_failed',
+          `The campaign breaks the electoral rules entity ${found.credential.entity_id} enforces (see getSmsCompliance): ${rules}. Nothing was sent.`,
+          refusalDetails(warnings, plan.audienceField, found.credential.id),
+        );
+      }
+      const campaign = earlier ?? (await sms.createCampaign(caller, found.credential, plan, creationKey));
+      const warned = campaign.warnings?.length ? `; ${campaign.warnings.length} compliance warning${campaign.warnings.length === 1 ? '' : 's'}` : '';
+      sendEnvelope(res, 201, campaign, `Campaign ${campaign.id} created: ${campaign.accepted} message${campaign.accepted === 1 ? '' : 's'} queued${warned}.`);
     },
 
     async listSmsOptOuts(req, res) {
@@ -137,7 +127,7 @@ export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pi
 
     async receiveSmsDeliveryReceipt(req, res) {
       const receipt = req.body as DeliveryReceipt;
-      const result = await sms.applyReceipt({ sid: receipt.MessageSid, accountId: receipt.AccountSid, status: receipt.MessageStatus, errorCode: receipt.ErrorCode });
+      const result = await sms.applyReceipt({ sid: receipt.MessageSid, accountId: receipt.AccountSid, status: receipt.MessageStatus, errorCode: receipt.ErrorCode, price: receiptPriceOf(receipt) });
       if (!result) throw notFound(`No message has the id ${receipt.MessageSid}.`, [{ location: 'body', field: 'MessageSid', rule: 'known_message', message: 'must be the id of a message Palanque sent', value: receipt.MessageSid }]);
       sendEnvelope(res, 200, result, result.applied ? `The message is now ${result.status}.` : `The receipt changes nothing: the message is ${result.status}.`);
     },
@@ -152,6 +142,13 @@ export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pi
       sendEnvelope(res, 200, reply, reply.opted_out ? 'The number was opted out of future campaigns.' : 'The reply was recorded.');
     },
   };
+}
+
+/** The price a receipt carries, when it is a decimal in a three-letter currency (anything else is not recorded). */
+function receiptPriceOf(receipt: DeliveryReceipt): { amount: string; currency: string } | undefined {
+  const { Price: amount, PriceUnit: currency } = receipt;
+  if (amount === undefined || currency === undefined || !/^-?\d{1,11}(\.\d{1,7})?$/.test(amount) || !/^[A-Za-z]{3}$/.test(currency)) return undefined;
+  return { amount, currency: currency.toUpperCase() };
 }
 
 /**
@@ -179,4 +176,12 @@ export function smsSignatureChecks(sms: Sms, urls: PublicUrlSettings): Partial<R
       return check(req, async () => (accountId === undefined ? undefined : sms.secretOfReceiver(accountId, text(req.query.To))), {});
     },
   };
+}
+
+/** The credential a campaign request names (`credencial`), if the caller may send with it: else 404 or 403. */
+export async function sendingCredential(sms: Sms, caller: Caller, credencial: number): Promise<{ credential: CredentialRow; usable: true }> {
+  const found = await sms.credentialFor(caller, credencial);
+  if (!found) throw notFound(`There is no SMS credential ${credencial}.`, [{ location: 'body', field: 'credencial', rule: 'existing_credential', message: 'must be the id of a credential', value: credencial }]);
+  if (!found.usable) throw new ApiError(403, 'forbidden', `You may not send with credential ${credencial}.`);
+  return { credential: found.credential, usable: true };
 }

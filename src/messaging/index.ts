@@ -9,8 +9,14 @@ import { HttpSmsProvider, type SmsProvider } from './provider.js';
 import { Sms } from './sms.js';
 
 export { smsHandlers, smsSignatureChecks } from './handlers.js';
+export { smsCampaignHandlers } from './campaign-handlers.js';
+export { complianceHandlers } from './compliance-handlers.js';
+export { contactHandlers } from './contact-handlers.js';
+export { Contacts } from './contacts.js';
 
-export interface MessagingSettings extends Pick<Config, 'secretsKey' | 'smsProviderUrl' | 'smsSendTimeoutMs' | 'smsMaxRecipients' | 'publicUrl' | 'basePath'> {}
+export interface MessagingSettings
+  extends Pick<Config, 'secretsKey' | 'smsProviderUrl' | 'smsSendTimeoutMs' | 'smsMaxRecipients' | 'publicUrl' | 'basePath'>,
+    Partial<Pick<Config, 'smsReceiptTimeoutMs'>> {}
 
 export function createSms(sequelize: Sequelize, settings: MessagingSettings, dependencies: { jobs: JobQueue; teams: Teams; logger: Logger; provider?: SmsProvider }): Sms {
   const { jobs, teams, logger } = dependencies;
@@ -27,5 +33,6 @@ export function createSms(sequelize: Sequelize, settings: MessagingSettings, dep
     statusCallbackUrl,
     sendTimeoutMs: settings.smsSendTimeoutMs,
     maxRecipients: settings.smsMaxRecipients,
+    receiptTimeoutMs: settings.smsReceiptTimeoutMs,
   });
 }

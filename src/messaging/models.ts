@@ -1,4 +1,4 @@
-/** Sequelize models of the SMS tables (migrations 0009, 0013 and 0014). */
+/** Sequelize models of the SMS tables (migrations 0009, 0013, 0014 and 0027). */
 import { DataTypes, type Model, type ModelAttributes, type ModelStatic, type Sequelize } from 'sequelize';
 
 export interface CredentialRow {
@@ -9,9 +9,14 @@ export interface CredentialRow {
   sender_id: string;
   secret_sealed: string;
   entity_id: number | null;
+  /** The sender's identification and opt-out instruction added to each message; null: none. */
+  footer: string | null;
   created_by: number | null;
   created_at: Date;
 }
+
+/** `queued` until its jobs are queued, `sending`, then `completed` once every message is final, or `canceled`. */
+export type CampaignState = 'queued' | 'sending' | 'completed' | 'canceled';
 
 export interface CampaignRow {
   id: number;
@@ -29,6 +34,18 @@ export interface CampaignRow {
   jobs_enqueued_at: Date | null;
   /** The idempotent request that created it (src/http/idempotency.ts), if any. */
   creation_key: string | null;
+  /** Its credential's entity when it was created (null: an admins-only credential). */
+  entity_id: number | null;
+  state: CampaignState;
+  /** When it became completed or canceled. */
+  finished_at: Date | null;
+  canceled_by: number | null;
+  /** The credential's footer as it was added to the messages (null: none). */
+  footer: string | null;
+  /** JSON text: `{"tags": [...]}` for a campaign to the entity's contacts; null for a pasted list. */
+  audience: string | null;
+  /** JSON text: the compliance mode and the warnings given when it was accepted. */
+  compliance: string | null;
 }
 
 export interface MessageRow {
@@ -44,6 +61,11 @@ export interface MessageRow {
   send_attempts: number;
   /** When that attempt started. */
   last_attempt_at: Date | null;
+  /** The provider's price (a decimal as written, negative for a charge) and its currency, when reported. */
+  price: string | null;
+  price_unit: string | null;
+  /** The entity's contact it went to, if it was sent to contacts. */
+  contact_id: number | null;
 }
 
 export type SendOutcome = 'pending' | 'accepted' | 'refused' | 'unknown' | 'found';
@@ -81,6 +103,41 @@ export interface OptOutRow {
   opted_out_at: Date;
 }
 
+/** A person an entity may message, with the consent they gave (src/messaging/contacts.ts). */
+export interface ContactRow {
+  id: number;
+  entity_id: number;
+  /** E.164. */
+  phone: string;
+  name: string | null;
+  /** Where and how the number was given; null: no consent on record. */
+  consent_source: string | null;
+  consent_given_at: Date | null;
+  /** The text the person agreed to. */
+  consent_text: string | null;
+  created_by: number | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ContactTagRow {
+  contact_id: number;
+  tag: string;
+}
+
+export type ComplianceMode = 'off' | 'warn' | 'enforce';
+
+/** An entity's compliance settings; an entity without a row is in mode `warn` with no typed window. */
+export interface ComplianceRow {
+  entity_id: number;
+  mode: ComplianceMode;
+  /** YYYY-MM-DD, both days included. */
+  window_starts_on: string | null;
+  window_ends_on: string | null;
+  updated_by: number | null;
+  updated_at: Date;
+}
+
 type Static<Row extends object> = ModelStatic<Model<Row, Partial<Row>>>;
 
 export interface SmsModels {
@@ -90,6 +147,9 @@ export interface SmsModels {
   SendAttempt: Static<SendAttemptRow>;
   Reply: Static<ReplyRow>;
   OptOut: Static<OptOutRow>;
+  Contact: Static<ContactRow>;
+  ContactTag: Static<ContactTagRow>;
+  Compliance: Static<ComplianceRow>;
 }
 
 const id = { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true };
@@ -108,6 +168,7 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
         sender_id: DataTypes.STRING(32),
         secret_sealed: DataTypes.TEXT,
         entity_id: DataTypes.INTEGER,
+        footer: DataTypes.TEXT,
         created_by: DataTypes.INTEGER,
         created_at: DataTypes.DATE,
       },
@@ -129,6 +190,13 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
         created_at: DataTypes.DATE,
         jobs_enqueued_at: DataTypes.DATE,
         creation_key: DataTypes.STRING(64),
+        entity_id: DataTypes.INTEGER,
+        state: { type: DataTypes.STRING(16), defaultValue: 'sending' },
+        finished_at: DataTypes.DATE,
+        canceled_by: DataTypes.INTEGER,
+        footer: DataTypes.TEXT,
+        audience: DataTypes.TEXT,
+        compliance: DataTypes.TEXT,
       },
       'sms_campaigns',
     ),
@@ -145,6 +213,9 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
         updated_at: DataTypes.DATE,
         send_attempts: { type: DataTypes.INTEGER, defaultValue: 0 },
         last_attempt_at: DataTypes.DATE,
+        price: DataTypes.STRING(20),
+        price_unit: DataTypes.STRING(3),
+        contact_id: DataTypes.INTEGER,
       },
       'sms_messages',
     ),
@@ -179,6 +250,39 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
       'SmsOptOut',
       { id, entity_id: DataTypes.INTEGER, phone: DataTypes.STRING(20), keyword: DataTypes.STRING(20), opted_out_at: DataTypes.DATE },
       'sms_opt_outs',
+    ),
+    Contact: define<ContactRow>(
+      'Contact',
+      {
+        id,
+        entity_id: DataTypes.INTEGER,
+        phone: DataTypes.STRING(20),
+        name: DataTypes.STRING(200),
+        consent_source: DataTypes.STRING(200),
+        consent_given_at: DataTypes.DATE,
+        consent_text: DataTypes.TEXT,
+        created_by: DataTypes.INTEGER,
+        created_at: DataTypes.DATE,
+        updated_at: DataTypes.DATE,
+      },
+      'contacts',
+    ),
+    ContactTag: define<ContactTagRow>(
+      'ContactTag',
+      { contact_id: { type: DataTypes.INTEGER, primaryKey: true }, tag: { type: DataTypes.STRING(60), primaryKey: true } },
+      'contact_tags',
+    ),
+    Compliance: define<ComplianceRow>(
+      'SmsCompliance',
+      {
+        entity_id: { type: DataTypes.INTEGER, primaryKey: true },
+        mode: DataTypes.STRING(8),
+        window_starts_on: DataTypes.DATEONLY,
+        window_ends_on: DataTypes.DATEONLY,
+        updated_by: DataTypes.INTEGER,
+        updated_at: DataTypes.DATE,
+      },
+      'sms_compliance',
     ),
   };
 }

@@ -26,15 +26,16 @@
  *    `unknown`, the job is retried and its next run starts at 1. On the job's last try an unknown
  *    outcome is settled at once (as in 1): the message fails only when the provider lists no copy.
  */
-import type { Sequelize } from 'sequelize';
+import { literal, Op, type Sequelize } from 'sequelize';
 import type { JobAttempt } from '../jobs/index.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { campaignOf, type MessageRow, type SendAttemptRow, type SendOutcome, type SmsModels } from './models.js';
 import type { OptOutScope, SmsOptOuts } from './opt-outs.js';
 import { ProviderError, type ListedSms, type OutgoingSms, type ProviderAccount, type SentSms, type SmsProvider } from './provider.js';
+import { messageText } from './compliance.js';
 import { copiesOf, listSentSince } from './reconciliation.js';
-import { advances } from './statuses.js';
+import { advances, CANCELED_WITH_CAMPAIGN, OPTED_OUT_BEFORE_SENDING } from './statuses.js';
 
 /** Beyond the send timeout, how long a run waits before it takes an earlier call to be over. */
 export const RECONCILE_MARGIN_MS = 2_000;
@@ -94,7 +95,9 @@ export class SmsSending {
       if (settled !== 'not_taken') return settled;
     }
     // A number that opted out of the credential's entity after the campaign was created is not sent to.
-    if (await this.optOuts.has(sending.optOutScope, message.recipient)) return this.cancel(message);
+    if (await this.optOuts.has(sending.optOutScope, message.recipient)) return this.cancel(message, OPTED_OUT_BEFORE_SENDING);
+    // Nor is a message of a campaign canceled meanwhile (the claim checks again: campaign-reports.ts).
+    if (await this.campaignCanceled(message)) return this.cancel(message, CANCELED_WITH_CAMPAIGN);
     const attempt = await this.claim(message);
     if (!attempt) return 'again';
     return this.call(attempt, sending, job);
@@ -147,14 +150,19 @@ export class SmsSending {
 
   // --- 2. Claiming the next attempt -------------------------------------------------------------
 
-  /** Attempt n+1, recorded as pending, if no other run claimed it first. */
+  /**
+   * Attempt n+1, recorded as pending, if no other run claimed it first and its campaign was not canceled:
+   * a cancel that committed before the claim's statement started wins, one that commits later finds the
+   * message claimed (campaign-reports.ts).
+   */
   private async claim(message: MessageRow): Promise<SendAttemptRow | undefined> {
     const attempt = message.send_attempts + 1;
     const now = new Date();
+    const campaignNotCanceled = literal(`NOT EXISTS (SELECT 1 FROM sms_campaigns c WHERE c.id = ${Number(message.campaign_id)} AND c.state = 'canceled')`);
     return this.sequelize.transaction(async (transaction) => {
       const [claimed] = await this.models.Message.update(
         { send_attempts: attempt, last_attempt_at: now, updated_at: now },
-        { where: { id: message.id, status: 'queued', send_attempts: message.send_attempts }, transaction },
+        { where: { id: message.id, status: 'queued', send_attempts: message.send_attempts, [Op.and]: [campaignNotCanceled] }, transaction },
       );
       if (claimed !== 1) return undefined;
       const row = await this.models.SendAttempt.create(
@@ -236,15 +244,20 @@ export class SmsSending {
     );
   }
 
-  private async cancel(message: MessageRow): Promise<Result> {
+  private async cancel(message: MessageRow, reason: string): Promise<Result> {
     await this.models.Message.update(
-      { status: 'canceled', error_message: 'The recipient opted out before the message was sent.', updated_at: new Date() },
+      { status: 'canceled', error_message: reason, updated_at: new Date() },
       { where: { id: message.id, status: 'queued', send_attempts: message.send_attempts } },
     );
     return { status: 'canceled' };
   }
 
   // --- Reads ------------------------------------------------------------------------------------
+
+  private async campaignCanceled(message: MessageRow): Promise<boolean> {
+    const campaign = (await this.models.Campaign.findByPk(message.campaign_id, { attributes: ['state'], raw: true })) as { state: string } | null;
+    return campaign?.state === 'canceled';
+  }
 
   private async message(messageId: number): Promise<MessageRow | undefined> {
     return ((await this.models.Message.findByPk(messageId, { raw: true })) as MessageRow | null) ?? undefined;
@@ -269,7 +282,8 @@ export class SmsSending {
     return {
       account: { accountId: credential.account_id, secret: box.open(credential.secret_sealed) },
       // Every attempt asks for delivery receipts, a resend as much as the first.
-      sms: { from: credential.sender_id, to: message.recipient, body: campaign.body, statusCallback: statusCallbackUrl },
+      // The campaign's footer goes with every message (compliance.ts): a resend says what the first try said.
+      sms: { from: credential.sender_id, to: message.recipient, body: messageText(campaign.body, campaign.footer), statusCallback: statusCallbackUrl },
       optOutScope: credential.entity_id,
     };
   }

@@ -10,10 +10,10 @@
  * try left; enqueueStalledMessages finds such messages and queues them again.
  */
 import { Op, UniqueConstraintError, type Sequelize, type Transaction } from 'sequelize';
-import { SegmentedMessage } from 'sms-segments-calculator';
 import type { components } from '../../sdk/schema.js';
 import type { Caller } from '../http/auth.js';
 import { asDate, readerOf } from '../db/reader.js';
+import { readThenWrite } from '../entities/history.js';
 import { rolesThatMay, type Teams } from '../entities/teams.js';
 import type { JobAttempt, JobQueue } from '../jobs/index.js';
 import type { Logger } from '../logger.js';
@@ -21,12 +21,21 @@ import type { SecretBox } from '../security/secret-box.js';
 import { campaignOf, defineSmsModels, type CampaignRow, type CredentialRow, type MessageRow, type SmsModels } from './models.js';
 import { optOutKeywordOf, SmsOptOuts, type OptOutScope } from './opt-outs.js';
 import type { SmsProvider } from './provider.js';
-import { normalisedPhone, type RecipientList } from './recipients.js';
+import { normalisedPhone } from './recipients.js';
 import { SmsSending } from './sending.js';
+import { planCampaign, type CampaignPlan } from './campaign-plan.js';
+import { SmsCompliance, storedWarnings } from './compliance.js';
+import { SmsCampaignReports } from './campaign-reports.js';
 import { advances } from './statuses.js';
 
 export type SmsCredential = components['schemas']['SmsCredential'];
 export type SmsCampaign = components['schemas']['SmsCampaign'];
+export type SmsCampaignRequest = components['schemas']['SmsCampaignRequest'];
+/** A price as a receipt carries it (`Price`, `PriceUnit`): a decimal as the provider writes it, negative for a charge. */
+export interface ReceiptPrice {
+  amount: string;
+  currency: string;
+}
 
 export const SMS_SEND_JOB = 'sms-send';
 /** The provider is tried this many more times after a failure that may pass (timeouts, 5xx, 429). */
@@ -40,6 +49,8 @@ export interface NewCredential {
   senderId: string;
   secret: string;
   entityId: number | undefined;
+  /** Normalised (compliance.ts's normalisedFooter); null or left out: none. */
+  footer?: string | null;
   createdBy: number;
 }
 
@@ -55,12 +66,18 @@ export interface SmsDependencies {
   sendTimeoutMs: number;
   /** SMS_MAX_RECIPIENTS: the most numbers one campaign request may list. */
   maxRecipients: number;
+  /** SMS_RECEIPT_TIMEOUT_HOURS, in milliseconds: a message with the provider and no receipt for this long counts as final (campaign-reports.ts). */
+  receiptTimeoutMs?: number;
   logger: Logger;
 }
 
 export class Sms {
   readonly models: SmsModels;
   readonly optOuts: SmsOptOuts;
+  /** The electoral rules campaigns are judged by (compliance.ts). */
+  readonly compliance: SmsCompliance;
+  /** Campaign reports, states and cancels (campaign-reports.ts). */
+  readonly reports: SmsCampaignReports;
   private readonly sending: SmsSending;
 
   constructor(
@@ -69,6 +86,8 @@ export class Sms {
   ) {
     this.models = defineSmsModels(sequelize);
     this.optOuts = new SmsOptOuts(this.models.OptOut);
+    this.compliance = new SmsCompliance(this.models, sequelize);
+    this.reports = new SmsCampaignReports(this.models, dependencies.teams, dependencies.receiptTimeoutMs);
     this.sending = new SmsSending(this.models, this.optOuts, dependencies);
   }
 
@@ -104,6 +123,7 @@ export class Sms {
           sender_id: credential.senderId,
           secret_sealed: box.seal(credential.secret),
           entity_id: credential.entityId ?? null,
+          footer: credential.footer ?? null,
           created_by: credential.createdBy,
           created_at: new Date(),
         }, { transaction });
@@ -115,6 +135,28 @@ export class Sms {
       if (error instanceof UniqueConstraintError) return 'taken';
       throw error;
     }
+  }
+
+  /**
+   * Changes a credential's name or footer (already checked), returning it as it was and as it now is;
+   * undefined when it is gone. `recordChange` runs in the change's transaction (its entity's edit history).
+   */
+  async updateCredential(
+    id: number,
+    changes: { name?: string; footer?: string | null },
+    recordChange?: (before: SmsCredential, after: SmsCredential, transaction: Transaction) => Promise<void>,
+  ): Promise<SmsCredential | undefined> {
+    // Reads before it writes: IMMEDIATE on SQLite, the row locked on PostgreSQL, so the history's
+    // "before" is the row this change replaces (readThenWrite says why).
+    return readThenWrite(this.models.Credential.sequelize!, async (transaction) => {
+      const row = (await this.models.Credential.findByPk(id, { raw: true, transaction, lock: transaction.LOCK.UPDATE })) as CredentialRow | null;
+      if (!row) return undefined;
+      await this.models.Credential.update(changes, { where: { id }, transaction });
+      const before = credentialView(row);
+      const after = credentialView({ ...row, ...changes });
+      await recordChange?.(before, after, transaction);
+      return after;
+    });
   }
 
   /**
@@ -172,40 +214,47 @@ export class Sms {
 
   // --- Campaigns --------------------------------------------------------------------------------
 
-  /** Creates the campaign with a message per number that has not opted out, and queues their sending. */
-  async createCampaign(
-    caller: Caller,
-    credential: CredentialRow,
-    titulo: string,
-    body: string,
-    recipients: RecipientList,
-    creationKey?: string,
-  ): Promise<SmsCampaign | 'nobody_left'> {
-    const optedOut = await this.optOuts.among(credential.entity_id, recipients.numbers);
-    const numbers = recipients.numbers.filter((number) => !optedOut.has(number));
-    if (numbers.length === 0) return 'nobody_left';
-    const segmented = new SegmentedMessage(body, 'auto');
+  /**
+   * A campaign request read into what it would send, judged by the rules of the credential's entity
+   * (campaign-plan.ts); throws a 422 naming every problem of the body. Sends nothing.
+   */
+  plan(credential: CredentialRow, request: SmsCampaignRequest): Promise<CampaignPlan> {
+    const { sequelize } = this.models.Campaign;
+    return planCampaign({ sequelize: sequelize!, optOuts: this.optOuts, compliance: this.compliance, maxRecipients: this.maxRecipients }, credential, request);
+  }
+
+  /**
+   * Creates the campaign a plan describes (at least one recipient), with a message per recipient, and
+   * queues their sending. Its footer, audience and judgement are kept with it.
+   */
+  async createCampaign(caller: Caller, credential: CredentialRow, plan: CampaignPlan, creationKey?: string): Promise<SmsCampaign> {
     const now = new Date();
     const { campaign, messageIds } = await this.models.Campaign.sequelize!.transaction(async (transaction) => {
       const created = await this.models.Campaign.create(
         {
-          titulo,
+          titulo: plan.titulo,
           credential_id: credential.id,
-          body,
-          encoding: segmented.encodingName === 'UCS-2' ? 'UCS-2' : 'GSM-7',
-          segments: segmented.segmentsCount,
-          accepted: numbers.length,
-          rejected: recipients.repeated,
-          opted_out_skipped: recipients.numbers.length - numbers.length,
+          body: plan.body,
+          encoding: plan.encoding,
+          segments: plan.segments,
+          accepted: plan.recipients.length,
+          rejected: plan.rejected,
+          opted_out_skipped: plan.optedOutSkipped,
           created_by: caller.user.id,
           created_at: now,
           creation_key: creationKey ?? null,
+          entity_id: credential.entity_id,
+          state: 'queued',
+          footer: plan.footer,
+          audience: plan.audience ? JSON.stringify(plan.audience) : null,
+          // Not judged (a credential without an entity): nothing to keep.
+          compliance: credential.entity_id === null ? null : JSON.stringify(plan.judgement),
         },
         { transaction },
       );
       const campaignRow = created.get({ plain: true });
       await this.models.Message.bulkCreate(
-        numbers.map((recipient) => ({ campaign_id: campaignRow.id, recipient, status: 'queued', updated_at: now })),
+        plan.recipients.map(({ phone, contactId }) => ({ campaign_id: campaignRow.id, recipient: phone, contact_id: contactId, status: 'queued', updated_at: now })),
         { transaction },
       );
       // Read back rather than trust bulkCreate's ids, which SQLite does not return.
@@ -264,18 +313,30 @@ export class Sms {
 
   private async enqueueSending(campaignId: number, messageIds: number[]): Promise<void> {
     if (messageIds.length > 0) await this.dependencies.jobs.enqueueMany(SMS_SEND_JOB, messageIds.map((messageId) => ({ message_id: messageId })));
+    // A campaign canceled meanwhile stays canceled.
     await this.models.Campaign.update({ jobs_enqueued_at: new Date() }, { where: { id: campaignId } });
+    await this.models.Campaign.update({ state: 'sending' }, { where: { id: campaignId, state: 'queued' } });
   }
 
-  /** The job: hands one message to the provider, exactly once (sending.ts). */
-  send(messageId: number, job: JobAttempt): Promise<{ status: string }> {
-    return this.sending.send(messageId, job);
+  /** The job: hands one message to the provider, exactly once (sending.ts); a final status may complete its campaign. */
+  async send(messageId: number, job: JobAttempt): Promise<{ status: string }> {
+    try {
+      return await this.sending.send(messageId, job);
+    } finally {
+      // Also after a failed try: its last one fails the message before it throws.
+      await this.reports.afterMessageSettled(messageId).catch((error: unknown) =>
+        this.dependencies.logger.warn({ err: error, sms_message_id: messageId }, 'could not check whether the sms campaign is complete; the sweep will'),
+      );
+    }
   }
 
   // --- Provider callbacks -----------------------------------------------------------------------
 
-  /** Applies a delivery receipt if it moves the message forward; undefined when no message has this sid on this account. */
-  async applyReceipt(receipt: { sid: string; accountId: string; status: string; errorCode: string | undefined }) {
+  /**
+   * Applies a delivery receipt if it moves the message forward, and records the price it carries (a
+   * receipt may bring the price after the status); undefined when no message has this sid on this account.
+   */
+  async applyReceipt(receipt: { sid: string; accountId: string; status: string; errorCode: string | undefined; price?: ReceiptPrice }) {
     const message = (await this.models.Message.findOne({ where: { provider_sid: receipt.sid }, raw: true })) as MessageRow | null;
     if (!message) return undefined;
     const { credential } = await campaignOf(this.models, message);
@@ -288,6 +349,8 @@ export class Sms {
         { where: { id: message.id, status: message.status } },
       ))[0] === 1;
     const current = applied ? receipt.status : (((await this.models.Message.findByPk(message.id, { raw: true })) as MessageRow | null)?.status ?? message.status);
+    if (receipt.price) await this.models.Message.update({ price: receipt.price.amount, price_unit: receipt.price.currency }, { where: { id: message.id } });
+    if (applied) await this.reports.afterMessageSettled(message.id);
     return { message_sid: receipt.sid, status: current, applied };
   }
 
@@ -320,7 +383,7 @@ export class Sms {
 }
 
 /** The columns a credential shows (credentialView): never its sealed secret. */
-const CREDENTIAL_COLUMNS = 'c.id, c.name, c.provider, c.account_id, c.sender_id, c.entity_id, c.created_at';
+const CREDENTIAL_COLUMNS = 'c.id, c.name, c.provider, c.account_id, c.sender_id, c.entity_id, c.footer, c.created_at';
 type CredentialView = Omit<CredentialRow, 'secret_sealed' | 'created_by'>;
 
 /** The team roles that may send with their entity's credentials (a fixed list: the SQL text stays fixed). */
@@ -334,6 +397,7 @@ function credentialView(row: CredentialView): SmsCredential {
     account_id: row.account_id,
     sender_id: row.sender_id,
     entity_id: row.entity_id,
+    footer: row.footer,
     created_at: new Date(row.created_at).toISOString(),
   };
 }
@@ -350,5 +414,7 @@ function campaignView(row: CampaignRow, state: SmsCampaign['state']): SmsCampaig
     segments: row.segments,
     state,
     created_at: new Date(row.created_at).toISOString(),
+    // The compliance warnings it was accepted with, under `warn`.
+    ...(storedWarnings(row.compliance) ? { warnings: storedWarnings(row.compliance) } : {}),
   };
 }

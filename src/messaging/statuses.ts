@@ -20,3 +20,12 @@ const RANK: Record<string, number> = {
 export function advances(current: string, next: string): boolean {
   return (RANK[next] ?? -1) > (RANK[current] ?? -1);
 }
+
+/** Why a message was canceled before it was handed to the provider (sending.ts, campaign-reports.ts). */
+export const OPTED_OUT_BEFORE_SENDING = 'The recipient opted out before the message was sent.';
+export const CANCELED_WITH_CAMPAIGN = 'The campaign was canceled before the message was sent.';
+
+/** Statuses after which nothing more happens to a message. */
+export const FINAL_STATUSES: readonly string[] = ['delivered', 'undelivered', 'failed', 'canceled', 'read'];
+/** The provider took the message and may still send receipts for it (`queued` is Palanque's, before it is handed over). */
+export const WITH_PROVIDER_STATUSES: readonly string[] = ['accepted', 'scheduled', 'sending', 'sent'];

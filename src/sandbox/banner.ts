@@ -25,7 +25,7 @@ export function bannerOf(sandbox: Sandbox): string {
     lines.push(
       '',
       'Simulated providers (on loopback, nothing leaves this machine):',
-      `  SMS provider     ${simulators.sms.url}  delivers every message; a recipient answers with`,
+      `  SMS provider     ${simulators.sms.url}  delivers every message (priced USD 0.0075 a segment); a recipient answers with`,
       `                   curl -d '{"from":"+5511987654321","body":"SAIR"}' ${simulators.sms.url}/sandbox/replies`,
       `  elections panel  ${simulators.electionsPanel.url}  elections_token: ${SANDBOX_ELECTIONS_TOKEN}`,
       `  searchnet OAuth  ${simulators.searchnet.url}  consents at once as a demo account`,

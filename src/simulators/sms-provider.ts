@@ -14,7 +14,9 @@
  * 5xx, before creating the message or after (a lost answer), or have their connection reset before or
  * after it was created; and `answerSendsAfter` makes every send slow (the message is created when the
  * request arrives, as a real provider would, and answered later). `messages` holds what it took,
- * `attempts` counts the sends it received.
+ * `attempts` counts the sends it received. `reportPrices` makes it price what it sends, per segment of
+ * 160 characters, as the provider does once a message is sent: its receipts from `sent` on carry `Price`
+ * and `PriceUnit`, and its message resource `price` and `price_unit` (a charge is negative).
  *
  * The sandbox runs it as a stand-in provider (`sandboxMode`): it trusts whatever account first sends
  * (it has no account records of its own), delivers every message a moment later by posting the signed
@@ -36,6 +38,8 @@ export interface SimulatedMessage {
   status: string;
   /** When it was created (and sent): a test may move it to another day. */
   dateCreated: Date;
+  /** What it costs once sent, when prices are reported (`reportPrices`): a decimal, negative for a charge, and its currency. */
+  price: { amount: string; unit: string } | null;
 }
 
 export interface ScriptedFailure {
@@ -68,6 +72,7 @@ export class SmsProviderSimulator {
   private readonly accounts = new Map<string, string>();
   private readonly script: ScriptedSend[] = [];
   private sendDelayMs = 0;
+  private pricing: { perSegment: string; unit: string } | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private server: Server | undefined;
   private sandbox: { inboundWebhookUrl: string; deliveryDelayMs: number; onError: (error: Error) => void } | undefined;
@@ -92,6 +97,14 @@ export class SmsProviderSimulator {
    */
   failNext(...scripted: ScriptedSend[]): void {
     this.script.push(...scripted);
+  }
+
+  /**
+   * Prices every message sent from now on at `perSegment` (a decimal with its sign, `-0.00750` for a charge)
+   * times its segments of 160 characters, in `unit`; undefined stops pricing.
+   */
+  reportPrices(pricing: { perSegment: string; unit: string } | undefined): void {
+    this.pricing = pricing;
   }
 
   /** Answers every send from now on `delayMs` after it arrived (0: at once); the message is created on arrival. */
@@ -138,6 +151,8 @@ export class SmsProviderSimulator {
     if (!url) throw new Error(`message ${sid} has no status callback`);
     const form: Record<string, string> = { MessageSid: sid, MessageStatus: status, AccountSid: message.accountSid, From: message.from, To: message.to, ApiVersion: '2010-04-01' };
     if (options.errorCode) form.ErrorCode = options.errorCode;
+    // Priced once it left: from `sent` on.
+    if (message.price && PRICED_STATUSES.has(status)) Object.assign(form, { Price: message.price.amount, PriceUnit: message.price.unit });
     const signature = options.signature ?? signatureOf(this.accounts.get(message.accountSid)!, url, form);
     return fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': signature }, body: new URLSearchParams(form) });
   }
@@ -177,7 +192,17 @@ export class SmsProviderSimulator {
     if (scripted && 'status' in scripted && !scripted.afterCreating) return failureOf(scripted);
     const [to, from, body] = [form.get('To'), form.get('From'), form.get('Body')];
     if (!to || !from || !body) return { status: 400, body: { code: 21604, message: "A 'To', 'From' and 'Body' are required", status: 400 } };
-    const message: SimulatedMessage = { sid: newSid(), accountSid, to, from, body, statusCallback: form.get('StatusCallback') ?? undefined, status: 'queued', dateCreated: new Date() };
+    const message: SimulatedMessage = {
+      sid: newSid(),
+      accountSid,
+      to,
+      from,
+      body,
+      statusCallback: form.get('StatusCallback') ?? undefined,
+      status: 'queued',
+      dateCreated: new Date(),
+      price: this.pricing ? { amount: priceOf(this.pricing.perSegment, Math.max(1, Math.ceil(body.length / 160))), unit: this.pricing.unit } : null,
+    };
     this.messages.push(message);
     if (this.sandbox) this.deliverLater(message, this.sandbox);
     if (scripted) return 'reset' in scripted ? { reset: true } : failureOf(scripted);
@@ -265,7 +290,19 @@ function failureOf(failure: ScriptedFailure): Reaction {
   return { status: failure.status, body: { code: failure.code, message: failure.message, status: failure.status } };
 }
 
-/** A message as the API shows it; dates in RFC 2822, to the second. */
+/** The statuses whose receipts carry the price: the message has left. */
+const PRICED_STATUSES = new Set(['sent', 'delivered', 'undelivered', 'read']);
+
+/** `perSegment` times `segments`, exactly, with as many decimals as `perSegment` has. */
+function priceOf(perSegment: string, segments: number): string {
+  const [whole, fraction = ''] = perSegment.replace('-', '').split('.');
+  const scaled = BigInt(`${whole}${fraction}`) * BigInt(segments);
+  const digits = scaled.toString().padStart(fraction.length + 1, '0');
+  const amount = fraction.length === 0 ? digits : `${digits.slice(0, -fraction.length)}.${digits.slice(-fraction.length)}`;
+  return perSegment.startsWith('-') ? `-${amount}` : amount;
+}
+
+/** A message as the API shows it; dates in RFC 2822, to the second; the price once it was sent. */
 function resourceOf(message: SimulatedMessage): object {
   const date = message.dateCreated.toUTCString().replace('GMT', '+0000');
   return {
@@ -283,8 +320,8 @@ function resourceOf(message: SimulatedMessage): object {
     error_message: null,
     num_segments: '1',
     num_media: '0',
-    price: null,
-    price_unit: 'USD',
+    price: message.price && PRICED_STATUSES.has(message.status) ? message.price.amount : null,
+    price_unit: message.price?.unit ?? 'USD',
     api_version: '2010-04-01',
     uri: `/2010-04-01/Accounts/${message.accountSid}/Messages/${message.sid}.json`,
   };

@@ -114,6 +114,9 @@ const everydayReads: Operation[] = [
   everydayRead('research bookmarks', () => '/api/research/get_user_research_bookmarks/'),
   everydayRead('scenario requests of a monitor', (session) => `/api/strategy/get_scenario_requests/?monitor_id=${session.data.monitorIds[0]}`),
   everydayRead('SMS credentials', () => '/api/sms/list_credentials/'),
+  // Issue 23: an entity's campaigns (301 of them, the first page) and a report of its latest (10,000 messages).
+  everydayRead('SMS campaigns of an entity', (session) => `/api/sms/campaigns/?entity_id=${session.data.entityId}`),
+  everydayRead('SMS campaign report, 10,000 messages', (session) => `/api/sms/campaigns/${session.data.campaignId}/`),
 ];
 
 /** Issue 22: the candidacy search over the 100,000 imported candidacies, by name and by office and state. */

@@ -6,7 +6,9 @@
  * - an admin, a user who only logs in, and three team owners whose teams hold 1,000, 10,000 and
  *   100,000 entities (the entity list's base size and its 10x and 100x);
  * - a monitor on an entity of the smallest team with 1 year of daily snapshots, and two more with 10 and
- *   100 years (the monitor data's base size and its 10x and 100x).
+ *   100 years (the monitor data's base size and its 10x and 100x);
+ * - on that entity, CAMPAIGNS finished SMS campaigns of 10 messages each and a last one of 10,000 (the
+ *   campaign list and a campaign's report, issue 23).
  *
  * Bulk rows are written with INSERT ... SELECT over a recursive sequence, which both databases run; going
  * through the API would take hours for 100,000 entities.
@@ -42,9 +44,15 @@ export interface BenchData {
   /** The monitors by history length, and the entity of the first (where the SMS credential goes). */
   monitorIds: number[];
   entityId: number;
+  /** The entity's latest SMS campaign, of CAMPAIGN_MESSAGES messages. */
+  campaignId: number;
   /** The import of a generated candidacy file of COURT_FILE_ROWS lines (issue 22): how long it took. */
   candidacyImport: { rows: number; seconds: number; rowsPerSecond: number };
 }
+
+/** The entity's SMS campaigns before its latest, and the latest one's messages. */
+export const CAMPAIGNS = 300;
+export const CAMPAIGN_MESSAGES = 10_000;
 
 /** Lines of the generated candidacy file the bench imports (issue 22 asks for the rate on 100,000). */
 export const COURT_FILE_ROWS = 100_000;
@@ -78,11 +86,12 @@ export async function prepareDatabase(url: string, municipiosSource: string): Pr
     const entityId = await firstEntityOf(sequelize, ownerIds[0]!);
     const monitorIds = [];
     for (const years of HISTORY_YEARS) monitorIds.push(await createMonitorWithHistory(sequelize, entityId, ownerIds[0]!, years));
+    const campaignId = await createCampaignHistory(sequelize, entityId, ownerIds[0]!);
     const candidacyImport = await timeCandidacyImport(sequelize);
     // Statistics and (on PostgreSQL) the visibility map as a settled database has them: right after a bulk
     // insert the planner misjudges the teams' sizes and a count cannot read the index alone.
     await sequelize.query(sequelize.getDialect() === 'postgres' ? 'VACUUM ANALYZE' : 'ANALYZE');
-    return { admin: 'bench-admin', loginUser: 'bench-login', owners, monitorIds, entityId, candidacyImport };
+    return { admin: 'bench-admin', loginUser: 'bench-login', owners, monitorIds, entityId, campaignId, candidacyImport };
   } finally {
     await sequelize.close();
   }
@@ -179,6 +188,45 @@ async function createMonitorWithHistory(sequelize: Sequelize, entityId: number, 
     { replacements: { last: days - 1, monitorId: monitor.id, today: sqlite ? today.toISOString() : today, now: new Date() } },
   );
   return monitor.id;
+}
+
+/**
+ * CAMPAIGNS finished campaigns of 10 messages each on the entity, then one of CAMPAIGN_MESSAGES messages
+ * in every final status, priced as the provider reports them; returns the last one's id. The credential
+ * is written directly: its secret is never opened, since nothing here is sent.
+ */
+async function createCampaignHistory(sequelize: Sequelize, entityId: number, createdBy: number): Promise<number> {
+  const now = timestampParameter(sequelize);
+  const replacements = { entityId, createdBy, now: new Date(), last: CAMPAIGNS, messages: CAMPAIGN_MESSAGES };
+  await sequelize.query(
+    `INSERT INTO sms_credentials (name, provider, account_id, sender_id, secret_sealed, entity_id, created_by, created_at)
+     VALUES ('Campanha (histórico)', 'provider', 'AC00000000000000000000000000000001', '+5511940028923', 'not-sealed', :entityId, :createdBy, ${now})`,
+    { replacements },
+  );
+  const [credential] = await sequelize.query<{ id: number }>(`SELECT id FROM sms_credentials WHERE sender_id = '+5511940028923'`, { type: QueryTypes.SELECT });
+  await sequelize.query(
+    `INSERT INTO sms_campaigns (titulo, credential_id, body, encoding, segments, accepted, rejected, opted_out_skipped, created_by, created_at, jobs_enqueued_at, entity_id, state, finished_at)
+     WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < :last + 1)
+     SELECT 'Lembrete ' || n, :credentialId, 'Comício amanhã às 18h na praça.', 'UCS-2', 1, CASE WHEN n > :last THEN :messages ELSE 10 END, 0, 0, :createdBy, ${now}, ${now}, :entityId, 'completed', ${now} FROM seq`,
+    { replacements: { ...replacements, credentialId: Number(credential!.id) } },
+  );
+  const [latest] = await sequelize.query<{ id: number }>('SELECT MAX(id) AS id FROM sms_campaigns WHERE entity_id = :entityId', { replacements, type: QueryTypes.SELECT });
+  const campaignId = Number(latest!.id);
+  const statuses = `CASE n % 10 WHEN 0 THEN 'failed' WHEN 1 THEN 'undelivered' WHEN 2 THEN 'sent' ELSE 'delivered' END`;
+  const phone = `'+55119' || CAST(10000000 + n AS VARCHAR(8))`;
+  await sequelize.query(
+    `INSERT INTO sms_messages (campaign_id, recipient, status, provider_sid, updated_at, send_attempts, price, price_unit)
+     WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < :messages)
+     SELECT :campaignId, ${phone}, ${statuses}, 'SMbench' || n, ${now}, 1, '-0.0075', 'USD' FROM seq`,
+    { replacements: { ...replacements, campaignId } },
+  );
+  await sequelize.query(
+    `INSERT INTO sms_messages (campaign_id, recipient, status, provider_sid, updated_at, send_attempts)
+     WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < :last * 10)
+     SELECT c.id, ${phone}, 'delivered', 'SMhist' || n, ${now}, 1 FROM seq JOIN sms_campaigns c ON c.titulo = 'Lembrete ' || ((n - 1) / 10 + 1) AND c.entity_id = :entityId`,
+    { replacements },
+  );
+  return campaignId;
 }
 
 /** `:now` as a timestamp: PostgreSQL needs the cast in a SELECT list, and SQLite would turn it into a number. */

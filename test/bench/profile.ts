@@ -27,6 +27,11 @@ const reads: Record<string, (data: BenchData, userId: number) => string> = {
   'scenario-requests': (data) => `/api/strategy/get_scenario_requests/?monitor_id=${data.monitorIds[0]}`,
   'sms-credentials': () => '/api/sms/list_credentials/',
   'monitor-data': (data) => `/api/monitor_social/data/?id_monitor=${data.monitorIds[0]}`,
+  'sms-campaigns': (data) => `/api/sms/campaigns/?entity_id=${data.entityId}`,
+  'sms-campaign-report': (data) => `/api/sms/campaigns/${data.campaignId}/`,
+  // The court's 100,000 generated candidacies (issue 22), as the bench searches them.
+  'candidacy-name': () => '/api/elections/candidacies/?nome=maria%20silva&cd_eleicao=619',
+  'candidacy-office': () => '/api/elections/candidacies/?cd_eleicao=619&cd_cargo=13&uf=SP&page=3',
 };
 
 /** The reads sent without a key. */
@@ -62,9 +67,12 @@ try {
   const session = (await login.json()).data as { token: string; user: { id: number } };
   const path = reads[name]!(data.bench, session.user.id);
   const headers = keyless.includes(name) ? {} : { authorization: `Token ${session.token}` };
+  const idle = server.residentByKind();
   await autocannon({ url: `${server.baseUrl}${path}`, headers, connections: 50, duration: 2 }); // warm-up: JIT, caches
   const result = await autocannon({ url: `${server.baseUrl}${path}`, headers, connections: 50, duration: seconds });
   console.log(`${name}: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`);
+  const loaded = server.residentByKind();
+  console.log(`resident MiB before the load: ${idle.anonymous} anonymous + ${idle.files} files; after: ${loaded.anonymous} anonymous + ${loaded.files} files`);
 } finally {
   await server.stop();
 }

@@ -12,7 +12,7 @@ export interface Result {
 /** A request to the app at `baseUrl`; an object body is sent as JSON, a string body as is (to send broken JSON). */
 export async function request(
   baseUrl: string,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   path: string,
   headers: Record<string, string> = {},
   body?: unknown,

@@ -16,7 +16,11 @@ export interface StoredCampaign {
 /** A campaign with one queued message per recipient, stored as createCampaign stores it, with no job queued. */
 export async function storeCampaign(app: Pick<TestApp, 'sms'>, campaign: StoredCampaign): Promise<{ campaignId: number; messageIds: number[] }> {
   const createdAt = campaign.createdAt ?? new Date();
+  // As Sms.createCampaign writes it: the campaign belongs to its credential's entity.
+  const credential = await app.sms.models.Credential.findByPk(campaign.credentialId, { attributes: ['entity_id'], raw: true });
   const row = await app.sms.models.Campaign.create({
+    entity_id: (credential as { entity_id: number | null } | null)?.entity_id ?? null,
+    state: campaign.jobsEnqueuedAt ? 'sending' : 'queued',
     titulo: campaign.titulo ?? 'Direta',
     credential_id: campaign.credentialId,
     body: campaign.body,

@@ -197,6 +197,94 @@ export function frontEndScenarios(backend: ScenarioBackend): void {
         const error = await failure(api.POST('/api/sms/add_credential/', { body: credential }));
         expect([error.status, error.code]).toEqual([409, 'conflict']);
       });
+
+      it("sends an SMS campaign and cancels it at once; the entity's list, its report, its per-recipient statuses and their CSV show it", async () => {
+        const credential = unwrap(
+          await api.POST('/api/sms/add_credential/', { body: { name: `Relatórios ${suffix}`, account_id: `AC${randomHex(32)}`, sender_id: '+5511912340000', secret: `segredo-de-teste-${suffix}`, entity_id: entityId } }),
+        );
+        const sent = await api.POST('/api/sms/list_credentials/', {
+          body: { titulo: `Caminhada ${suffix}`, credencial: credential.id, mensagem: { recipient_list_str: '(21) 98765-0001\n21 98765-0002', mensagem: 'Caminhada no sábado às 9h' } },
+        });
+        expect(sent.response.status).toBe(201);
+        const onCampaign = { params: { path: { campaign_id: sent.data!.data.id } } };
+        // Canceled before its messages can be delivered: those not handed to the provider yet are not sent.
+        const canceled = unwrap(await api.POST('/api/sms/campaigns/{campaign_id}/cancel/', onCampaign));
+        expect(canceled).toEqual(expect.objectContaining({ id: sent.data!.data.id, state: 'canceled', entity_id: entityId, finished_at: expect.any(String), canceled_by: expect.objectContaining({ id: expect.any(Number) }) }));
+        const counted = Object.values(canceled.messages).reduce((sum, count) => sum + count, 0);
+        expect(counted).toBe(2);
+        const again = await failure(api.POST('/api/sms/campaigns/{campaign_id}/cancel/', onCampaign));
+        expect([again.status, again.code]).toEqual([409, 'conflict']);
+
+        const listed = unwrap(await api.GET('/api/sms/campaigns/', { params: { query: { entity_id: String(entityId), state: 'canceled' } } }));
+        expect(listed.results.map((campaign) => campaign.id)).toEqual([sent.data!.data.id]);
+        expect(unwrap(await api.GET('/api/sms/campaigns/{campaign_id}/', onCampaign))).toEqual(expect.objectContaining({ titulo: `Caminhada ${suffix}`, accepted: 2, state: 'canceled' }));
+        const messages = unwrap(await api.GET('/api/sms/campaigns/{campaign_id}/messages/', onCampaign));
+        expect(messages.results.map((message) => message.recipient)).toEqual(['+5521987650001', '+5521987650002']);
+        const csv = await api.GET('/api/sms/campaigns/{campaign_id}/messages/export/', { ...onCampaign, parseAs: 'text' });
+        expect(csv.response.headers.get('Content-Type')).toMatch(/^text\/csv/);
+        expect((csv.data as string).split('\r\n').slice(0, 3).map((line) => line.split(',')[1])).toEqual(['recipient', '+5521987650001', '+5521987650002']);
+        const error = await failure(api.GET('/api/sms/campaigns/{campaign_id}/', { params: { path: { campaign_id: 2_000_000_000 } } }));
+        expect([error.status, error.code]).toEqual([404, 'not_found']);
+      });
+
+      it("sets a credential's footer and the entity's compliance, previews a campaign to its contacts, and sees an enforced send refused", async () => {
+        const entity = { params: { query: { entity_id: String(entityId) } } };
+        expect(unwrap(await api.GET('/api/sms/compliance/', entity))).toEqual(expect.objectContaining({ entity_id: entityId, mode: 'warn', window: null, updated_at: null }));
+        const credential = unwrap(
+          await api.POST('/api/sms/add_credential/', { body: { name: `Rodapé ${suffix}`, account_id: `AC${randomHex(32)}`, sender_id: '+5511912349999', secret: `segredo-de-teste-${suffix}`, entity_id: entityId } }),
+        );
+        expect(credential.footer).toBeNull();
+        const footer = `Candidata ${suffix}. Para sair, responda SAIR`;
+        const refused = await failure(api.PATCH('/api/sms/credentials/{credential_id}/', { params: { path: { credential_id: credential.id } }, body: { footer: `Candidata ${suffix}` } }));
+        expect([refused.status, refused.details[0]?.rule]).toEqual([422, 'opt_out_keyword']);
+        expect(unwrap(await api.PATCH('/api/sms/credentials/{credential_id}/', { params: { path: { credential_id: credential.id } }, body: { footer } })).footer).toBe(footer);
+
+        const tag = `apoio-${suffix}`;
+        const contact = await api.POST('/api/contacts/', { body: { entity_id: entityId, phone: '(21) 98765-1111', consent: { source: 'Comício', given_at: '2026-08-22T20:00:00-03:00' }, tags: [tag] } });
+        expect(contact.response.status).toBe(201);
+        const toContacts = { titulo: `Convite ${suffix}`, credencial: credential.id, mensagem: { mensagem: 'Comício sábado às 18h', contatos: { tags: [tag] } } };
+        const preview = unwrap(await api.POST('/api/sms/campaigns/preview/', { body: toContacts }));
+        expect(preview).toEqual(expect.objectContaining({ text: `Comício sábado às 18h\n${footer}`, footer, messages: 1, compliance: { mode: 'warn', warnings: [], would_refuse: false } }));
+        const toList = { ...toContacts, mensagem: { mensagem: 'Comício sábado às 18h', recipient_list_str: '(21) 98765-1111, (21) 98765-2222' } };
+        const listed = unwrap(await api.POST('/api/sms/campaigns/preview/', { body: toList }));
+        expect(listed.compliance.warnings).toEqual([expect.objectContaining({ rule: 'consent_missing', numbers: 1, examples: ['+55*******2222'] })]);
+
+        // A window that closed, enforced: the send is refused naming the rule, and nothing is sent.
+        const enforced = unwrap(await api.PUT('/api/sms/compliance/', { ...entity, body: { mode: 'enforce', window: { starts_on: '2024-08-16', ends_on: '2024-10-05' } } }));
+        expect(enforced.effective_window).toEqual({ starts_on: '2024-08-16', ends_on: '2024-10-05', source: 'typed', election: null });
+        const error = await failure(api.POST('/api/sms/list_credentials/', { body: toContacts }));
+        expect([error.status, error.code, error.details.map((detail) => detail.rule)]).toEqual([422, 'validation_failed', ['outside_campaign_window']]);
+        expect(unwrap(await api.GET('/api/sms/campaigns/', entity)).results.map((campaign) => campaign.titulo)).not.toContain(`Convite ${suffix}`);
+        await api.DELETE('/api/contacts/{contact_id}/', { params: { path: { contact_id: contact.data!.data.id } } });
+      });
+
+      it("keeps an entity's contacts: adds one with consent, imports a CSV (a bad line reported), lists by tag, removes and erases", async () => {
+        const entity = { params: { query: { entity_id: String(entityId) } } };
+        const added = await api.POST('/api/contacts/', {
+          body: { entity_id: entityId, phone: '(21) 98765-4321', name: 'Mariana Souza', consent: { source: 'Ficha de voluntários', given_at: '2026-08-20T19:30:00-03:00' }, tags: ['Voluntários'] },
+        });
+        expect(added.response.status).toBe(201);
+        expect(added.data!.data).toEqual(expect.objectContaining({ phone: '+5521987654321', consent: expect.objectContaining({ source: 'Ficha de voluntários', text: null }), tags: ['voluntários'] }));
+        const repeat = await failure(api.POST('/api/contacts/', { body: { entity_id: entityId, phone: '+55 21 98765-4321' } }));
+        expect([repeat.status, repeat.code, repeat.details[0]?.rule]).toEqual([409, 'conflict', 'unique_per_entity']);
+
+        // The file goes as it is, with its own media type.
+        const csv = 'telefone;nome;consentimento_origem;consentimento_data;tags\n(21) 99876-0002;Paulo Lima;Site;21/08/2026;zona norte|voluntários\n1234;Errado;;;\n';
+        const report = unwrap(await api.POST('/api/contacts/import/', { ...entity, body: csv, bodySerializer: (body: unknown) => body as string, headers: { 'Content-Type': 'text/csv' } }));
+        expect(report).toEqual({ entity_id: entityId, rows: 2, inserted: 1, updated: 0, unchanged: 0, rejected: 1, rejections: [{ line: 3, reason: 'telefone: not a valid phone number' }] });
+        const volunteers = unwrap(await api.GET('/api/contacts/', { params: { query: { entity_id: String(entityId), tag: 'VOLUNTÁRIOS' } } }));
+        expect(volunteers.results.map((contact) => contact.phone)).toEqual(['+5521987654321', '+5521998760002']);
+        const paulo = volunteers.results[1]!;
+        expect(paulo).toEqual(expect.objectContaining({ name: 'Paulo Lima', consent: expect.objectContaining({ given_at: '2026-08-21T03:00:00.000Z' }), tags: ['voluntários', 'zona norte'] }));
+        expect(unwrap(await api.GET('/api/contacts/{contact_id}/', { params: { path: { contact_id: paulo.id } } })).name).toBe('Paulo Lima');
+
+        expect(unwrap(await api.DELETE('/api/contacts/{contact_id}/', { params: { path: { contact_id: paulo.id } } }))).toEqual({ id: paulo.id, entity_id: entityId, removed: true });
+        const erased = unwrap(await api.POST('/api/contacts/{contact_id}/erase/', { params: { path: { contact_id: added.data!.data.id } }, body: { reason: `LGPD-${suffix}` } }));
+        expect(erased).toEqual({ id: added.data!.data.id, entity_id: entityId, erased: true, messages_masked: 0, messages_canceled: 0, replies_masked: 0 });
+        expect(unwrap(await api.GET('/api/contacts/', entity)).count).toBe(0);
+        const gone = await failure(api.GET('/api/contacts/{contact_id}/', { params: { path: { contact_id: paulo.id } } }));
+        expect([gone.status, gone.code]).toEqual([404, 'not_found']);
+      });
     });
   });
 }

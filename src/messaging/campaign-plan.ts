@@ -1,0 +1,186 @@
+/**
+ * A campaign request read into what it would send (issue 23), shared by sendSmsCampaign, which sends it,
+ * and previewSmsCampaign, which only shows it: what a preview shows is what the send does.
+ *
+ * What holds:
+ * - The recipients are the numbers of `mensagem.recipient_list_str` (recipients.ts reads them) or the
+ *   contacts of the credential's entity (`mensagem.contatos`: all, or those with any of the tags,
+ *   normalised as contacts.ts stores them), never both; numbers that opted out of the entity's
+ *   campaigns are left out and counted.
+ * - Every problem of the body is gathered into one 422 naming each field; nothing is read from the
+ *   database before the cheap checks (the list's size is capped before any number is read).
+ * - The text is the body and the credential's footer (compliance.ts's messageText), counted in segments
+ *   as the provider will bill it; at most 1,600 characters with the footer.
+ * - The judgement is made on the numbers that would be sent to, under the mode of the credential's
+ *   entity, as it is when the plan is made.
+ */
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { SegmentedMessage } from 'sms-segments-calculator';
+import type { components } from '../../sdk/schema.js';
+import { invalidBody, requiredText } from '../http/body-fields.js';
+import type { ErrorDetail } from '../http/errors.js';
+import { messageText, type Judgement, type SmsCompliance } from './compliance.js';
+import { normalisedTag } from './contacts.js';
+import type { CredentialRow } from './models.js';
+import type { SmsOptOuts } from './opt-outs.js';
+import { countPieces, readRecipients } from './recipients.js';
+
+type CampaignRequest = components['schemas']['SmsCampaignRequest'];
+
+/** The longest message, its footer included (the contract's `maxLength` of `mensagem.mensagem`). */
+const MAX_TEXT_LENGTH = 1600;
+const LIST_FIELD = 'mensagem.recipient_list_str';
+const CONTACTS_FIELD = 'mensagem.contatos';
+
+export interface Recipient {
+  /** E.164. */
+  phone: string;
+  /** The entity's contact, for a campaign to contacts. */
+  contactId: number | null;
+}
+
+export interface CampaignPlan {
+  titulo: string;
+  /** The message as written, without the footer. */
+  body: string;
+  footer: string | null;
+  /** What each message says: the body and the footer. */
+  text: string;
+  encoding: 'GSM-7' | 'UCS-2';
+  segments: number;
+  /** Who it goes to, in order, opted-out numbers left out. */
+  recipients: Recipient[];
+  /** Entries of the list that repeat an earlier number. */
+  rejected: number;
+  optedOutSkipped: number;
+  /** `{ tags }` for a campaign to contacts (no tags: all of them); null for a list. */
+  audience: { tags: string[] } | null;
+  /** The body field that named the recipients, for the details of an error about them. */
+  audienceField: typeof LIST_FIELD | typeof CONTACTS_FIELD;
+  judgement: Judgement;
+}
+
+export interface PlanDependencies {
+  sequelize: Sequelize;
+  optOuts: SmsOptOuts;
+  compliance: SmsCompliance;
+  /** SMS_MAX_RECIPIENTS. */
+  maxRecipients: number;
+}
+
+/** Reads a campaign request for `credential` into its plan; throws a 422 naming every problem of the body. */
+export async function planCampaign({ sequelize, optOuts, compliance, maxRecipients }: PlanDependencies, credential: CredentialRow, request: CampaignRequest): Promise<CampaignPlan> {
+  const problems: ErrorDetail[] = [];
+  const titulo = requiredText('titulo', request.titulo, problems);
+  const body = requiredText('mensagem.mensagem', request.mensagem.mensagem, problems);
+  const footer = credential.footer;
+  const text = messageText(body, footer);
+  if (footer !== null && text.length > MAX_TEXT_LENGTH) {
+    problems.push({
+      location: 'body',
+      field: 'mensagem.mensagem',
+      rule: 'max_length_with_footer',
+      message: `is ${body.length} characters; with the credential's footer (${footer.length + 1}) a message may have ${MAX_TEXT_LENGTH - footer.length - 1} at most`,
+      value: body.length,
+    });
+  }
+  const { recipient_list_str: list, contatos } = request.mensagem;
+  let chosen: { numbers: string[]; rejected: number; contacts?: Map<string, { id: number; consented: boolean }> } | undefined;
+  if (list !== undefined && contatos !== undefined) {
+    problems.push({ location: 'body', field: CONTACTS_FIELD, rule: 'one_audience', message: `give either ${LIST_FIELD} or ${CONTACTS_FIELD}, not both` });
+  } else if (list === undefined && contatos === undefined) {
+    problems.push({ location: 'body', field: LIST_FIELD, rule: 'required', message: `is required unless ${CONTACTS_FIELD} is given` });
+  } else if (list !== undefined) {
+    chosen = readList(list, maxRecipients, problems);
+  } else {
+    chosen = await readContacts(sequelize, credential, contatos!.tags ?? [], maxRecipients, problems);
+  }
+  if (problems.length > 0 || !chosen) throw invalidBody(problems);
+
+  const optedOut = await optOuts.among(credential.entity_id, chosen.numbers);
+  const numbers = chosen.numbers.filter((number) => !optedOut.has(number));
+  const contacts = chosen.contacts;
+  const consented = contacts ? new Set(numbers.filter((number) => contacts.get(number)?.consented)) : undefined;
+  const judgement = await compliance.judge({ entityId: credential.entity_id, credentialId: credential.id, footer, numbers, consented });
+  const segmented = new SegmentedMessage(text, 'auto');
+  return {
+    titulo,
+    body,
+    footer,
+    text,
+    encoding: segmented.encodingName === 'UCS-2' ? 'UCS-2' : 'GSM-7',
+    segments: segmented.segmentsCount,
+    recipients: numbers.map((phone) => ({ phone, contactId: contacts?.get(phone)?.id ?? null })),
+    rejected: chosen.rejected,
+    optedOutSkipped: chosen.numbers.length - numbers.length,
+    audience: contacts ? { tags: normalisedTags(contatos?.tags ?? []) } : null,
+    audienceField: contacts ? CONTACTS_FIELD : LIST_FIELD,
+    judgement,
+  };
+}
+
+/** The detail of a campaign over the cap (SMS_MAX_RECIPIENTS). */
+function overCap(field: string, count: number, message: string): ErrorDetail {
+  return { location: 'body', field, rule: 'max_recipients', message, value: count };
+}
+
+/**
+ * The usual list (one number per line or between commas) is counted before any number is read, reading
+ * being the work the cap bounds; numbers sharing a line are counted once found.
+ */
+function readList(list: string, maxRecipients: number, problems: ErrorDetail[]): { numbers: string[]; rejected: number } | undefined {
+  const listing = (count: number) => overCap(LIST_FIELD, count, `lists ${count} numbers; a campaign takes at most ${maxRecipients} (send the rest as another campaign)`);
+  const pieces = countPieces(list);
+  if (pieces > maxRecipients) throw invalidBody([listing(pieces)]);
+  const recipients = readRecipients(list);
+  if (recipients.entries > maxRecipients) throw invalidBody([listing(recipients.entries)]);
+  for (const { position, entry } of recipients.invalid) {
+    problems.push({ location: 'body', field: LIST_FIELD, rule: 'phone_number', message: `entry ${position + 1} is not a valid phone number`, value: entry.slice(0, 40) });
+  }
+  if (recipients.numbers.length === 0 && recipients.invalid.length === 0) {
+    problems.push({ location: 'body', field: LIST_FIELD, rule: 'not_blank', message: 'must hold at least one phone number' });
+  }
+  return { numbers: recipients.numbers, rejected: recipients.repeated };
+}
+
+/** The contacts of the credential's entity with any of `tags` (all without tags), by id, with their consent. */
+async function readContacts(
+  sequelize: Sequelize,
+  credential: CredentialRow,
+  tags: readonly string[],
+  maxRecipients: number,
+  problems: ErrorDetail[],
+): Promise<{ numbers: string[]; rejected: number; contacts: Map<string, { id: number; consented: boolean }> } | undefined> {
+  if (credential.entity_id === null) {
+    problems.push({ location: 'body', field: CONTACTS_FIELD, rule: 'entity_credential', message: `contacts belong to an entity; credential ${credential.id} has none`, value: credential.id });
+    return undefined;
+  }
+  const wanted = normalisedTags(tags);
+  const filter = wanted.length === 0 ? '' : 'AND EXISTS (SELECT 1 FROM contact_tags t WHERE t.contact_id = c.id AND t.tag IN (:tags))';
+  // One more than the cap: enough to know the cap is passed without reading every contact.
+  const rows = await sequelize.query<{ id: number; phone: string; consent_source: string | null }>(
+    `SELECT c.id, c.phone, c.consent_source FROM contacts c WHERE c.entity_id = :entityId ${filter} ORDER BY c.id LIMIT :limit`,
+    { type: QueryTypes.SELECT, replacements: { entityId: credential.entity_id, tags: wanted, limit: maxRecipients + 1 } },
+  );
+  const which = wanted.length === 0 ? `entity ${credential.entity_id} has no contacts` : `no contact of entity ${credential.entity_id} has the tags ${wanted.join(', ')}`;
+  if (rows.length === 0) {
+    problems.push({ location: 'body', field: CONTACTS_FIELD, rule: 'not_blank', message: `chooses nobody: ${which}`, ...(wanted.length > 0 ? { value: wanted } : {}) });
+    return undefined;
+  }
+  if (rows.length > maxRecipients) {
+    const [counted] = await sequelize.query<{ total: number | string }>(`SELECT COUNT(*) AS total FROM contacts c WHERE c.entity_id = :entityId ${filter}`, {
+      type: QueryTypes.SELECT,
+      replacements: { entityId: credential.entity_id, tags: wanted },
+    });
+    const total = Number(counted?.total ?? rows.length);
+    problems.push(overCap(CONTACTS_FIELD, total, `chooses ${total} contacts; a campaign takes at most ${maxRecipients} (choose fewer by their tags)`));
+    return undefined;
+  }
+  const contacts = new Map(rows.map((row) => [row.phone, { id: Number(row.id), consented: row.consent_source !== null }]));
+  return { numbers: rows.map((row) => row.phone), rejected: 0, contacts };
+}
+
+/** Tags as contacts.ts stores them, each once, in the order given. */
+function normalisedTags(tags: readonly string[]): string[] {
+  return [...new Set(tags.map(normalisedTag).filter((tag) => tag !== ''))];
+}
