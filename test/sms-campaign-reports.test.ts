@@ -259,6 +259,13 @@ describe('a campaign completed by the receipt timeout', () => {
     // Completed, each message still counted as what it is.
     expect(report).toMatchObject({ state: 'completed', finished_at: expect.any(String), messages: { sending: 1, sent: 1, delivered: 1 } });
     expect(await direct.sms.reports.completeFinishedCampaigns()).toBe(0);
+    // The finished campaign keeps its tally, so its reads count nothing; a late receipt counts it again.
+    const tallied = async () => JSON.parse(((await direct.sms.models.Campaign.findByPk(campaignId, { raw: true })) as { tally: string }).tally);
+    expect((await tallied()).counts).toEqual(expect.arrayContaining([{ status: 'sending', count: 1 }, { status: 'sent', count: 1 }, { status: 'delivered', count: 1 }]));
+    expect((await directReceipt(second!.provider_sid!, 'delivered')).status).toBe(200);
+    expect((await tallied()).counts).toEqual(expect.arrayContaining([{ status: 'sending', count: 1 }, { status: 'delivered', count: 2 }]));
+    const late = (await get(direct, directTeam.owner, `/api/sms/campaigns/${campaignId}/`)).body.data;
+    expect(late).toMatchObject({ state: 'completed', finished_at: report.finished_at, messages: { sending: 1, sent: 0, delivered: 2 } });
   }, 30_000);
 });
 

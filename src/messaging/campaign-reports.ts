@@ -21,10 +21,16 @@
  *   may stay `queued` for up to the send timeout after it.
  * - Personal data. A number is whole only for the roles that may readPersonalData; the others read it
  *   masked (phones.ts), in the list and in the CSV alike.
+ * - Tallies. A campaign that finished (`completed` or `canceled`) keeps its counts and cost (`tally`),
+ *   written when it finishes and again whenever one of its messages changes after that (a late receipt, a
+ *   claimed message its job cancels), each time under a lock on the campaign and after the change
+ *   committed, so the last tally written counts every change. Its reads then count nothing: a report of
+ *   10,000 messages costs what one of 10 does. A campaign still sending is counted as it is read.
  * - The export is streamed: rows are read EXPORT_BATCH at a time by id, and each batch is written, and
  *   drained by the client, before the next is read, so its memory stays flat whatever the campaign's size.
  */
 import { Op, type Sequelize } from 'sequelize';
+import { withLocks } from '../db/locks.js';
 import type { components } from '../../sdk/schema.js';
 import { displayName } from '../accounts/users.js';
 import { asIsoTimestamp, asNumber, readerOf, type Reader } from '../db/reader.js';
@@ -110,13 +116,14 @@ interface CampaignReportRow {
   canceler_first_name: string | null;
   canceler_last_name: string | null;
   canceler_deleted_at: unknown;
+  tally: string | null;
   footer: string | null;
   audience: string | null;
   compliance: string | null;
 }
 
 const REPORT_COLUMNS = `c.id, c.titulo, c.credential_id, c.accepted, c.rejected, c.opted_out_skipped, c.encoding, c.segments, c.state,
-  c.created_at, c.entity_id, c.finished_at, c.footer, c.audience, c.compliance,
+  c.created_at, c.entity_id, c.finished_at, c.tally, c.footer, c.audience, c.compliance,
   s.id AS sender_id, s.username AS sender_username, s.first_name AS sender_first_name, s.last_name AS sender_last_name, s.deleted_at AS sender_deleted_at,
   x.id AS canceler_id, x.username AS canceler_username, x.first_name AS canceler_first_name, x.last_name AS canceler_last_name, x.deleted_at AS canceler_deleted_at`;
 const REPORT_FROM = 'FROM sms_campaigns c LEFT JOIN users s ON s.id = c.created_by LEFT JOIN users x ON x.id = c.canceled_by';
@@ -182,64 +189,29 @@ export class SmsCampaignReports {
     const pageWhere = state === undefined ? ENTITY_PAGE : ENTITY_STATE_PAGE;
     const pageValues = [entityId, ...(state === undefined ? [] : [state]), pageSize, (page - 1) * pageSize];
     const totalSql = `SELECT COUNT(*) AS total FROM sms_campaigns c WHERE c.entity_id = ?${state === undefined ? '' : ' AND c.state = ?'}`;
-    const inPage = `IN (SELECT c.id FROM sms_campaigns c ${pageWhere})`;
-    const [totalRow, rows, counts, costs] = await Promise.all([
+    const [totalRow, rows] = await Promise.all([
       this.reader.row<{ total: unknown }>(totalSql, pageValues.slice(0, state === undefined ? 1 : 2)),
       this.reader.rows<CampaignReportRow>(`SELECT ${REPORT_COLUMNS} ${REPORT_FROM} ${pageWhere}`, pageValues),
-      this.countsWhere(`m.campaign_id ${inPage}`, pageValues),
-      this.costsWhere(`m.campaign_id ${inPage}`, pageValues),
     ]);
-    return { total: asNumber(totalRow?.total ?? 0), campaigns: rows.map((row) => reportOf(row, counts.get(row.id), costs.get(row.id))) };
+    const tallies = await this.talliesOf(rows);
+    return { total: asNumber(totalRow?.total ?? 0), campaigns: rows.map((row) => reportOf(row, tallies.get(asNumber(row.id)))) };
   }
 
   /** The campaign's report. */
   async report(campaignId: number): Promise<SmsCampaignReport> {
-    const [row, counts, costs] = await Promise.all([
-      this.reader.row<CampaignReportRow>(`SELECT ${REPORT_COLUMNS} ${REPORT_FROM} WHERE c.id = ?`, [campaignId]),
-      this.countsWhere('m.campaign_id = ?', [campaignId]),
-      this.costsWhere('m.campaign_id = ?', [campaignId]),
-    ]);
-    return reportOf(row!, counts.get(campaignId), costs.get(campaignId));
+    const row = await this.reader.row<CampaignReportRow>(`SELECT ${REPORT_COLUMNS} ${REPORT_FROM} WHERE c.id = ?`, [campaignId]);
+    return reportOf(row!, (await this.talliesOf([row!])).get(campaignId));
   }
 
-  /** Messages counted by report status, per campaign, for the messages matching `where`. */
-  private async countsWhere(where: string, values: unknown[]): Promise<Map<number, Array<{ status: SmsMessageStatus; count: number }>>> {
-    const rows = await this.reader.rows<{ campaign_id: number; status: string; opted_out: unknown; messages: unknown }>(
-      `SELECT m.campaign_id, m.status, CASE WHEN m.status = 'canceled' AND m.error_message = ? THEN 1 ELSE 0 END AS opted_out, COUNT(*) AS messages
-       FROM sms_messages m WHERE ${where} GROUP BY 1, 2, 3`,
-      [OPTED_OUT_BEFORE_SENDING, ...values],
-    );
-    const byCampaign = new Map<number, Array<{ status: SmsMessageStatus; count: number }>>();
-    for (const row of rows) {
-      const status = reportStatusOf(row.status, asNumber(row.opted_out) === 1 ? OPTED_OUT_BEFORE_SENDING : null);
-      const campaignId = asNumber(row.campaign_id);
-      byCampaign.set(campaignId, [...(byCampaign.get(campaignId) ?? []), { status, count: asNumber(row.messages) }]);
-    }
-    return byCampaign;
-  }
-
-  /**
-   * What the provider charged, per campaign and currency, for the messages matching `where`. PostgreSQL
-   * sums the decimals exactly; SQLite sums them as doubles, which are exact again once rounded to the most
-   * decimals a price has (prices have a handful of digits, and a campaign at most SMS_MAX_RECIPIENTS).
-   */
-  private async costsWhere(where: string, values: unknown[]): Promise<Map<number, Cost[]>> {
-    const postgres = this.sequelize.getDialect() === 'postgres';
-    const sum = postgres ? 'SUM(CAST(m.price AS NUMERIC))' : 'SUM(CAST(m.price AS REAL))';
-    const point = postgres ? "STRPOS(m.price, '.')" : "INSTR(m.price, '.')";
-    const rows = await this.reader.rows<{ campaign_id: number; price_unit: string | null; total: unknown; decimals: unknown; messages: unknown }>(
-      `SELECT m.campaign_id, m.price_unit, ${sum} AS total, MAX(CASE WHEN ${point} > 0 THEN LENGTH(m.price) - ${point} ELSE 0 END) AS decimals, COUNT(*) AS messages
-       FROM sms_messages m WHERE ${where} AND m.price IS NOT NULL GROUP BY m.campaign_id, m.price_unit ORDER BY m.price_unit`,
-      values,
-    );
-    const byCampaign = new Map<number, Cost[]>();
-    for (const row of rows) {
-      const total = typeof row.total === 'number' ? row.total.toFixed(asNumber(row.decimals)) : String(row.total);
-      const cost = { currency: row.price_unit ?? '', amount: chargeOf(total), messages: asNumber(row.messages) };
-      const campaignId = asNumber(row.campaign_id);
-      byCampaign.set(campaignId, [...(byCampaign.get(campaignId) ?? []), cost]);
-    }
-    return byCampaign;
+  /** Each campaign's tally: the one kept with a finished campaign, counted now for the others. */
+  private async talliesOf(rows: CampaignReportRow[]): Promise<Map<number, Tally>> {
+    const tallies = new Map<number, Tally>(rows.filter((row) => row.tally !== null).map((row) => [asNumber(row.id), JSON.parse(row.tally!) as Tally]));
+    const uncounted = rows.map((row) => asNumber(row.id)).filter((id) => !tallies.has(id));
+    if (uncounted.length === 0) return tallies;
+    const where = `m.campaign_id IN (${uncounted.map(() => '?').join(', ')})`;
+    const [counts, costs] = await Promise.all([countMessages(this.reader, where, uncounted), chargedCosts(this.sequelize, where, uncounted)]);
+    for (const id of uncounted) tallies.set(id, { counts: counts.get(id) ?? [], cost: costs.get(id) ?? [] });
+    return tallies;
   }
 
   /** One page of the campaign's messages by id, optionally those in one report status. */
@@ -289,7 +261,10 @@ export class SmsCampaignReports {
       );
       return { canceled };
     });
-    if (outcome) return outcome;
+    if (outcome) {
+      await storeCampaignTally(this.models, campaignId);
+      return outcome;
+    }
     const campaign = (await this.models.Campaign.findByPk(campaignId, { attributes: ['state'], raw: true })) as Pick<CampaignRow, 'state'> | null;
     return { state: campaign?.state ?? 'canceled' };
   }
@@ -300,10 +275,16 @@ export class SmsCampaignReports {
     return campaign?.state === 'canceled';
   }
 
-  /** After a message's status changed: completes its campaign if the message is final and no other is open. */
+  /**
+   * After a message's status changed (and committed): a finished campaign's tally is counted again; an
+   * unfinished one completes if the message is final and no other is open.
+   */
   async afterMessageSettled(messageId: number): Promise<void> {
     const message = (await this.models.Message.findByPk(messageId, { attributes: ['campaign_id', 'status'], raw: true })) as Pick<MessageRow, 'campaign_id' | 'status'> | null;
-    if (message && FINAL_STATUSES.includes(message.status)) await this.completeIfDone(message.campaign_id);
+    if (!message) return;
+    const campaign = (await this.models.Campaign.findByPk(message.campaign_id, { attributes: ['state'], raw: true })) as Pick<CampaignRow, 'state'> | null;
+    if (campaign?.state === 'completed' || campaign?.state === 'canceled') await storeCampaignTally(this.models, message.campaign_id);
+    else if (FINAL_STATUSES.includes(message.status)) await this.completeIfDone(message.campaign_id);
   }
 
   /** Completes the campaign if it is `queued` or `sending` and none of its messages is open; whether it did. */
@@ -318,6 +299,7 @@ export class SmsCampaignReports {
     });
     if (open) return false;
     const [moved] = await this.models.Campaign.update({ state: 'completed', finished_at: now }, { where: { id: campaignId, state: { [Op.in]: ['queued', 'sending'] } } });
+    if (moved === 1) await storeCampaignTally(this.models, campaignId);
     return moved === 1;
   }
 
@@ -333,12 +315,72 @@ export class SmsCampaignReports {
   }
 }
 
+/** A campaign's messages counted by report status and what they cost: kept with a finished campaign. */
+interface Tally {
+  counts: Array<{ status: SmsMessageStatus; count: number }>;
+  cost: Cost[];
+}
+
+/**
+ * Counts campaign `campaignId`'s messages and keeps the tally with it, under a lock on the campaign: of two
+ * tallies after two changes, the one written last was counted after both committed.
+ */
+export async function storeCampaignTally(models: SmsModels, campaignId: number): Promise<void> {
+  const sequelize = models.Campaign.sequelize!;
+  await withLocks(sequelize, [`sms-campaign-tally:${campaignId}`], async (transaction) => {
+    const where = 'm.campaign_id = ?';
+    const [counts, costs] = await Promise.all([countMessages(readerOf(sequelize), where, [campaignId]), chargedCosts(sequelize, where, [campaignId])]);
+    const tally: Tally = { counts: counts.get(campaignId) ?? [], cost: costs.get(campaignId) ?? [] };
+    await models.Campaign.update({ tally: JSON.stringify(tally) }, { where: { id: campaignId }, transaction });
+  });
+}
+
+/** Messages counted by report status, per campaign, for the messages matching `where`. */
+export async function countMessages(reader: Reader, where: string, values: unknown[]): Promise<Map<number, Array<{ status: SmsMessageStatus; count: number }>>> {
+  const rows = await reader.rows<{ campaign_id: number; status: string; opted_out: unknown; messages: unknown }>(
+    `SELECT m.campaign_id, m.status, CASE WHEN m.status = 'canceled' AND m.error_message = ? THEN 1 ELSE 0 END AS opted_out, COUNT(*) AS messages
+     FROM sms_messages m WHERE ${where} GROUP BY 1, 2, 3`,
+    [OPTED_OUT_BEFORE_SENDING, ...values],
+  );
+  const byCampaign = new Map<number, Array<{ status: SmsMessageStatus; count: number }>>();
+  for (const row of rows) {
+    const status = reportStatusOf(row.status, asNumber(row.opted_out) === 1 ? OPTED_OUT_BEFORE_SENDING : null);
+    const campaignId = asNumber(row.campaign_id);
+    byCampaign.set(campaignId, [...(byCampaign.get(campaignId) ?? []), { status, count: asNumber(row.messages) }]);
+  }
+  return byCampaign;
+}
+
+/**
+ * What the provider charged, per campaign and currency, for the messages matching `where`. PostgreSQL
+ * sums the decimals exactly; SQLite sums them as doubles, which are exact again once rounded to the most
+ * decimals a price has (prices have a handful of digits, and a campaign at most SMS_MAX_RECIPIENTS).
+ */
+export async function chargedCosts(sequelize: Sequelize, where: string, values: unknown[]): Promise<Map<number, Cost[]>> {
+  const postgres = sequelize.getDialect() === 'postgres';
+  const sum = postgres ? 'SUM(CAST(m.price AS NUMERIC))' : 'SUM(CAST(m.price AS REAL))';
+  const point = postgres ? "STRPOS(m.price, '.')" : "INSTR(m.price, '.')";
+  const rows = await readerOf(sequelize).rows<{ campaign_id: number; price_unit: string | null; total: unknown; decimals: unknown; messages: unknown }>(
+    `SELECT m.campaign_id, m.price_unit, ${sum} AS total, MAX(CASE WHEN ${point} > 0 THEN LENGTH(m.price) - ${point} ELSE 0 END) AS decimals, COUNT(*) AS messages
+     FROM sms_messages m WHERE ${where} AND m.price IS NOT NULL GROUP BY m.campaign_id, m.price_unit ORDER BY m.price_unit`,
+    values,
+  );
+  const byCampaign = new Map<number, Cost[]>();
+  for (const row of rows) {
+    const total = typeof row.total === 'number' ? row.total.toFixed(asNumber(row.decimals)) : String(row.total);
+    const cost = { currency: row.price_unit ?? '', amount: chargeOf(total), messages: asNumber(row.messages) };
+    const campaignId = asNumber(row.campaign_id);
+    byCampaign.set(campaignId, [...(byCampaign.get(campaignId) ?? []), cost]);
+  }
+  return byCampaign;
+}
+
 function userRefOf(id: number | null, username: string | null, firstName: string | null, lastName: string | null, deletedAt: unknown): components['schemas']['UserRef'] | null {
   if (id === null || username === null) return null;
   return { id: asNumber(id), display_name: displayName({ username, first_name: firstName ?? '', last_name: lastName ?? '', deleted_at: deletedAt }) };
 }
 
-function reportOf(row: CampaignReportRow, counts: Array<{ status: SmsMessageStatus; count: number }> = [], cost: Cost[] = []): SmsCampaignReport {
+function reportOf(row: CampaignReportRow, { counts, cost }: Tally = { counts: [], cost: [] }): SmsCampaignReport {
   const messages: MessageCounts = { queued: 0, sending: 0, sent: 0, delivered: 0, undelivered: 0, failed: 0, canceled: 0, opted_out: asNumber(row.opted_out_skipped) };
   for (const { status, count } of counts) messages[status] += count;
   return {

@@ -46,6 +46,8 @@ export interface CampaignRow {
   audience: string | null;
   /** JSON text: the compliance mode and the warnings given when it was accepted. */
   compliance: string | null;
+  /** JSON text: a finished campaign's messages counted by status and their cost (campaign-reports.ts); null before. */
+  tally: string | null;
 }
 
 export interface MessageRow {
@@ -197,6 +199,7 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
         footer: DataTypes.TEXT,
         audience: DataTypes.TEXT,
         compliance: DataTypes.TEXT,
+        tally: DataTypes.TEXT,
       },
       'sms_campaigns',
     ),

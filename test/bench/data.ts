@@ -28,6 +28,8 @@ import { defineMonitorModels } from '../../src/monitors/models.js';
 import { MonitorStore } from '../../src/monitors/store.js';
 import { importMunicipalities } from '../../src/municipalities/import.js';
 import { importCandidacies } from '../../src/elections/tse/import.js';
+import { storeCampaignTally } from '../../src/messaging/campaign-reports.js';
+import { defineSmsModels } from '../../src/messaging/models.js';
 import { generateCandidacies, writeCourtCsv } from '../helpers/court-files.js';
 
 /** Team sizes and snapshot histories, in the order base, 10x, 100x. */
@@ -226,6 +228,10 @@ async function createCampaignHistory(sequelize: Sequelize, entityId: number, cre
      SELECT c.id, ${phone}, 'delivered', 'SMhist' || n, ${now}, 1 FROM seq JOIN sms_campaigns c ON c.titulo = 'Lembrete ' || ((n - 1) / 10 + 1) AND c.entity_id = :entityId`,
     { replacements },
   );
+  // Tallied as a campaign that finished is (campaign-reports.ts).
+  const sms = defineSmsModels(sequelize);
+  const campaigns = await sequelize.query<{ id: number }>('SELECT id FROM sms_campaigns WHERE entity_id = :entityId', { replacements, type: QueryTypes.SELECT });
+  for (const { id } of campaigns) await storeCampaignTally(sms, Number(id));
   return campaignId;
 }
 

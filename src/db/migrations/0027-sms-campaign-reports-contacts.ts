@@ -5,7 +5,7 @@ import { DataTypes, type QueryInterface } from 'sequelize';
  * - A campaign's own state (`queued`, `sending`, `completed`, `canceled`), when it finished and who
  *   canceled it, the entity it was sent for (its credential's, kept on the campaign so an entity's
  *   campaigns are listed by index), the footer and audience it was sent with, and the compliance
- *   warnings given when it was accepted.
+ *   warnings given when it was accepted, and once it finished, its messages counted by status and their cost.
  * - A message's price, when the provider reports one, and the contact it went to.
  * - A credential's footer: the sender's identification and the opt-out instruction, added to each message.
  * - An entity's contacts with the consent each gave, and their tags.
@@ -26,6 +26,8 @@ export async function up({ context: queryInterface }: { context: QueryInterface 
   await queryInterface.addColumn('sms_campaigns', 'audience', { type: DataTypes.TEXT, allowNull: true });
   // JSON text: the compliance mode and the warnings given when the campaign was accepted.
   await queryInterface.addColumn('sms_campaigns', 'compliance', { type: DataTypes.TEXT, allowNull: true });
+  // JSON text: a finished campaign's messages counted by status and their cost, so its reads count nothing.
+  await queryInterface.addColumn('sms_campaigns', 'tally', { type: DataTypes.TEXT, allowNull: true });
   await queryInterface.sequelize.query('UPDATE sms_campaigns SET entity_id = (SELECT c.entity_id FROM sms_credentials c WHERE c.id = sms_campaigns.credential_id)');
   await queryInterface.addIndex('sms_campaigns', ['entity_id', 'id'], { name: 'sms_campaigns_entity' });
   await queryInterface.addIndex('sms_campaigns', ['state'], { name: 'sms_campaigns_state' });
@@ -74,6 +76,6 @@ export async function down({ context: queryInterface }: { context: QueryInterfac
   for (const column of ['contact_id', 'price_unit', 'price']) await queryInterface.removeColumn('sms_messages', column);
   await queryInterface.removeIndex('sms_campaigns', 'sms_campaigns_state');
   await queryInterface.removeIndex('sms_campaigns', 'sms_campaigns_entity');
-  for (const column of ['compliance', 'audience', 'footer', 'canceled_by', 'finished_at', 'state', 'entity_id']) await queryInterface.removeColumn('sms_campaigns', column);
+  for (const column of ['tally', 'compliance', 'audience', 'footer', 'canceled_by', 'finished_at', 'state', 'entity_id']) await queryInterface.removeColumn('sms_campaigns', column);
   await queryInterface.removeColumn('sms_credentials', 'footer');
 }
