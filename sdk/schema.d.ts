@@ -610,7 +610,9 @@ export interface paths {
          *     `social_login_attempts`, `memberships` (teams and roles), `entities_owned`,
          *     `entities_last_written`, `guardianship_links_created`, `research_bookmarks`,
          *     `news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),
-         *     `sms_credentials_added`, `sms_campaigns_sent`, `elections_panel_syncs`,
+         *     `sms_credentials_added`, `sms_campaigns_sent`, `sms_campaigns_canceled`, `contacts_added`
+         *     (which contacts of an entity the caller added, without their numbers), `sms_compliance_set`,
+         *     `elections_panel_syncs`,
          *     `social_network_removals`, `security_events` (the audit log's events done by the caller or
          *     concerning them), `edits_made` (the caller's changes to entities, from their edit
          *     history: which entity, what and when, without the values), `membership_counts` (teams per entity type, kept for paging), and
@@ -13118,7 +13120,7 @@ export interface operations {
                  */
                 entity_id: components["schemas"]["IdString"];
                 /**
-                 * @description Only the contacts with this tag.
+                 * @description Only the contacts with this tag (compared as stored, case and spaces aside; `&`, `+` and the like percent-encoded or not).
                  * @example voluntarios
                  */
                 tag?: string;

@@ -260,7 +260,7 @@ describe('a campaign completed by the receipt timeout', () => {
     expect(report).toMatchObject({ state: 'completed', finished_at: expect.any(String), messages: { sending: 1, sent: 1, delivered: 1 } });
     expect(await direct.sms.reports.completeFinishedCampaigns()).toBe(0);
     // The finished campaign keeps its tally, so its reads count nothing; a late receipt counts it again.
-    const tallied = async () => JSON.parse(((await direct.sms.models.Campaign.findByPk(campaignId, { raw: true })) as { tally: string }).tally);
+    const tallied = async () => JSON.parse(((await direct.sms.models.Campaign.findByPk(campaignId, { raw: true })) as unknown as { tally: string }).tally);
     expect((await tallied()).counts).toEqual(expect.arrayContaining([{ status: 'sending', count: 1 }, { status: 'sent', count: 1 }, { status: 'delivered', count: 1 }]));
     expect((await directReceipt(second!.provider_sid!, 'delivered')).status).toBe(200);
     expect((await tallied()).counts).toEqual(expect.arrayContaining([{ status: 'sending', count: 1 }, { status: 'delivered', count: 2 }]));

@@ -110,6 +110,22 @@ export const EXPORT_SECTIONS: Record<string, Section> = {
     sql: 'SELECT id, titulo, credential_id, accepted, rejected, opted_out_skipped, created_at FROM sms_campaigns WHERE created_by = ? ORDER BY id',
     values: (user) => [user.id],
   },
+  sms_campaigns_canceled: {
+    table: 'sms_campaigns.canceled_by',
+    sql: 'SELECT id, titulo, entity_id, finished_at FROM sms_campaigns WHERE canceled_by = ? ORDER BY id',
+    values: (user) => [user.id],
+  },
+  // The contacts the user added to an entity: which and when, not the people's numbers (the team's records).
+  contacts_added: {
+    table: 'contacts.created_by',
+    sql: 'SELECT id, entity_id, created_at FROM contacts WHERE created_by = ? ORDER BY id',
+    values: (user) => [user.id],
+  },
+  sms_compliance_set: {
+    table: 'sms_compliance.updated_by',
+    sql: 'SELECT entity_id, mode, updated_at FROM sms_compliance WHERE updated_by = ? ORDER BY entity_id',
+    values: (user) => [user.id],
+  },
   elections_panel_syncs: {
     table: 'elections_panel_syncs.user_id',
     sql: 'SELECT id, state, entities_sent, created_at, updated_at FROM elections_panel_syncs WHERE user_id = ? ORDER BY id',
