@@ -23,7 +23,7 @@ import { startLine, startServer } from './serve.js';
 const HEAP_GROWING_PERCENT = 80;
 // The young generation is capped by `npm start` (package.json: `--max-semi-space-size=8`, MiB per
 // semi-space), which V8 reads only at start: its default of 16 grows the new space to 32 MiB under load,
-// resident for good. With 8, the bench's servers ended 16 to 30 MiB smaller (docs/benchmarks.md).
+// resident for good. With 8, a bench:profile server ended 12 to 32 MiB smaller (docs/benchmarks.md).
 
 function keepHeapNearLive(): void {
   if (process.execArgv.some((argument) => argument.startsWith('--heap-growing-percent'))) return;
