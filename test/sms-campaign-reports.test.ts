@@ -12,9 +12,7 @@
  * - who may read and cancel: every team role reads, viewers may not cancel, strangers see nothing (404).
  * Runs on SQLite, or on PostgreSQL with TEST_DATABASE_URL.
  */
-import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JobAttempt } from '../src/jobs/index.js';
 import type { MessageRow } from '../src/messaging/models.js';
 import { CANCELED_WITH_CAMPAIGN } from '../src/messaging/statuses.js';
 import { SmsProviderSimulator } from '../src/simulators/sms-provider.js';
@@ -22,7 +20,7 @@ import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
 import { waitFor } from './helpers/process.js';
-import { storeCampaign } from './helpers/sms.js';
+import { attempt, freshBody, recipientSource, storeCampaign } from './helpers/sms.js';
 
 const ACCOUNT = `AC${'5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b'}`;
 const TOKEN = '1f2e3d4c5b6a79880f1e2d3c4b5a6978';
@@ -47,14 +45,8 @@ let direct: TestApp;
 let team: Team;
 let directTeam: Team;
 
-const RUN = String(randomInt(1000)).padStart(3, '0');
-let numbers = 0;
 /** Fresh Brazilian mobile numbers in E.164. */
-function recipients(count: number): string[] {
-  return Array.from({ length: count }, () => `+5521986${RUN}${String((numbers += 1)).padStart(3, '0')}`);
-}
-const freshBody = (label: string) => `${label} ${randomBytes(3).toString('hex')}`;
-const attempt = (n: number, lastAttempt = false): JobAttempt => ({ id: 'by-hand', attempt: n, lastAttempt });
+const recipients = recipientSource('+5521986');
 const masked = (phone: string) => `+55*******${phone.slice(-4)}`;
 
 async function teamOn(target: TestApp): Promise<Team> {

@@ -14,14 +14,13 @@
  * Runs on SQLite, or on PostgreSQL with TEST_DATABASE_URL.
  */
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
-import type { JobAttempt } from '../src/jobs/index.js';
 import type { CampaignRow, MessageRow, SendAttemptRow } from '../src/messaging/models.js';
 import { HttpSmsProvider, ProviderError, type ListedSms, type SentSms } from '../src/messaging/provider.js';
 import { copiesOf, listSentSince, utcDaysBetween } from '../src/messaging/reconciliation.js';
@@ -32,7 +31,7 @@ import { startTestApp, TEST_SMS_SEND_TIMEOUT_MS, type TestApp } from './helpers/
 import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 import { request } from './helpers/http.js';
 import { startInstance, type Instance } from './helpers/instances.js';
-import { storeCampaign } from './helpers/sms.js';
+import { attempt, freshBody, recipientSource, storeCampaign } from './helpers/sms.js';
 import { freePort, waitFor } from './helpers/process.js';
 
 const ACCOUNT = `AC${'7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d'}`;
@@ -55,15 +54,10 @@ let credentialId: number;
 let directAdmin: TestUser;
 let directCredentialId: number;
 
+/** This run's mark, in the names of the files it leaves. */
 const RUN = String(randomInt(1000)).padStart(3, '0');
-let numbers = 0;
 /** Fresh Brazilian mobile numbers in E.164. */
-function recipients(count: number): string[] {
-  return Array.from({ length: count }, () => `+5521987${RUN}${String((numbers += 1)).padStart(3, '0')}`);
-}
-
-const freshBody = (label: string) => `${label} ${randomBytes(3).toString('hex')}`;
-const attempt = (n: number, lastAttempt = false): JobAttempt => ({ id: 'by-hand', attempt: n, lastAttempt });
+const recipients = recipientSource('+5521987');
 
 async function addCredential(target: TestApp, caller: TestUser): Promise<number> {
   const added = await request(target.baseUrl, 'POST', '/api/sms/add_credential/', caller.headers, { name: 'Campanha', account_id: ACCOUNT, sender_id: SENDER, secret: TOKEN });

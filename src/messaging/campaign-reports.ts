@@ -39,7 +39,7 @@ import { ApiError, notFound } from '../http/errors.js';
 import type { Teams } from '../entities/teams.js';
 import type { TeamRole } from '../entities/models.js';
 import type { CampaignRow, MessageRow, SmsModels } from './models.js';
-import { storedWarnings } from './compliance.js';
+import { warningsOf } from './compliance.js';
 import { maskPhone } from './phones.js';
 import { CANCELED_WITH_CAMPAIGN, FINAL_STATUSES, OPTED_OUT_BEFORE_SENDING, WITH_PROVIDER_STATUSES } from './statuses.js';
 
@@ -269,12 +269,6 @@ export class SmsCampaignReports {
     return { state: campaign?.state ?? 'canceled' };
   }
 
-  /** Whether the campaign was canceled (the send job asks before it claims an attempt). */
-  async isCanceled(campaignId: number): Promise<boolean> {
-    const campaign = (await this.models.Campaign.findByPk(campaignId, { attributes: ['state'], raw: true })) as Pick<CampaignRow, 'state'> | null;
-    return campaign?.state === 'canceled';
-  }
-
   /**
    * After a message's status changed (and committed): a finished campaign's tally is counted again; an
    * unfinished one completes if the message is final and no other is open.
@@ -403,12 +397,8 @@ function reportOf(row: CampaignReportRow, { counts, cost }: Tally = { counts: []
     messages,
     cost,
     // The warnings it was accepted with, as its create answered them.
-    ...withWarnings(storedWarnings(row.compliance)),
+    ...warningsOf(row.compliance),
   };
-}
-
-function withWarnings(warnings: ReturnType<typeof storedWarnings>): Pick<SmsCampaignReport, 'warnings'> {
-  return warnings === undefined ? {} : { warnings };
 }
 
 function messageOf(row: MessageReadRow, wholeNumbers: boolean): SmsCampaignMessage {

@@ -275,6 +275,12 @@ export function storedWarnings(compliance: string | null): ComplianceWarning[] |
   return judged.mode === 'warn' ? (judged.warnings ?? []) : undefined;
 }
 
+/** A campaign's `warnings` field from its stored judgement: present under `warn` (empty when none), absent otherwise. */
+export function warningsOf(compliance: string | null): { warnings?: ComplianceWarning[] } {
+  const warnings = storedWarnings(compliance);
+  return warnings === undefined ? {} : { warnings };
+}
+
 function voteOf(election: Election): NonNullable<EffectiveWindow['election']> {
   return { cd_eleicao: election.cd_eleicao, ano: election.ano, nr_turno: election.nr_turno === 2 ? 2 : 1, ds_eleicao: election.ds_eleicao, dt_eleicao: election.dt_eleicao };
 }

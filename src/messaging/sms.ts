@@ -24,7 +24,7 @@ import type { SmsProvider } from './provider.js';
 import { normalisedPhone } from './recipients.js';
 import { SmsSending } from './sending.js';
 import { planCampaign, type CampaignPlan } from './campaign-plan.js';
-import { SmsCompliance, storedWarnings } from './compliance.js';
+import { SmsCompliance, warningsOf } from './compliance.js';
 import { SmsCampaignReports } from './campaign-reports.js';
 import { advances } from './statuses.js';
 
@@ -415,6 +415,6 @@ function campaignView(row: CampaignRow, state: SmsCampaign['state']): SmsCampaig
     state,
     created_at: new Date(row.created_at).toISOString(),
     // The compliance warnings it was accepted with, under `warn`.
-    ...(storedWarnings(row.compliance) ? { warnings: storedWarnings(row.compliance) } : {}),
+    ...warningsOf(row.compliance),
   };
 }

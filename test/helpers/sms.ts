@@ -1,5 +1,23 @@
 /** SMS records written directly, for tests that run the send job or the sweeps by hand. */
+import { randomBytes, randomInt } from 'node:crypto';
+import type { JobAttempt } from '../../src/jobs/index.js';
 import type { TestApp } from './app.js';
+
+/**
+ * Fresh Brazilian mobile numbers in E.164 under `prefix` (`+5521986`; one per test file, so files running
+ * at once on one database never share a number), unique within a run and unlikely to repeat an earlier run's.
+ */
+export function recipientSource(prefix: string): (count: number) => string[] {
+  const run = String(randomInt(1000)).padStart(3, '0');
+  let numbers = 0;
+  return (count) => Array.from({ length: count }, () => `${prefix}${run}${String((numbers += 1)).padStart(3, '0')}`);
+}
+
+/** A message body no earlier run sent (the simulator and the provider's list tell runs apart by it). */
+export const freshBody = (label: string): string => `${label} ${randomBytes(3).toString('hex')}`;
+
+/** Try `n` of a send job run by hand. */
+export const attempt = (n: number, lastAttempt = false): JobAttempt => ({ id: 'by-hand', attempt: n, lastAttempt });
 
 export interface StoredCampaign {
   credentialId: number;
