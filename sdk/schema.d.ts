@@ -7921,7 +7921,9 @@ export interface components {
          *     method; `Allow` lists the methods it has), 413 `payload_too_large` (the body exceeds the
          *     server's limit, 1 MiB by default), 415 `unsupported_media_type` (a body in a content type the
          *     operation does not take), 501 `not_implemented` (an operation of the contract that this
-         *     server does not implement yet), 503 `service_unavailable`.
+         *     server does not implement yet), 503 `service_unavailable` (a dependency is down, or the
+         *     database was too busy with other writes to take this one in time: nothing was written, and
+         *     the same request can be sent again after `Retry-After` seconds).
          */
         Error: {
             headers: {

@@ -16,7 +16,7 @@ import { buildRoutes, loadContract } from './http/contract.js';
 import { specFile } from './project-root.js';
 import { readLane } from './http/read-lane.js';
 import { ContractSchemas } from './http/contract-schemas.js';
-import { errorHandler, translateApiError, translateBodyParserError } from './http/errors.js';
+import { errorHandler, translateApiError, translateBodyParserError, translateDatabaseBusy } from './http/errors.js';
 import { corsFor, fixedHeaders, securityHeaders } from './http/hygiene.js';
 import { metricsEndpoint, requestMetrics, type Metrics } from './http/metrics.js';
 import { observeCompletion } from './http/completion.js';
@@ -237,6 +237,6 @@ export function createApp(dependencies: AppDependencies): Express {
   app.use(providerSignatures(signatureChecks));
   app.use(idempotency(idempotencyKeys, logger));
   app.use(dispatch(handlers, dependencies.unimplemented));
-  app.use(errorHandler([translateApiError, translateBodyParserError, translateValidatorError]));
+  app.use(errorHandler([translateApiError, translateBodyParserError, translateValidatorError, translateDatabaseBusy]));
   return app;
 }

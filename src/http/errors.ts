@@ -4,6 +4,8 @@
  * an ApiError (or lets a library throw its own error); errorHandler turns both into that body.
  */
 import type { ErrorRequestHandler, Request, Response } from 'express';
+import { TimeoutError } from 'sequelize';
+import { DatabaseBusyError } from '../db/database.js';
 import type { components } from '../../sdk/schema.js';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
@@ -89,6 +91,16 @@ export function errorHandler(translators: ErrorTranslator[]): ErrorRequestHandle
 /** ApiErrors thrown by our own code. */
 export const translateApiError: ErrorTranslator = (error) => {
   return error instanceof ApiError ? error : undefined;
+};
+
+/**
+ * The database too busy to take a write in time (SQLite's lock or the wait for it, see
+ * serialiseTransactions): nothing was written, and the same request can be sent again shortly. Still
+ * logged as a failure: an overloaded server is something to look at.
+ */
+export const translateDatabaseBusy: ErrorTranslator = (error) => {
+  if (!(error instanceof DatabaseBusyError || error instanceof TimeoutError)) return undefined;
+  return new ApiError(503, 'service_unavailable', 'The database is busy with other writes: nothing was changed. Send the request again in a few seconds.', [], { 'Retry-After': '5' });
 };
 
 /** Errors of Express's body parsers (body-parser), recognised by their `type`. */
