@@ -63,6 +63,17 @@ describe('Reader', () => {
     expect(answers.map((answer) => answer!.id)).toEqual(Array.from({ length: 50 }, (_, index) => 1 + (index % 2)));
   });
 
+  it('reads wide rows with the values and order rows gives, each column named by its alias or its own name', async () => {
+    const reader = readerOf(sequelize);
+    const rest = 'FROM notes n WHERE n.id <= ? ORDER BY n.id DESC';
+    const wide = await reader.wideRows(['n.id', 'n.body AS text', 'n.done', 'n.written_at AS written', "n.body || '!' AS shout"], rest, [2]);
+    const plain = await reader.rows(`SELECT n.id, n.body AS text, n.done, n.written_at AS written, n.body || '!' AS shout ${rest}`, [2]);
+    expect(wide).toEqual(plain);
+    expect(wide.map((row) => (row as { id: number }).id)).toEqual([2, 1]);
+    expect(wide[1]).toMatchObject({ text: 'primeira', shout: 'primeira!' });
+    await expect(reader.wideRows(['n.id'], 'FROM notes n WHERE n.id = ?', [404])).resolves.toEqual([]);
+  });
+
   it('reads only: a write through it is refused', async () => {
     await expect(readerOf(sequelize).rows("UPDATE notes SET body = 'mudada' WHERE id = ?", [1])).rejects.toThrow(/SELECTs only/);
     // Below that check, the connections themselves are read-only (SQLite opens them so; PostgreSQL's default to read-only transactions).

@@ -226,6 +226,33 @@ describe('a campaign completed by its receipts', () => {
   });
 });
 
+describe('who reaches a campaign by its id', () => {
+  it("lets a platform admin read any campaign, keeps a campaign without an entity to platform admins, and answers an unknown id as a stranger's", async () => {
+    const admin = await createAdmin(direct);
+    const { campaignId } = await directCampaign(recipients(1), freshBody('Acesso'));
+    // An admin outside the team reads the report and the messages; so do the team's roles; a stranger does not.
+    for (const caller of [admin, directTeam.owner, directTeam.viewer]) {
+      const report = await get(direct, caller, `/api/sms/campaigns/${campaignId}/`);
+      expect(report.status, report.text).toBe(200);
+      expect(report.body.data).toMatchObject({ id: campaignId, state: 'sending', messages: { queued: 1 } });
+      expect((await get(direct, caller, `/api/sms/campaigns/${campaignId}/messages/`)).status).toBe(200);
+    }
+    expectError(await get(direct, directTeam.stranger, `/api/sms/campaigns/${campaignId}/`), 404, 'not_found');
+    // A campaign whose credential has no entity: the platform admins' alone, even for a team's owner.
+    await direct.sms.models.Campaign.update({ entity_id: null }, { where: { id: campaignId } });
+    expect((await get(direct, admin, `/api/sms/campaigns/${campaignId}/`)).status).toBe(200);
+    expect((await get(direct, admin, `/api/sms/campaigns/${campaignId}/messages/`)).status).toBe(200);
+    for (const caller of [directTeam.owner, directTeam.stranger]) {
+      expectError(await get(direct, caller, `/api/sms/campaigns/${campaignId}/`), 404, 'not_found');
+      expectError(await get(direct, caller, `/api/sms/campaigns/${campaignId}/messages/`), 404, 'not_found');
+    }
+    // The largest id the contract takes: no campaign, the same 404.
+    const largest = await get(direct, admin, '/api/sms/campaigns/2147483647/');
+    expectError(largest, 404, 'not_found');
+    expect(largest.body.error.details[0]).toMatchObject({ field: 'campaign_id', rule: 'in_your_teams', value: 2147483647 });
+  });
+});
+
 describe('a campaign completed by the receipt timeout', () => {
   it('completes once its last message waited SMS_RECEIPT_TIMEOUT_HOURS for a receipt, and not before', async () => {
     const to = recipients(3);

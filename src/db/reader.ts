@@ -30,6 +30,15 @@ export interface Reader {
   rows<Row extends object>(sql: string, values?: readonly unknown[]): Promise<Row[]>;
   /** The first row, if any. */
   row<Row extends object>(sql: string, values?: readonly unknown[]): Promise<Row | undefined>;
+  /**
+   * The rows of `SELECT <columns> <rest>`, for a page of many rows of many columns. Each column is
+   * `expression AS name` or `table.name`, and the rows have those names. On SQLite each row comes as
+   * one JSON text that SQLite writes: node-sqlite3 makes every value of every row a JavaScript value
+   * on the main thread, about 0.7 µs each, and the campaign list's 30 rows of 26 columns took 0.6 ms
+   * that way against 0.3 ms as JSON (half of what the request cost). Values read as `rows` gives them
+   * (numbers, text, null); no BLOBs. PostgreSQL's driver reads rows fast: the query runs as written.
+   */
+  wideRows<Row extends object>(columns: readonly string[], rest: string, values?: readonly unknown[]): Promise<Row[]>;
   close(): Promise<void>;
 }
 
@@ -57,9 +66,22 @@ export function readerOf(sequelize: Sequelize): Reader {
 }
 
 /** Refuses anything but a SELECT before it runs (the connections below refuse writes too). */
-function withFirstRow(run: Reader['rows'], close: () => Promise<void>): Reader {
+function withFirstRow(run: Reader['rows'], close: () => Promise<void>, rowsAsJson: boolean): Reader {
   const rows: Reader['rows'] = (sql, values) => (SELECT.test(sql) ? run(sql, values) : Promise.reject(new Error(`A Reader runs SELECTs only, not: ${sql.slice(0, 60)}`)));
-  return { rows, row: async (sql, values) => (await rows(sql, values))[0] as never, close };
+  const wideRows: Reader['wideRows'] = async (columns, rest, values) => {
+    if (!rowsAsJson) return rows(`SELECT ${columns.join(', ')} ${rest}`, values);
+    const found = await rows<{ row: string }>(`SELECT json_object(${columns.map(jsonMember).join(', ')}) AS row ${rest}`, values);
+    return found.map(({ row }) => JSON.parse(row));
+  };
+  return { rows, row: async (sql, values) => (await rows(sql, values))[0] as never, wideRows, close };
+}
+
+/** `'name', expression` for json_object, from `expression AS name` or `table.name`. */
+function jsonMember(column: string): string {
+  const [, expression, name] = /^\s*(.+?)(?:\s+AS\s+(\w+))?\s*$/is.exec(column) ?? [];
+  const member = name ?? /(\w+)$/.exec(expression ?? '')?.[1];
+  if (!expression || !member) throw new Error(`Not a column a Reader can name: ${column}`);
+  return `'${member}', ${expression}`;
 }
 
 const SELECT = /^\s*(SELECT|WITH)\b/i;
@@ -112,7 +134,7 @@ function sqliteReader(sequelize: Sequelize): Reader {
     if (!pool || storage === ':memory:') return; // the in-memory connection is Sequelize's to close
     for (const { database } of await pool) await new Promise<void>((resolve) => database.close(() => resolve()));
   };
-  return withFirstRow(rows, close);
+  return withFirstRow(rows, close, true);
 }
 
 async function openReadOnly(sqlite: SqliteModule, file: string): Promise<ReadConnection> {
@@ -189,7 +211,7 @@ function postgresReader(sequelize: Sequelize): Reader {
 
   const rows = async <Row extends object>(sql: string, values: readonly unknown[] = []): Promise<Row[]> =>
     (await connections.unsafe(textOf(sql), values as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as Row[];
-  return withFirstRow(rows, () => connections.end({ timeout: 5 }));
+  return withFirstRow(rows, () => connections.end({ timeout: 5 }), false);
 }
 
 /**

@@ -42,8 +42,7 @@ export function smsCampaignHandlers({ sms, teams, urls }: CampaignHandlerDepende
     },
 
     async getSmsCampaign(req, res) {
-      const { campaign } = await reports.access(callerOf(res), req.params.campaign_id);
-      const report = await reports.report(campaign.id);
+      const report = await reports.readableReport(callerOf(res), req.params.campaign_id);
       sendEnvelope(res, 200, report, `Campaign ${report.id} is ${report.state}.`);
     },
 

@@ -59,7 +59,7 @@ export const EXPORT_COLUMNS = ['id', 'recipient', 'contact_id', 'status', 'provi
 
 /** A campaign the caller reached by its id, with their role in its entity's team (`admin` for platform admins). */
 export interface CampaignAccess {
-  campaign: CampaignRow;
+  campaign: Pick<CampaignRow, 'id' | 'entity_id'>;
   role: TeamRole;
   /** Whether the caller reads its numbers whole. */
   wholeNumbers: boolean;
@@ -122,11 +122,24 @@ interface CampaignReportRow {
   compliance: string | null;
 }
 
-const REPORT_COLUMNS = `c.id, c.titulo, c.credential_id, c.accepted, c.rejected, c.opted_out_skipped, c.encoding, c.segments, c.state,
-  c.created_at, c.entity_id, c.finished_at, c.tally, c.footer, c.audience, c.compliance,
-  s.id AS sender_id, s.username AS sender_username, s.first_name AS sender_first_name, s.last_name AS sender_last_name, s.deleted_at AS sender_deleted_at,
-  x.id AS canceler_id, x.username AS canceler_username, x.first_name AS canceler_first_name, x.last_name AS canceler_last_name, x.deleted_at AS canceler_deleted_at`;
+/** The columns of a report, one by one for a page's `wideRows`. */
+const REPORT_COLUMN_LIST = [
+  ...['id', 'titulo', 'credential_id', 'accepted', 'rejected', 'opted_out_skipped', 'encoding', 'segments', 'state', 'created_at'].map((name) => `c.${name}`),
+  ...['entity_id', 'finished_at', 'tally', 'footer', 'audience', 'compliance'].map((name) => `c.${name}`),
+  ...['id', 'username', 'first_name', 'last_name', 'deleted_at'].map((name) => `s.${name} AS sender_${name}`),
+  ...['id', 'username', 'first_name', 'last_name', 'deleted_at'].map((name) => `x.${name} AS canceler_${name}`),
+];
+const REPORT_COLUMNS = REPORT_COLUMN_LIST.join(', ');
 const REPORT_FROM = 'FROM sms_campaigns c LEFT JOIN users s ON s.id = c.created_by LEFT JOIN users x ON x.id = c.canceled_by';
+/** The caller's membership in the campaign's entity (the caller's id is its parameter). */
+const WITH_CALLER_ROLE = 'LEFT JOIN entity_members m ON m.entity_id = c.entity_id AND m.user_id = ?';
+/** A campaign with the caller's membership (the contract bounds its id to an INTEGER). */
+const ACCESS_SQL = `SELECT c.id, c.entity_id, m.role AS caller_role FROM sms_campaigns c ${WITH_CALLER_ROLE} WHERE c.id = ?`;
+interface AccessRow {
+  id: number;
+  entity_id: number | null;
+  caller_role: TeamRole | null;
+}
 /** An entity's campaigns, newest first, optionally in one state: the page's WHERE, ORDER and LIMIT, shared by its reads. */
 const ENTITY_PAGE = 'WHERE c.entity_id = ? ORDER BY c.id DESC LIMIT ? OFFSET ?';
 const ENTITY_STATE_PAGE = 'WHERE c.entity_id = ? AND c.state = ? ORDER BY c.id DESC LIMIT ? OFFSET ?';
@@ -165,21 +178,32 @@ export class SmsCampaignReports {
   /**
    * The campaign `campaignId` if the caller is in its entity's team (platform admins: any campaign, those
    * of credentials without an entity included); else 404, the same for a campaign that does not exist.
+   * One query: the campaign with the caller's membership.
    */
   async access(caller: Caller, campaignId: number): Promise<CampaignAccess> {
-    const campaign = Number.isSafeInteger(campaignId) ? ((await this.models.Campaign.findByPk(campaignId, { raw: true })) as CampaignRow | null) : null;
-    const role = campaign ? await this.roleIn(caller, campaign) : undefined;
-    if (!campaign || !role) {
+    const row = Number.isSafeInteger(campaignId) ? await this.reader.row<AccessRow>(ACCESS_SQL, [caller.user.id, campaignId]) : undefined;
+    return this.accessFrom(caller, campaignId, row);
+  }
+
+  /** The campaign's report, if the caller may read it (as `access` says): one query for both when it is finished. */
+  async readableReport(caller: Caller, campaignId: number): Promise<SmsCampaignReport> {
+    const row = Number.isSafeInteger(campaignId)
+      ? await this.reader.row<CampaignReportRow & AccessRow>(`SELECT ${REPORT_COLUMNS}, m.role AS caller_role ${REPORT_FROM} ${WITH_CALLER_ROLE} WHERE c.id = ?`, [caller.user.id, campaignId])
+      : undefined;
+    this.accessFrom(caller, campaignId, row);
+    return reportOf(row!, (await this.talliesOf([row!])).get(asNumber(row!.id)));
+  }
+
+  /** The access a campaign row read with the caller's membership gives; 404 when there is none. */
+  private accessFrom(caller: Caller, campaignId: number, row: AccessRow | undefined): CampaignAccess {
+    // A campaign of a credential without an entity is the platform admins' alone.
+    const role = row && (row.entity_id === null ? (caller.user.is_admin ? 'admin' : undefined) : this.teams.roleFrom(caller, row.caller_role));
+    if (!row || !role) {
       throw notFound(`There is no SMS campaign ${campaignId} in your teams.`, [
         { location: 'path', field: 'campaign_id', rule: 'in_your_teams', message: 'must be a campaign of one of your teams', value: campaignId },
       ]);
     }
-    return { campaign, role, wholeNumbers: this.teams.may(caller, role, 'readPersonalData') };
-  }
-
-  private async roleIn(caller: Caller, campaign: CampaignRow): Promise<TeamRole | undefined> {
-    if (campaign.entity_id === null) return caller.user.is_admin ? 'admin' : undefined;
-    return (await this.teams.rolesOf(caller, [campaign.entity_id])).get(campaign.entity_id);
+    return { campaign: { id: asNumber(row.id), entity_id: row.entity_id === null ? null : asNumber(row.entity_id) }, role, wholeNumbers: this.teams.may(caller, role, 'readPersonalData') };
   }
 
   // --- Reads ------------------------------------------------------------------------------------
@@ -191,7 +215,7 @@ export class SmsCampaignReports {
     const totalSql = `SELECT COUNT(*) AS total FROM sms_campaigns c WHERE c.entity_id = ?${state === undefined ? '' : ' AND c.state = ?'}`;
     const [totalRow, rows] = await Promise.all([
       this.reader.row<{ total: unknown }>(totalSql, pageValues.slice(0, state === undefined ? 1 : 2)),
-      this.reader.rows<CampaignReportRow>(`SELECT ${REPORT_COLUMNS} ${REPORT_FROM} ${pageWhere}`, pageValues),
+      this.reader.wideRows<CampaignReportRow>(REPORT_COLUMN_LIST, `${REPORT_FROM} ${pageWhere}`, pageValues),
     ]);
     const tallies = await this.talliesOf(rows);
     return { total: asNumber(totalRow?.total ?? 0), campaigns: rows.map((row) => reportOf(row, tallies.get(asNumber(row.id)))) };
