@@ -31,11 +31,13 @@ export interface PalanqueSettings {
  */
 export async function startPalanque(settings: PalanqueSettings): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...startArguments(), ...(settings.nodeArguments ?? []), 'dist/src/server.js'], {
+  const start = startCommand();
+  const child = spawn(process.execPath, [...start.nodeArguments, ...(settings.nodeArguments ?? []), 'dist/src/server.js'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
       ...process.env,
+      ...start.environment,
       NODE_ENV: 'production',
       PORT: String(port),
       // Required in production; the bench's links are never followed.
@@ -63,11 +65,16 @@ export async function startPalanque(settings: PalanqueSettings): Promise<Running
   return serving(child, `http://127.0.0.1:${port}`, '/api/municipios/');
 }
 
-/** The options `npm start` gives node (package.json's `start`: `node <options> dist/src/server.js`). */
-function startArguments(): string[] {
+/**
+ * What `npm start` sets (package.json's `start`: `[NAME=value ...] node <options> dist/src/server.js`):
+ * the environment before `node`, and node's options.
+ */
+function startCommand(): { environment: Record<string, string>; nodeArguments: string[] } {
   const start = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start;
   const words = start.split(/\s+/);
-  return words.slice(words.indexOf('node') + 1, words.indexOf('dist/src/server.js'));
+  const node = words.indexOf('node');
+  const environment = Object.fromEntries(words.slice(0, node).map((word) => word.split('=', 2) as [string, string]));
+  return { environment, nodeArguments: words.slice(node + 1, words.indexOf('dist/src/server.js')) };
 }
 
 /** `npm run build`: the server the benchmark measures is the one `npm start` serves. */
