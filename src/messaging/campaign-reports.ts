@@ -124,8 +124,9 @@ interface CampaignReportRow {
 
 /** The columns of a report, one by one for a page's `wideRows`. */
 const REPORT_COLUMN_LIST = [
-  ...['id', 'titulo', 'credential_id', 'accepted', 'rejected', 'opted_out_skipped', 'encoding', 'segments', 'state', 'created_at'].map((name) => `c.${name}`),
-  ...['entity_id', 'finished_at', 'tally', 'footer', 'audience', 'compliance'].map((name) => `c.${name}`),
+  ...['id', 'titulo', 'credential_id', 'accepted', 'rejected', 'opted_out_skipped', 'encoding', 'segments', 'state', 'created_at', 'entity_id', 'finished_at', 'tally', 'footer', 'audience', 'compliance'].map(
+    (name) => `c.${name}`,
+  ),
   ...['id', 'username', 'first_name', 'last_name', 'deleted_at'].map((name) => `s.${name} AS sender_${name}`),
   ...['id', 'username', 'first_name', 'last_name', 'deleted_at'].map((name) => `x.${name} AS canceler_${name}`),
 ];
