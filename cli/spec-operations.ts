@@ -468,7 +468,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/auth/my_data/",
     "tag": "Accounts",
     "summary": "Everything the service holds about the caller (LGPD access)",
-    "description": "The data subject's right of access (LGPD, art. 18, II), as one JSON document to download\n(`Content-Disposition: attachment`): the caller's account, and each table's rows about them,\ngrouped in `sections`, each naming where it comes from (`source`: the table and the column that\nnames the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),\n`password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,\n`social_login_attempts`, `memberships` (teams and roles), `entities_owned`,\n`entities_last_written`, `guardianship_links_created`, `research_bookmarks`,\n`news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),\n`sms_credentials_added`, `sms_campaigns_sent`, `sms_campaigns_canceled`, `contacts_added`\n(which contacts of an entity the caller added, without their numbers), `sms_compliance_set`,\n`elections_panel_syncs`,\n`social_network_removals`, `security_events` (the audit log's events done by the caller or\nconcerning them), `edits_made` (the caller's changes to entities, from their edit\nhistory: which entity, what and when, without the values), `membership_counts` (teams per entity type, kept for paging), and\n`failed_logins` (failed password checks of the username or address, with the client address\neach came from). Timestamps are ISO 8601 in UTC. Never a secret: no password\nhash, key or token (nor their hashes), sealed provider token or SMS account secret.\n\nThe records of an entity the caller's team keeps (a candidate's record, its monitors' data)\nare the team's, not the caller's: `memberships` lists the teams, and each team's records are\nread through the operations of the entities.",
+    "description": "The data subject's right of access (LGPD, art. 18, II), as one JSON document to download\n(`Content-Disposition: attachment`): the caller's account, and each table's rows about them,\ngrouped in `sections`, each naming where it comes from (`source`: the table and the column that\nnames the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),\n`password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,\n`social_login_attempts`, `memberships` (teams and roles), `entities_owned`,\n`entities_last_written`, `guardianship_links_created`, `research_bookmarks`,\n`news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),\n`sms_credentials_added`, `sms_campaigns_sent`, `sms_campaigns_canceled`, `contacts_added`\n(which contacts of an entity the caller added, without their numbers), `sms_compliance_set`,\n`chat_replies_written` (the caller's replies in an entity's inbox, with their text),\n`chat_conversations_assigned`, `elections_panel_syncs`,\n`social_network_removals`, `security_events` (the audit log's events done by the caller or\nconcerning them), `edits_made` (the caller's changes to entities, from their edit\nhistory: which entity, what and when, without the values), `membership_counts` (teams per entity type, kept for paging), and\n`failed_logins` (failed password checks of the username or address, with the client address\neach came from). Timestamps are ISO 8601 in UTC. Never a secret: no password\nhash, key or token (nor their hashes), sealed provider token or SMS account secret.\n\nThe records of an entity the caller's team keeps (a candidate's record, its monitors' data)\nare the team's, not the caller's: `memberships` lists the teams, and each team's records are\nread through the operations of the entities.",
     "auth": true,
     "parameters": [],
     "answer": "application/json",
@@ -2706,6 +2706,192 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
         }
       ]
     },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listConversations",
+    "method": "get",
+    "path": "/api/chat/conversations/",
+    "tag": "chat",
+    "summary": "An entity's conversations, the most recent first",
+    "description": "Not in the seed (issue 24; the seed lists the `chat` tag without its operations). A voter's\nSMS reply to one of the entity's credentials that is not an opt-out keyword starts a\nconversation (one per credential and number) or continues it; the team answers it with\n`replyToConversation`. Lists the conversations of entity `entity_id`, the one with the\nlatest message first, 30 per page, each with its channel, the person (and the entity's\ncontact with that number, if any), who it is assigned to, how many inbound messages nobody\nmarked read, and its last message. `unread_only=true` keeps those with unread messages;\n`assignee_id` those assigned to that member.\n\nA phone number is personal data (issue 12): the entity's owner and admins (and platform\nadmins) read it whole; its operators and viewers read it masked (`+55*******4321`). Every\nmember of the entity's team may list its conversations.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity."
+      },
+      {
+        "name": "unread_only",
+        "in": "query",
+        "required": false,
+        "type": "boolean",
+        "description": "Only the conversations with unread messages."
+      },
+      {
+        "name": "assignee_id",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Only the conversations assigned to this member of the team."
+      },
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
+  },
+  {
+    "operationId": "listConversationMessages",
+    "method": "get",
+    "path": "/api/chat/conversations/{conversation_id}/messages/",
+    "tag": "chat",
+    "summary": "A conversation's messages, oldest first",
+    "description": "Not in the seed (issue 24). The thread of a conversation, oldest first, 50 per page: each\nmessage's direction (`in` from the person, `out` from the team), text, status and, for the\nteam's, who wrote it. An inbound message is `received`; an outbound SMS has its delivery\nstatus as `getSmsCampaign` counts them (`queued`, `sending`, `sent`, `delivered`,\n`undelivered`, `failed`), updated by the provider's receipts. Reading the thread does not\nmark it read (`markConversationRead` does). Every member of the entity's team may read it.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "conversation_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the conversation (`listConversations` lists them)."
+      },
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
+  },
+  {
+    "operationId": "replyToConversation",
+    "method": "post",
+    "path": "/api/chat/conversations/{conversation_id}/messages/",
+    "tag": "chat",
+    "summary": "Answer a conversation",
+    "description": "Not in the seed (issue 24). Sends `text` to the conversation's person through its channel:\nfor SMS, from the credential the person wrote to, by the same send job as campaigns, so it\nis handed to the provider exactly once however the request or the job is retried, and its\nstatus follows the delivery receipts (`listConversationMessages`). A reply to someone who\nwrote first is not a campaign message: the entity's compliance mode (`getSmsCompliance`)\nasks no consent, footer or propaganda window of it. But a number that opted out of the\nentity's campaigns is never written to: that is 422 whatever the mode. Replying marks the\nconversation read. The entity's owner, admins and operators may reply (platform admins\nto any conversation); its viewers may not.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "conversation_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the conversation (`listConversations` lists them)."
+      }
+    ],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "text",
+          "required": true,
+          "type": "string",
+          "description": "What to send."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "markConversationRead",
+    "method": "post",
+    "path": "/api/chat/conversations/{conversation_id}/read/",
+    "tag": "chat",
+    "summary": "Mark a conversation read",
+    "description": "Not in the seed (issue 24). Sets the conversation's unread count to 0: its inbound messages so\nfar were seen by the team (the count is the team's, not each member's). Marking a read\nconversation read again changes nothing. Every member of the entity's team may mark it.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "conversation_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the conversation (`listConversations` lists them)."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "assignConversation",
+    "method": "post",
+    "path": "/api/chat/conversations/{conversation_id}/assign/",
+    "tag": "chat",
+    "summary": "Assign a conversation to a team member",
+    "description": "Not in the seed (issue 24). Assigns the conversation to `assignee_id`, a member of the\nentity's team who may answer it (its owner, an admin or an operator), or to nobody with\n`null`. The entity's owner, admins and operators may assign; its viewers may not.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "conversation_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the conversation (`listConversations` lists them)."
+      }
+    ],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "assignee_id",
+          "required": true,
+          "type": "integer",
+          "description": "The team member to assign it to; null for nobody."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listInboxChanges",
+    "method": "get",
+    "path": "/api/chat/changes/",
+    "tag": "chat",
+    "summary": "What changed in an entity's inbox since a cursor (a long poll)",
+    "description": "Not in the seed (issue 24). How a front end sees new messages without reloading: each change\nto entity `entity_id`'s inbox (a message in or out, an outbound message's delivery status, a\nconversation read or assigned) is numbered when it is committed, and this answers the changes\nafter `cursor`, oldest first, up to 100, each with the conversation and the message as they\nare now, and the `cursor` to send next. `more` is true when more changes are waiting: ask\nagain at once.\n\n**How to use it.** Ask once without `cursor`: the answer has no changes and the current\ncursor. Then load `listConversations`, then ask with that cursor in a loop, each time with the\n`cursor` of the last answer. A change made between the first call and the list comes once\nmore; none is lost. Every change of the entity after a cursor is answered exactly once across\nthe answers that follow it, however many instances serve the entity and whichever answers\neach call: the cursor is a number in the database, not an instance's memory, and an\nentity's changes are numbered in the order they commit.\n\n**Waiting (long poll).** With `wait` (seconds, up to 25) and nothing new after `cursor`, the\nanswer waits until there is, or until `wait` passed, then answers what there is (maybe\nnothing, with the same cursor). A change committed by the same instance ends the wait at\nonce; one committed by another instance within about a second (each waiting request looks\nagain every second). The limits: a waiting request holds a connection and one database read\na second; proxies and load balancers in front must allow an idle response of 30 s (most\ndefault to 60). A cursor is opaque: a front end sends back what it got. A cursor from\nanother entity's inbox answers this entity's changes after that point, which is harmless.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity."
+      },
+      {
+        "name": "cursor",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "The `cursor` of the last answer; without it, the answer gives the current cursor and no changes."
+      },
+      {
+        "name": "wait",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "Seconds to wait for a change when there is none yet (a long poll); 0 when omitted."
+      }
+    ],
     "answer": "application/json",
     "paged": false
   },

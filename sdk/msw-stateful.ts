@@ -633,6 +633,8 @@ const EXPORT_SOURCES: Record<string, string> = {
   sms_campaigns_canceled: 'sms_campaigns.canceled_by',
   contacts_added: 'contacts.created_by',
   sms_compliance_set: 'sms_compliance.updated_by',
+  chat_replies_written: 'conversation_messages.sent_by',
+  chat_conversations_assigned: 'conversations.assignee_id',
   elections_panel_syncs: 'elections_panel_syncs.user_id',
   social_network_removals: 'socialnet_removals.user_id',
   security_events: 'audit_events.user_id, audit_events.actor_id',

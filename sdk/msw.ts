@@ -93,6 +93,7 @@ export const CREATE_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>(
   'createSocialMonitor',
   'createUser',
   'receiveSocialnetRemoval',
+  'replyToConversation',
   'requestNewsSource',
   'sendSmsCampaign',
   'startSocialLogin',

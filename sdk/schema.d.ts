@@ -612,7 +612,8 @@ export interface paths {
          *     `news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),
          *     `sms_credentials_added`, `sms_campaigns_sent`, `sms_campaigns_canceled`, `contacts_added`
          *     (which contacts of an entity the caller added, without their numbers), `sms_compliance_set`,
-         *     `elections_panel_syncs`,
+         *     `chat_replies_written` (the caller's replies in an entity's inbox, with their text),
+         *     `chat_conversations_assigned`, `elections_panel_syncs`,
          *     `social_network_removals`, `security_events` (the audit log's events done by the caller or
          *     concerning them), `edits_made` (the caller's changes to entities, from their edit
          *     history: which entity, what and when, without the values), `membership_counts` (teams per entity type, kept for paging), and
@@ -3409,6 +3410,217 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/chat/conversations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An entity's conversations, the most recent first
+         * @description Not in the seed (issue 24; the seed lists the `chat` tag without its operations). A voter's
+         *     SMS reply to one of the entity's credentials that is not an opt-out keyword starts a
+         *     conversation (one per credential and number) or continues it; the team answers it with
+         *     `replyToConversation`. Lists the conversations of entity `entity_id`, the one with the
+         *     latest message first, 30 per page, each with its channel, the person (and the entity's
+         *     contact with that number, if any), who it is assigned to, how many inbound messages nobody
+         *     marked read, and its last message. `unread_only=true` keeps those with unread messages;
+         *     `assignee_id` those assigned to that member.
+         *
+         *     A phone number is personal data (issue 12): the entity's owner and admins (and platform
+         *     admins) read it whole; its operators and viewers read it masked (`+55*******4321`). Every
+         *     member of the entity's team may list its conversations.
+         *
+         *     - **200**: `data` is a page of conversations.
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer, `assignee_id` is
+         *       not a positive integer, or `page` is not an integer of at least 1.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such entity, one outside the caller's teams, or `page` is past the
+         *       last page.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["listConversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/conversations/{conversation_id}/messages/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A conversation's messages, oldest first
+         * @description Not in the seed (issue 24). The thread of a conversation, oldest first, 50 per page: each
+         *     message's direction (`in` from the person, `out` from the team), text, status and, for the
+         *     team's, who wrote it. An inbound message is `received`; an outbound SMS has its delivery
+         *     status as `getSmsCampaign` counts them (`queued`, `sending`, `sent`, `delivered`,
+         *     `undelivered`, `failed`), updated by the provider's receipts. Reading the thread does not
+         *     mark it read (`markConversationRead` does). Every member of the entity's team may read it.
+         *
+         *     - **200**: `data` is a page of messages.
+         *     - **400** `bad_request`: `conversation_id` is not a positive integer, or `page` is not an
+         *       integer of at least 1.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such conversation, one whose entity is outside the caller's teams,
+         *       or `page` is past the last page.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["listConversationMessages"];
+        put?: never;
+        /**
+         * Answer a conversation
+         * @description Not in the seed (issue 24). Sends `text` to the conversation's person through its channel:
+         *     for SMS, from the credential the person wrote to, by the same send job as campaigns, so it
+         *     is handed to the provider exactly once however the request or the job is retried, and its
+         *     status follows the delivery receipts (`listConversationMessages`). A reply to someone who
+         *     wrote first is not a campaign message: the entity's compliance mode (`getSmsCompliance`)
+         *     asks no consent, footer or propaganda window of it. But a number that opted out of the
+         *     entity's campaigns is never written to: that is 422 whatever the mode. Replying marks the
+         *     conversation read. The entity's owner, admins and operators may reply (platform admins
+         *     to any conversation); its viewers may not.
+         *
+         *     - **201**: queued for sending; `data` is the message.
+         *     - **200**: not returned; same body as 201.
+         *     - **400** `bad_request`: `conversation_id` is not a positive integer, or the body is not a
+         *       JSON object.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is a viewer of the entity's team.
+         *     - **404** `not_found`: no such conversation, or one whose entity is outside the caller's
+         *       teams.
+         *     - **409** `conflict`: the request's `Idempotency-Key` is in flight.
+         *     - **422** `validation_failed`: `text` is missing, empty or longer than 1,600 characters, a
+         *       field not listed was sent, or the number opted out (rule `not_opted_out`); or
+         *       `idempotency_key_reused`.
+         */
+        post: operations["replyToConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/conversations/{conversation_id}/read/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a conversation read
+         * @description Not in the seed (issue 24). Sets the conversation's unread count to 0: its inbound messages so
+         *     far were seen by the team (the count is the team's, not each member's). Marking a read
+         *     conversation read again changes nothing. Every member of the entity's team may mark it.
+         *
+         *     - **200**: `data` is the conversation.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `conversation_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such conversation, or one whose entity is outside the caller's
+         *       teams.
+         *     - 403, 409 and 422 are not returned.
+         */
+        post: operations["markConversationRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/conversations/{conversation_id}/assign/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Assign a conversation to a team member
+         * @description Not in the seed (issue 24). Assigns the conversation to `assignee_id`, a member of the
+         *     entity's team who may answer it (its owner, an admin or an operator), or to nobody with
+         *     `null`. The entity's owner, admins and operators may assign; its viewers may not.
+         *
+         *     - **200**: `data` is the conversation.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `conversation_id` is not a positive integer, or the body is not a
+         *       JSON object.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is a viewer of the entity's team.
+         *     - **404** `not_found`: no such conversation, or one whose entity is outside the caller's
+         *       teams.
+         *     - **422** `validation_failed`: `assignee_id` is missing, or not a member of the team who may
+         *       answer (rule `team_member_who_may_reply`), or a field not listed was sent.
+         *     - 409 is not returned.
+         */
+        post: operations["assignConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/changes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed in an entity's inbox since a cursor (a long poll)
+         * @description Not in the seed (issue 24). How a front end sees new messages without reloading: each change
+         *     to entity `entity_id`'s inbox (a message in or out, an outbound message's delivery status, a
+         *     conversation read or assigned) is numbered when it is committed, and this answers the changes
+         *     after `cursor`, oldest first, up to 100, each with the conversation and the message as they
+         *     are now, and the `cursor` to send next. `more` is true when more changes are waiting: ask
+         *     again at once.
+         *
+         *     **How to use it.** Ask once without `cursor`: the answer has no changes and the current
+         *     cursor. Then load `listConversations`, then ask with that cursor in a loop, each time with the
+         *     `cursor` of the last answer. A change made between the first call and the list comes once
+         *     more; none is lost. Every change of the entity after a cursor is answered exactly once across
+         *     the answers that follow it, however many instances serve the entity and whichever answers
+         *     each call: the cursor is a number in the database, not an instance's memory, and an
+         *     entity's changes are numbered in the order they commit.
+         *
+         *     **Waiting (long poll).** With `wait` (seconds, up to 25) and nothing new after `cursor`, the
+         *     answer waits until there is, or until `wait` passed, then answers what there is (maybe
+         *     nothing, with the same cursor). A change committed by the same instance ends the wait at
+         *     once; one committed by another instance within about a second (each waiting request looks
+         *     again every second). The limits: a waiting request holds a connection and one database read
+         *     a second; proxies and load balancers in front must allow an idle response of 30 s (most
+         *     default to 60). A cursor is opaque: a front end sends back what it got. A cursor from
+         *     another entity's inbox answers this entity's changes after that point, which is harmless.
+         *
+         *     - **200**: `data.changes` is what changed after `cursor`; `data.cursor` is the cursor to send
+         *       next.
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer, `cursor` is not a
+         *       cursor, or `wait` is not an integer from 0 to 25.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such entity, or one outside the caller's teams.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["listInboxChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/callback/provider_sms/": {
         parameters: {
             query?: never;
@@ -5683,6 +5895,90 @@ export interface components {
         SmsCampaignMessagePage: components["schemas"]["PageMeta"] & {
             results: components["schemas"]["SmsCampaignMessage"][];
         };
+        /** @description A conversation of an entity's inbox with one person, on one channel. */
+        Conversation: {
+            id: number;
+            /** @description The entity whose inbox it is (a credential without an entity, for platform admins only, has no inbox). */
+            entity_id: number;
+            /**
+             * @description How the person writes and is answered. `sms` through an SMS credential.
+             * @enum {string}
+             */
+            channel: "sms";
+            /** @description For `sms`: the credential the person wrote to, which answers. */
+            credential_id: number | null;
+            /** @description The person's number (E.164), whole for the entity's owner and admins, masked for its operators and viewers (`+55*******4321`). */
+            participant: string;
+            /** @description The entity's contact with this number; null when there is none. */
+            contact: {
+                id: number;
+                name: string | null;
+            } | null;
+            /** @description The team member who answers it; null when nobody is assigned. */
+            assignee: components["schemas"]["UserRef"] | null;
+            /** @description Inbound messages since the team last marked it read. */
+            unread_count: number;
+            /** @description Its latest message; null never in practice (a conversation starts with one). */
+            last_message: components["schemas"]["ConversationMessage"] | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A page of Conversation records (the paginated list structure). */
+        ConversationPage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["Conversation"][];
+        };
+        /** @description One message of a conversation. */
+        ConversationMessage: {
+            id: number;
+            conversation_id: number;
+            /**
+             * @description `in` from the person, `out` from the team.
+             * @enum {string}
+             */
+            direction: "in" | "out";
+            text: string;
+            /**
+             * @description `received` for an inbound message; an outbound SMS's delivery status otherwise (see `getSmsCampaign`).
+             * @enum {string}
+             */
+            status: "received" | "queued" | "sending" | "sent" | "delivered" | "undelivered" | "failed" | "canceled" | "opted_out";
+            /** @description The provider's error code for an outbound message that failed; null otherwise. */
+            error_code: string | null;
+            /** @description Who on the team wrote it; null for an inbound message, or an account that no longer exists. */
+            sent_by: components["schemas"]["UserRef"] | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A page of ConversationMessage records (the paginated list structure). */
+        ConversationMessagePage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["ConversationMessage"][];
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        NewConversationReply: {
+            /** @description What to send. */
+            text: string;
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        ConversationAssignment: {
+            /** @description The team member to assign it to; null for nobody. */
+            assignee_id: number | null;
+        };
+        /** @description One change of an inbox, with the conversation and message as they are now. */
+        InboxChange: {
+            /**
+             * @description `message` a new message, in or out; `status` an outbound message's delivery status; `read` the conversation marked read; `assigned` assigned or unassigned.
+             * @enum {string}
+             */
+            kind: "message" | "status" | "read" | "assigned";
+            conversation: components["schemas"]["Conversation"];
+            /** @description The message of a `message` or `status` change; null for the others. */
+            message: components["schemas"]["ConversationMessage"] | null;
+        };
+        InboxChanges: {
+            /** @description What to send as `cursor` next. */
+            cursor: string;
+            changes: components["schemas"]["InboxChange"][];
+            /** @description More changes are waiting after `cursor`. */
+            more: boolean;
+        };
         /** @description An SMS provider credential. Its secret is write-only and stored encrypted. */
         SmsCredential: {
             readonly id: number;
@@ -6286,6 +6582,21 @@ export interface components {
         SmsCampaignMessagePageEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SmsCampaignMessagePage"];
         };
+        ConversationEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["Conversation"];
+        };
+        ConversationPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ConversationPage"];
+        };
+        ConversationMessageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ConversationMessage"];
+        };
+        ConversationMessagePageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ConversationMessagePage"];
+        };
+        InboxChangesEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["InboxChanges"];
+        };
         SmsOptOutPageEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SmsOptOutPage"];
         };
@@ -6787,6 +7098,68 @@ export interface components {
          *     caller's teams (the two are not told apart), or a page past the last.
          */
         SmsCampaignNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 404 `not_found` for listConversations and listInboxChanges: an entity outside the caller's
+         *     teams, or none, or a page past the last.
+         */
+        ListConversationsNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 404 `not_found` for listConversationMessages, replyToConversation, markConversationRead and
+         *     assignConversation: no conversation with this id, or one whose entity is outside the caller's
+         *     teams (the two are not told apart), or a page past the last.
+         */
+        ConversationNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for replyToConversation: its body fails validation (`validation_failed`, each failing
+         *     field in `error.details`), the number opted out of the entity's campaigns (rule
+         *     `not_opted_out`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        ReplyToConversationInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 `validation_failed` for assignConversation: `assignee_id` is missing, not a whole number,
+         *     or not a member of the entity's team who may answer; or a field not listed was sent.
+         */
+        AssignConversationInvalid: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -7985,6 +8358,11 @@ export interface components {
          * @example 77
          */
         SmsCampaignIdPath: number;
+        /**
+         * @description Id of the conversation (`listConversations` lists them).
+         * @example 41
+         */
+        ConversationIdPath: number;
         /** @description Id of the user. */
         UserIdPath: number;
         /**
@@ -13467,6 +13845,366 @@ export interface operations {
             404: components["responses"]["ContactNotFound"];
             409: components["responses"]["EraseContactConflict"];
             422: components["responses"]["EraseContactInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listConversations: {
+        parameters: {
+            query: {
+                /** @description Id of the entity. */
+                entity_id: components["schemas"]["IdString"];
+                /** @description Only the conversations with unread messages. */
+                unread_only?: boolean;
+                /** @description Only the conversations assigned to this member of the team. */
+                assignee_id?: components["schemas"]["IdString"];
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of conversations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ListConversationsNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listConversationMessages: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the conversation (`listConversations` lists them).
+                 * @example 41
+                 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the conversation's messages. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationMessagePageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ConversationNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    replyToConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Id of the conversation (`listConversations` lists them).
+                 * @example 41
+                 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewConversationReply"];
+            };
+        };
+        responses: {
+            /** @description Not returned by this operation; same body as 201. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationMessageEnvelope"];
+                };
+            };
+            /** @description The reply is queued for sending. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationMessageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ConversationNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ReplyToConversationInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    markConversationRead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Id of the conversation (`listConversations` lists them).
+                 * @example 41
+                 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation, read. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ConversationNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    assignConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Id of the conversation (`listConversations` lists them).
+                 * @example 41
+                 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConversationAssignment"];
+            };
+        };
+        responses: {
+            /** @description The conversation, assigned. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ConversationNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["AssignConversationInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listInboxChanges: {
+        parameters: {
+            query: {
+                /** @description Id of the entity. */
+                entity_id: components["schemas"]["IdString"];
+                /** @description The `cursor` of the last answer; without it, the answer gives the current cursor and no changes. */
+                cursor?: string;
+                /** @description Seconds to wait for a change when there is none yet (a long poll); 0 when omitted. */
+                wait?: number;
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The changes after the cursor. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxChangesEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ListConversationsNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["Error"];

@@ -56,6 +56,7 @@ import { socialnetHandlers, socialnetSignatureChecks } from './socialnet/index.j
 import type { SocialnetRemovals } from './socialnet/removals.js';
 import type { SeenDeliveries } from './socialnet/deliveries.js';
 import { providerSignatures } from './http/provider-signatures.js';
+import { chatHandlers, createInbox, type Inbox } from './chat/index.js';
 import { complianceHandlers, contactHandlers, Contacts, smsCampaignHandlers, smsHandlers, smsSignatureChecks } from './messaging/index.js';
 import { oauthHandlers, type SocialLinks } from './oauth/index.js';
 import { electionsHandlers, type ElectionsPanelSyncs } from './elections/index.js';
@@ -104,6 +105,8 @@ export interface AppDependencies {
   socialnetDeliveries: SeenDeliveries;
   /** SMS credentials, campaigns and the provider's callbacks. */
   sms: Sms;
+  /** The entities' chat inboxes (created on `sms` when not given). */
+  inbox?: Inbox;
   /** Accounts at OAuth providers linked to users. */
   socialLinks: SocialLinks;
   /** Syncs with the elections panel. */
@@ -172,6 +175,7 @@ export function createApp(dependencies: AppDependencies): Express {
     ...complianceHandlers({ sms: dependencies.sms, entities }),
     ...contactHandlers({ contacts: new Contacts(dependencies.sms.models), models: dependencies.sms.models, teams: entities.teams, audit: accounts.audit, urls: config }),
     ...smsCampaignHandlers({ sms: dependencies.sms, teams: entities.teams, urls: config }),
+    ...chatHandlers({ inbox: dependencies.inbox ?? createInbox(entities.models.Entity.sequelize!, { sms: dependencies.sms, teams: entities.teams }), teams: entities.teams, urls: config }),
     ...oauthHandlers(dependencies.socialLinks, config, logger),
     ...electionsHandlers(dependencies.electionsPanelSyncs),
     ...courtImportHandlers(dependencies.courtImports),

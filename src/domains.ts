@@ -13,6 +13,7 @@ import { createEntities } from './entities/index.js';
 import type { InvitationSettings } from './entities/invitations.js';
 import type { JobQueue } from './jobs/index.js';
 import type { Logger } from './logger.js';
+import { createInbox } from './chat/index.js';
 import { createSms, type MessagingSettings } from './messaging/index.js';
 import { createMonitors } from './monitors/index.js';
 import { createNewsSources } from './news/sources.js';
@@ -23,7 +24,7 @@ import { createStrategy } from './strategy/index.js';
 
 export type Domains = Pick<
   AppDependencies,
-  'entities' | 'monitors' | 'strategy' | 'socialnetRemovals' | 'socialnetDeliveries' | 'sms' | 'socialLinks' | 'electionsPanelSyncs' | 'courtImports' | 'researchBookmarks' | 'newsSources'
+  'entities' | 'monitors' | 'strategy' | 'socialnetRemovals' | 'socialnetDeliveries' | 'sms' | 'inbox' | 'socialLinks' | 'electionsPanelSyncs' | 'courtImports' | 'researchBookmarks' | 'newsSources'
 >;
 
 /** The configuration the domains read (the server passes its Config). */
@@ -65,6 +66,8 @@ export async function createDomains(sequelize: Sequelize, { accounts, jobs, logg
     socialnetRemovals,
     socialnetDeliveries: createSeenDeliveries(sequelize),
     sms,
+    // It hears the replies SMS receives and the statuses of the ones it sends.
+    inbox: createInbox(sequelize, { sms, teams: entities.teams }),
     socialLinks: createSocialLinks(sequelize, accounts.models, settings),
     electionsPanelSyncs,
     courtImports,

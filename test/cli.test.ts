@@ -499,6 +499,8 @@ describe('every operation of the spec', () => {
         if (path.includes('{contact_id}')) args.push('2147483647');
         // No credential has this id: 404, answered by its handler.
         if (path.includes('{credential_id}')) args.push('2147483647');
+        // No conversation has this id: 404, answered by its handler.
+        if (path.includes('{conversation_id}')) args.push('2147483647');
         // The spec's example of each query and header parameter that has one (1 for a required one without).
         for (const parameter of ((operation.parameters as unknown[]) ?? []).map(deref)) {
           // Conditional headers are left out: their examples name versions of records the sweep does not have.

@@ -22,7 +22,7 @@ import { loadSpec, tryResolvePointer } from './helpers/spec.js';
 
 type Method = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'PATCH' | 'HEAD' | 'OPTIONS' | 'TRACE';
 type Auth = 'none' | 'ApiKeyAuth';
-type QueryType = 'string' | 'integer';
+type QueryType = 'string' | 'integer' | 'boolean';
 
 interface QueryParam {
   name: string;
@@ -584,6 +584,25 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     auth: 'ApiKeyAuth',
     query: [optional('id', 'string')],
     reason: 'One candidacy of the court\'s data, with labels, personal data masked by role (issue 22).',
+  },
+  // The chat inbox (issue 24): the seed lists the `chat` tag without its operations.
+  {
+    method: 'GET',
+    path: '/api/chat/conversations/',
+    auth: 'ApiKeyAuth',
+    query: [required('entity_id', 'string'), optional('unread_only', 'boolean'), optional('assignee_id', 'string'), optional('page', 'integer')],
+    reason: "A voter's reply that is not an opt-out went nowhere: an entity's conversations with the people who wrote to it (issue 24).",
+  },
+  { method: 'GET', path: '/api/chat/conversations/{conversation_id}/messages/', auth: 'ApiKeyAuth', query: [optional('page', 'integer')], reason: "A conversation's thread, oldest first (issue 24)." },
+  { method: 'POST', path: '/api/chat/conversations/{conversation_id}/messages/', auth: 'ApiKeyAuth', query: [], reason: 'The team answers a conversation, sent once through the provider (issue 24).' },
+  { method: 'POST', path: '/api/chat/conversations/{conversation_id}/read/', auth: 'ApiKeyAuth', query: [], reason: "The team marks what it saw, so the unread count means something (issue 24)." },
+  { method: 'POST', path: '/api/chat/conversations/{conversation_id}/assign/', auth: 'ApiKeyAuth', query: [], reason: 'A conversation assigned to the member who answers it (issue 24).' },
+  {
+    method: 'GET',
+    path: '/api/chat/changes/',
+    auth: 'ApiKeyAuth',
+    query: [required('entity_id', 'string'), optional('cursor', 'string'), optional('wait', 'integer')],
+    reason: 'New messages reach a front end without reloading: the changes after a cursor, with a long poll (issue 24).',
   },
   // Campaign reports (issue 23, part A)
   {

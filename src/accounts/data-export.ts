@@ -126,6 +126,17 @@ export const EXPORT_SECTIONS: Record<string, Section> = {
     sql: 'SELECT entity_id, mode, updated_at FROM sms_compliance WHERE updated_by = ? ORDER BY entity_id',
     values: (user) => [user.id],
   },
+  // The replies the user wrote in an entity's inbox (their own words), and the conversations assigned to them.
+  chat_replies_written: {
+    table: 'conversation_messages.sent_by',
+    sql: 'SELECT id, conversation_id, body, created_at FROM conversation_messages WHERE sent_by = ? ORDER BY id',
+    values: (user) => [user.id],
+  },
+  chat_conversations_assigned: {
+    table: 'conversations.assignee_id',
+    sql: 'SELECT id, entity_id, channel, created_at FROM conversations WHERE assignee_id = ? ORDER BY id',
+    values: (user) => [user.id],
+  },
   elections_panel_syncs: {
     table: 'elections_panel_syncs.user_id',
     sql: 'SELECT id, state, entities_sent, created_at, updated_at FROM elections_panel_syncs WHERE user_id = ? ORDER BY id',

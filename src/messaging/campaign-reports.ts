@@ -300,7 +300,7 @@ export class SmsCampaignReports {
    */
   async afterMessageSettled(messageId: number): Promise<void> {
     const message = (await this.models.Message.findByPk(messageId, { attributes: ['campaign_id', 'status'], raw: true })) as Pick<MessageRow, 'campaign_id' | 'status'> | null;
-    if (!message) return;
+    if (!message || message.campaign_id === null) return; // a conversation's reply has no campaign
     const campaign = (await this.models.Campaign.findByPk(message.campaign_id, { attributes: ['state'], raw: true })) as Pick<CampaignRow, 'state'> | null;
     if (campaign?.state === 'completed' || campaign?.state === 'canceled') await storeCampaignTally(this.models, message.campaign_id);
     else if (FINAL_STATUSES.includes(message.status)) await this.completeIfDone(message.campaign_id);

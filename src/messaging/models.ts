@@ -1,5 +1,6 @@
-/** Sequelize models of the SMS tables (migrations 0009, 0013, 0014 and 0027). */
+/** Sequelize models of the SMS tables (migrations 0009, 0013, 0014, 0027 and 0028). */
 import { DataTypes, type Model, type ModelAttributes, type ModelStatic, type Sequelize } from 'sequelize';
+import { messageText } from './compliance.js';
 
 export interface CredentialRow {
   id: number;
@@ -52,7 +53,10 @@ export interface CampaignRow {
 
 export interface MessageRow {
   id: number;
-  campaign_id: number;
+  /** Null for a reply in a conversation (src/chat/): it has its own `credential_id` and `body`. */
+  campaign_id: number | null;
+  credential_id: number | null;
+  body: string | null;
   recipient: string;
   status: string;
   provider_sid: string | null;
@@ -208,6 +212,8 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
       {
         id,
         campaign_id: DataTypes.INTEGER,
+        credential_id: DataTypes.INTEGER,
+        body: DataTypes.TEXT,
         recipient: DataTypes.STRING(20),
         status: DataTypes.STRING(20),
         provider_sid: DataTypes.STRING(64),
@@ -292,7 +298,20 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
 
 /** A message's campaign and credential (both exist: messages are deleted with them). */
 export async function campaignOf(models: SmsModels, message: MessageRow): Promise<{ campaign: CampaignRow; credential: CredentialRow }> {
-  const campaign = (await models.Campaign.findByPk(message.campaign_id, { raw: true })) as CampaignRow | null;
+  const campaign = (await models.Campaign.findByPk(message.campaign_id!, { raw: true })) as CampaignRow | null;
   const credential = (await models.Credential.findByPk(campaign!.credential_id, { raw: true })) as CredentialRow | null;
   return { campaign: campaign!, credential: credential! };
+}
+
+/**
+ * What a message says and the credential that sends it: a campaign's text with its footer (compliance.ts:
+ * a resend says what the first try said), or a conversation's reply, which carries both itself.
+ */
+export async function sendableOf(models: SmsModels, message: MessageRow): Promise<{ credential: CredentialRow; text: string }> {
+  if (message.campaign_id === null) {
+    const credential = (await models.Credential.findByPk(message.credential_id!, { raw: true })) as CredentialRow | null;
+    return { credential: credential!, text: message.body! };
+  }
+  const { campaign, credential } = await campaignOf(models, message);
+  return { credential, text: messageText(campaign.body, campaign.footer) };
 }

@@ -30,10 +30,9 @@ import { literal, Op, type Sequelize } from 'sequelize';
 import type { JobAttempt } from '../jobs/index.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../security/secret-box.js';
-import { campaignOf, type MessageRow, type SendAttemptRow, type SendOutcome, type SmsModels } from './models.js';
+import { sendableOf, type MessageRow, type SendAttemptRow, type SendOutcome, type SmsModels } from './models.js';
 import type { OptOutScope, SmsOptOuts } from './opt-outs.js';
 import { ProviderError, type ListedSms, type OutgoingSms, type ProviderAccount, type SentSms, type SmsProvider } from './provider.js';
-import { messageText } from './compliance.js';
 import { copiesOf, listSentSince } from './reconciliation.js';
 import { advances, CANCELED_WITH_CAMPAIGN, OPTED_OUT_BEFORE_SENDING } from './statuses.js';
 
@@ -158,7 +157,9 @@ export class SmsSending {
   private async claim(message: MessageRow): Promise<SendAttemptRow | undefined> {
     const attempt = message.send_attempts + 1;
     const now = new Date();
-    const campaignNotCanceled = literal(`NOT EXISTS (SELECT 1 FROM sms_campaigns c WHERE c.id = ${Number(message.campaign_id)} AND c.state = 'canceled')`);
+    // A reply in a conversation has no campaign to cancel it.
+    const campaignNotCanceled =
+      message.campaign_id === null ? literal('1 = 1') : literal(`NOT EXISTS (SELECT 1 FROM sms_campaigns c WHERE c.id = ${Number(message.campaign_id)} AND c.state = 'canceled')`);
     return this.sequelize.transaction(async (transaction) => {
       const [claimed] = await this.models.Message.update(
         { send_attempts: attempt, last_attempt_at: now, updated_at: now },
@@ -255,6 +256,7 @@ export class SmsSending {
   // --- Reads ------------------------------------------------------------------------------------
 
   private async campaignCanceled(message: MessageRow): Promise<boolean> {
+    if (message.campaign_id === null) return false;
     const campaign = (await this.models.Campaign.findByPk(message.campaign_id, { attributes: ['state'], raw: true })) as { state: string } | null;
     return campaign?.state === 'canceled';
   }
@@ -271,7 +273,7 @@ export class SmsSending {
 
   /** The account and the SMS to send; undefined (the message failed) when the credential cannot be opened on the last try. */
   private async sendingOf(message: MessageRow, job: JobAttempt): Promise<Sending | undefined> {
-    const { campaign, credential } = await campaignOf(this.models, message);
+    const { credential, text } = await sendableOf(this.models, message);
     const { box, statusCallbackUrl } = this.dependencies;
     if (!box) {
       const reason = 'SECRETS_KEY is not configured, so the credential cannot be opened';
@@ -282,8 +284,7 @@ export class SmsSending {
     return {
       account: { accountId: credential.account_id, secret: box.open(credential.secret_sealed) },
       // Every attempt asks for delivery receipts, a resend as much as the first.
-      // The campaign's footer goes with every message (compliance.ts): a resend says what the first try said.
-      sms: { from: credential.sender_id, to: message.recipient, body: messageText(campaign.body, campaign.footer), statusCallback: statusCallbackUrl },
+      sms: { from: credential.sender_id, to: message.recipient, body: text, statusCallback: statusCallbackUrl },
       optOutScope: credential.entity_id,
     };
   }

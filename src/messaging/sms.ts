@@ -3,7 +3,8 @@
  * a background job per message that hands it to the provider exactly once with retries (sending.ts
  * states the guarantee and the protocol), the provider's delivery receipts (applied only when they move
  * a message forward), and replies, whose opt-out keywords opt the sender out of the later campaigns of
- * the entity whose credential received them (opt-outs.ts states that guarantee).
+ * the entity whose credential received them (opt-outs.ts states that guarantee); any other reply goes
+ * to the chat inbox (src/chat/), whose answers are messages without a campaign, sent by the same job.
  * A campaign's messages are stored before their jobs are queued; a process that dies in between leaves
  * the campaign without jobs, which enqueueForgottenCampaigns finds and queues. A job can also be lost
  * after it started: a process that dies during the job's last try leaves its message queued with no
@@ -18,7 +19,7 @@ import { rolesThatMay, type Teams } from '../entities/teams.js';
 import type { JobAttempt, JobQueue } from '../jobs/index.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../security/secret-box.js';
-import { campaignOf, defineSmsModels, type CampaignRow, type CredentialRow, type MessageRow, type SmsModels } from './models.js';
+import { defineSmsModels, sendableOf, type CampaignRow, type CredentialRow, type MessageRow, type SmsModels } from './models.js';
 import { optOutKeywordOf, SmsOptOuts, type OptOutScope } from './opt-outs.js';
 import type { SmsProvider } from './provider.js';
 import { normalisedPhone } from './recipients.js';
@@ -71,8 +72,19 @@ export interface SmsDependencies {
   logger: Logger;
 }
 
+/**
+ * What the chat inbox (src/chat/) hears from SMS: a reply that is not an opt-out, received by a credential;
+ * and a status change of a message without a campaign (a conversation's reply).
+ */
+export interface SmsConversationListener {
+  replyReceived(reply: { credential: CredentialRow; from: string; sid: string; body: string }): Promise<void>;
+  replyStatusChanged(messageId: number): Promise<void>;
+}
+
 export class Sms {
   readonly models: SmsModels;
+  /** Set by the chat inbox when it is assembled (chat/index.ts). */
+  conversations: SmsConversationListener | undefined;
   readonly optOuts: SmsOptOuts;
   /** The electoral rules campaigns are judged by (compliance.ts). */
   readonly compliance: SmsCompliance;
@@ -299,7 +311,8 @@ export class Sms {
   async enqueueStalledMessages(stalledAfterMs: number): Promise<number> {
     const stalled = (await this.models.Message.findAll({
       attributes: ['id'],
-      where: { status: 'queued', send_attempts: { [Op.gt]: 0 }, updated_at: { [Op.lt]: new Date(Date.now() - stalledAfterMs) } },
+      // A campaign's message never tried is its campaign's (enqueueForgottenCampaigns); a reply has none.
+      where: { status: 'queued', [Op.or]: [{ send_attempts: { [Op.gt]: 0 } }, { campaign_id: null }], updated_at: { [Op.lt]: new Date(Date.now() - stalledAfterMs) } },
       order: [['id', 'ASC']],
       raw: true,
     })) as unknown as MessageRow[];
@@ -324,7 +337,7 @@ export class Sms {
       return await this.sending.send(messageId, job);
     } finally {
       // Also after a failed try: its last one fails the message before it throws.
-      await this.reports.afterMessageSettled(messageId).catch((error: unknown) =>
+      await this.afterStatusChange(messageId).catch((error: unknown) =>
         this.dependencies.logger.warn({ err: error, sms_message_id: messageId }, 'could not check whether the sms campaign is complete; the sweep will'),
       );
     }
@@ -339,7 +352,7 @@ export class Sms {
   async applyReceipt(receipt: { sid: string; accountId: string; status: string; errorCode: string | undefined; price?: ReceiptPrice }) {
     const message = (await this.models.Message.findOne({ where: { provider_sid: receipt.sid }, raw: true })) as MessageRow | null;
     if (!message) return undefined;
-    const { credential } = await campaignOf(this.models, message);
+    const { credential } = await sendableOf(this.models, message);
     if (credential.account_id !== receipt.accountId) return undefined;
     // Conditional on the status read, so two receipts racing cannot move the message backwards.
     const applied =
@@ -350,8 +363,33 @@ export class Sms {
       ))[0] === 1;
     const current = applied ? receipt.status : (((await this.models.Message.findByPk(message.id, { raw: true })) as MessageRow | null)?.status ?? message.status);
     if (receipt.price) await this.models.Message.update({ price: receipt.price.amount, price_unit: receipt.price.currency }, { where: { id: message.id } });
-    if (applied) await this.reports.afterMessageSettled(message.id);
+    if (applied) await this.afterStatusChange(message.id);
     return { message_sid: receipt.sid, status: current, applied };
+  }
+
+  /** A campaign's message may complete its campaign; a conversation's reply tells the inbox. */
+  private async afterStatusChange(messageId: number): Promise<void> {
+    const message = (await this.models.Message.findByPk(messageId, { attributes: ['campaign_id'], raw: true })) as Pick<MessageRow, 'campaign_id'> | null;
+    if (message?.campaign_id === null) await this.conversations?.replyStatusChanged(messageId);
+    else if (message) await this.reports.afterMessageSettled(messageId);
+  }
+
+  /**
+   * Stores a reply to `to` from `credential` as a message without a campaign, in the caller's transaction;
+   * `queueReply` then queues its job, sent exactly once as a campaign's messages are (sending.ts).
+   */
+  async storeReply(credential: CredentialRow, to: string, text: string, transaction: Transaction): Promise<number> {
+    const now = new Date();
+    const row = await this.models.Message.create(
+      { campaign_id: null, credential_id: credential.id, body: text, recipient: to, status: 'queued', updated_at: now, send_attempts: 0 },
+      { transaction },
+    );
+    return Number(row.get('id'));
+  }
+
+  /** Queues the sending job of a reply stored with `storeReply` (a lost one is queued again by enqueueStalledMessages). */
+  async queueReply(messageId: number): Promise<void> {
+    await this.dependencies.jobs.enqueueMany(SMS_SEND_JOB, [{ message_id: messageId }]);
   }
 
   /**
@@ -366,9 +404,15 @@ export class Sms {
       if (!(error instanceof UniqueConstraintError)) throw error; // the provider sent it again
     }
     const keyword = optOutKeywordOf(reply.body);
-    const scopes: OptOutScope[] =
-      keyword === undefined || normalisedPhone(from) === undefined ? [] : (await this.receiversOf(reply.accountId, reply.to)).map((credential) => credential.entity_id);
-    if (keyword !== undefined && scopes.length > 0) await this.optOuts.record(scopes, from, keyword);
+    const valid = normalisedPhone(from) !== undefined;
+    if (keyword === undefined) {
+      // Anything else is a conversation with the entity of the credential it was sent to (src/chat/).
+      const receiver = valid ? (await this.receiversOf(reply.accountId, reply.to)).find((credential) => credential.sender_id === normalisedPhone(reply.to)) : undefined;
+      if (receiver) await this.conversations?.replyReceived({ credential: receiver, from, sid: reply.sid, body: reply.body });
+      return { message_sid: reply.sid, from, opted_out: false };
+    }
+    const scopes: OptOutScope[] = valid ? (await this.receiversOf(reply.accountId, reply.to)).map((credential) => credential.entity_id) : [];
+    if (scopes.length > 0) await this.optOuts.record(scopes, from, keyword);
     return { message_sid: reply.sid, from, opted_out: scopes.length > 0 };
   }
 
