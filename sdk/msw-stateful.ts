@@ -226,6 +226,7 @@ export function statefulHandlers({ baseUrl = 'http://palanque.test', seed = seed
     ...complianceHandlers(on),
     ...smsCampaignHandlers(on),
     ...contactHandlers(on),
+    ...chatHandlers(on),
     ...courtReadHandlers(on),
   ];
   return {
@@ -315,7 +316,9 @@ function seeded(seed: StatefulSeed): State {
     }),
   );
   const court = copy.elections ?? EMPTY_COURT;
-  return { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, campaigns, contacts: new Map(), compliance: new Map(), pendingSignUps: new Map(), pendingEmailChanges: new Map(), invitations, history: [], court, nextId };
+  const made: State = { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, campaigns, contacts: new Map(), compliance: new Map(), pendingSignUps: new Map(), pendingEmailChanges: new Map(), invitations, history: [], court, nextId };
+  seedReplies.set(made, copy.sms.replies ?? []);
+  return made;
 }
 
 function newId(state: State, taken: Iterable<number>): number {
@@ -2056,6 +2059,215 @@ function contactHandlers(on: On): HttpHandler[] {
         { id: contact.id, entity_id: contact.entity_id, erased: true, messages_masked: masked, messages_canceled: canceled, replies_masked: 0 },
         `Contact ${contact.id} was erased; its number was removed from ${messages} message${messages === 1 ? '' : 's'} and 0 replies.`,
       );
+    }),
+  ];
+}
+
+// --- The chat inbox (src/chat/): conversations from the demo's replies, answers, reads, assignments, the cursor ---
+
+/** A conversation as the server keeps it (the mock's are SMS ones, from the seed's replies that are not opt-outs). */
+interface StoredConversation {
+  id: number;
+  entity_id: number;
+  credential_id: number;
+  participant: string;
+  assignee_id: number | null;
+  unread_count: number;
+  created_at: string;
+}
+interface StoredChatMessage {
+  id: number;
+  conversation_id: number;
+  direction: 'in' | 'out';
+  text: string;
+  /** `received` in; an answer stays `queued` (the mock sends nothing). */
+  status: string;
+  sent_by: number | null;
+  created_at: string;
+}
+interface ChatState {
+  conversations: Map<number, StoredConversation>;
+  messages: StoredChatMessage[];
+  /** Every change, numbered in order: what listInboxChanges reads after a cursor. */
+  changes: Array<{ id: number; entity_id: number; conversation_id: number; message_id: number | null; kind: 'message' | 'status' | 'read' | 'assigned' }>;
+  /** Numbers that opted out, by entity (the seed's opt-out replies). */
+  optedOut: Set<string>;
+}
+
+const CONVERSATIONS_PER_PAGE = 30;
+const CHAT_MESSAGES_PER_PAGE = 50;
+/** The inboxes of each mock state (kept beside it: reset replaces the state, and with it these). */
+const chats = new WeakMap<State, ChatState>();
+
+/** A reply's text read as the server reads an opt-out (opt-outs.ts): the whole reply, one keyword. */
+const isOptOut = (body: string) => OPT_OUT_KEYWORDS.has(body.normalize('NFKD').replace(/[^\p{L}\p{N}]/gu, '').toUpperCase());
+
+function chatOf(state: State): ChatState {
+  let chat = chats.get(state);
+  if (chat) return chat;
+  chat = { conversations: new Map(), messages: [], changes: [], optedOut: new Set() };
+  chats.set(state, chat);
+  for (const reply of (seedReplies.get(state) ?? []) as Array<{ from: string; to: string; account_id: string; body: string }>) {
+    const credential = [...state.credentials.values()].find((candidate) => candidate.account_id === reply.account_id && candidate.sender_id === reply.to);
+    if (!credential || credential.entity_id === null) continue;
+    if (isOptOut(reply.body)) {
+      chat.optedOut.add(`${credential.entity_id}:${reply.from}`);
+      continue;
+    }
+    receiveChatMessage(state, chat, credential.entity_id, credential.id, reply.from, reply.body);
+  }
+  return chat;
+}
+/** The seed's replies of each state (set when the state is made: the State type has no place for them). */
+const seedReplies = new WeakMap<State, unknown[]>();
+
+function receiveChatMessage(state: State, chat: ChatState, entityId: number, credentialId: number, from: string, text: string): void {
+  let conversation = [...chat.conversations.values()].find((candidate) => candidate.credential_id === credentialId && candidate.participant === from);
+  if (!conversation) {
+    conversation = { id: newId(state, chat.conversations.keys()), entity_id: entityId, credential_id: credentialId, participant: from, assignee_id: null, unread_count: 0, created_at: now() };
+    chat.conversations.set(conversation.id, conversation);
+  }
+  const message: StoredChatMessage = { id: newId(state, chat.messages.map((stored) => stored.id)), conversation_id: conversation.id, direction: 'in', text, status: 'received', sent_by: null, created_at: now() };
+  chat.messages.push(message);
+  conversation.unread_count += 1;
+  recordChatChange(chat, conversation, message.id, 'message');
+}
+
+function recordChatChange(chat: ChatState, conversation: StoredConversation, messageId: number | null, kind: ChatState['changes'][number]['kind']): void {
+  chat.changes.push({ id: (chat.changes.at(-1)?.id ?? 0) + 1, entity_id: conversation.entity_id, conversation_id: conversation.id, message_id: messageId, kind });
+}
+
+function chatMessageView(state: State, message: StoredChatMessage) {
+  const sender = message.sent_by === null ? undefined : state.users.find((user) => user.id === message.sent_by);
+  return {
+    id: message.id,
+    conversation_id: message.conversation_id,
+    direction: message.direction,
+    text: message.text,
+    status: message.status,
+    error_code: null,
+    sent_by: sender ? { id: sender.id, display_name: displayName(sender) } : null,
+    created_at: message.created_at,
+  };
+}
+
+function conversationView(state: State, chat: ChatState, conversation: StoredConversation, whole: boolean) {
+  const last = chat.messages.filter((message) => message.conversation_id === conversation.id).at(-1);
+  const contact = [...state.contacts.values()].find((candidate) => candidate.entity_id === conversation.entity_id && candidate.phone === conversation.participant);
+  const assignee = conversation.assignee_id === null ? undefined : state.users.find((user) => user.id === conversation.assignee_id);
+  return {
+    id: conversation.id,
+    entity_id: conversation.entity_id,
+    channel: 'sms',
+    credential_id: conversation.credential_id,
+    participant: whole ? conversation.participant : maskedPhone(conversation.participant),
+    contact: contact ? { id: contact.id, name: contact.name } : null,
+    assignee: assignee ? { id: assignee.id, display_name: displayName(assignee) } : null,
+    unread_count: conversation.unread_count,
+    last_message: last ? chatMessageView(state, last) : null,
+    created_at: conversation.created_at,
+  };
+}
+
+function chatHandlers(on: On): HttpHandler[] {
+  const noConversation = (id: number) =>
+    notFound(`There is no conversation ${id} in your teams.`, [{ location: 'path', field: 'conversation_id', rule: 'in_your_teams', message: 'must be a conversation of one of your teams', value: id }]);
+  /** The conversation in the path and the caller's role in its entity: 404 for a stranger, 403 for a role that may not. */
+  const conversationFor = (context: Context, permission: Permission): { conversation: StoredConversation; role: TeamRole; chat: ChatState } | Response => {
+    const id = Number(context.url.pathname.split('/').filter(Boolean)[3]);
+    const chat = chatOf(context.state);
+    const conversation = chat.conversations.get(id);
+    const entity = conversation && context.state.entities.get(conversation.entity_id);
+    const role = entity && roleIn(entity, context.user);
+    if (!conversation || !role) return noConversation(id);
+    if (!may(context.user, role, permission)) return forbidden(`Your role in this team (${role}) may not answer or assign its conversations: its owner, admins and operators may.`);
+    return { conversation, role, chat };
+  };
+  return [
+    on('listConversations', (context) => {
+      const { url, state, base } = context;
+      const entity = entityFor(context, Number(url.searchParams.get('entity_id')), { location: 'query', field: 'entity_id' });
+      if (entity instanceof Response) return entity;
+      const chat = chatOf(state);
+      const whole = may(context.user, roleIn(entity, context.user)!, 'readPersonalData');
+      const unreadOnly = url.searchParams.get('unread_only') === 'true';
+      const assignee = url.searchParams.get('assignee_id');
+      const lastAt = (conversation: StoredConversation) => chat.messages.filter((message) => message.conversation_id === conversation.id).at(-1)?.id ?? 0;
+      const found = [...chat.conversations.values()]
+        .filter((conversation) => conversation.entity_id === entity.id && (!unreadOnly || conversation.unread_count > 0) && (assignee === null || conversation.assignee_id === Number(assignee)))
+        .sort((a, b) => lastAt(b) - lastAt(a));
+      const listUrl = new URL(`${base}/api/chat/conversations/`);
+      listUrl.searchParams.set('entity_id', String(entity.id));
+      const paged = pageOf(found.map((conversation) => conversationView(state, chat, conversation, whole)), Number(url.searchParams.get('page') ?? 1), CONVERSATIONS_PER_PAGE, listUrl);
+      return paged instanceof Response ? paged : envelope(200, paged, `${found.length} conversation${found.length === 1 ? '' : 's'}.`);
+    }),
+    on('listConversationMessages', (context) => {
+      const found = conversationFor(context, 'read');
+      if (found instanceof Response) return found;
+      const thread = found.chat.messages.filter((message) => message.conversation_id === found.conversation.id);
+      const listUrl = new URL(`${context.base}/api/chat/conversations/${found.conversation.id}/messages/`);
+      const paged = pageOf(thread.map((message) => chatMessageView(context.state, message)), Number(context.url.searchParams.get('page') ?? 1), CHAT_MESSAGES_PER_PAGE, listUrl);
+      return paged instanceof Response ? paged : envelope(200, paged, `${thread.length} message${thread.length === 1 ? '' : 's'}.`);
+    }),
+    on('replyToConversation', (context) => {
+      const found = conversationFor(context, 'edit');
+      if (found instanceof Response) return found;
+      const { conversation, chat } = found;
+      if (chat.optedOut.has(`${conversation.entity_id}:${conversation.participant}`)) {
+        return errorResponse(422, 'validation_failed', `The number of conversation ${conversation.id} opted out of entity ${conversation.entity_id}'s messages; it is not written to.`, [
+          { location: 'path', field: 'conversation_id', rule: 'not_opted_out', message: 'must be a conversation with a number that did not opt out', value: conversation.id },
+        ]);
+      }
+      const message: StoredChatMessage = { id: newId(context.state, chat.messages.map((stored) => stored.id)), conversation_id: conversation.id, direction: 'out', text: String(context.body.text), status: 'queued', sent_by: context.user.id, created_at: now() };
+      chat.messages.push(message);
+      conversation.unread_count = 0;
+      recordChatChange(chat, conversation, message.id, 'message');
+      return envelope(201, chatMessageView(context.state, message), `Reply ${message.id} queued for sending.`);
+    }),
+    on('markConversationRead', (context) => {
+      const found = conversationFor(context, 'read');
+      if (found instanceof Response) return found;
+      const { conversation, role, chat } = found;
+      if (conversation.unread_count > 0) {
+        conversation.unread_count = 0;
+        recordChatChange(chat, conversation, null, 'read');
+      }
+      return envelope(200, conversationView(context.state, chat, conversation, may(context.user, role, 'readPersonalData')), `Conversation ${conversation.id} marked read.`);
+    }),
+    on('assignConversation', (context) => {
+      const found = conversationFor(context, 'edit');
+      if (found instanceof Response) return found;
+      const { conversation, role, chat } = found;
+      const assigneeId = context.body.assignee_id === null ? null : Number(context.body.assignee_id);
+      const member = context.state.entities.get(conversation.entity_id)!.members.find((candidate) => candidate.user_id === assigneeId);
+      if (assigneeId !== null && (!member || !['owner', 'admin', 'operator'].includes(member.role))) {
+        return invalidBody([{ location: 'body', field: 'assignee_id', rule: 'team_member_who_may_reply', message: "must be the entity's owner, an admin or an operator of its team", value: assigneeId }]);
+      }
+      if (conversation.assignee_id !== assigneeId) {
+        conversation.assignee_id = assigneeId;
+        recordChatChange(chat, conversation, null, 'assigned');
+      }
+      const view = conversationView(context.state, chat, conversation, may(context.user, role, 'readPersonalData'));
+      return envelope(200, view, view.assignee ? `Conversation ${view.id} assigned to ${view.assignee.display_name}.` : `Conversation ${view.id} is assigned to nobody.`);
+    }),
+    // The mock answers at once (no long poll): nothing changes in it but what a test does.
+    on('listInboxChanges', (context) => {
+      const { url, state } = context;
+      const entity = entityFor(context, Number(url.searchParams.get('entity_id')), { location: 'query', field: 'entity_id' });
+      if (entity instanceof Response) return entity;
+      const chat = chatOf(state);
+      const ofEntity = chat.changes.filter((change) => change.entity_id === entity.id);
+      const cursor = url.searchParams.get('cursor');
+      if (cursor === null) return envelope(200, { cursor: String(ofEntity.at(-1)?.id ?? 0), changes: [], more: false }, 'No changes.');
+      const after = ofEntity.filter((change) => change.id > Number(cursor));
+      const answered = after.slice(0, 100);
+      const whole = may(context.user, roleIn(entity, context.user)!, 'readPersonalData');
+      const changes = answered.map((change) => {
+        const message = change.message_id === null ? undefined : chat.messages.find((stored) => stored.id === change.message_id);
+        return { kind: change.kind, conversation: conversationView(state, chat, chat.conversations.get(change.conversation_id)!, whole), message: message ? chatMessageView(state, message) : null };
+      });
+      const next = answered.at(-1)?.id ?? Number(cursor);
+      return envelope(200, { cursor: String(next), changes, more: after.length > answered.length }, changes.length === 0 ? 'No changes.' : `${changes.length} change${changes.length === 1 ? '' : 's'}.`);
     }),
   ];
 }

@@ -659,6 +659,42 @@ describe('every operation of the contract through the validating proxy', () => {
     }
   });
 
+  sweep('the chat inbox: a voter writes, the team answers, reads, assigns, and polls the changes', async () => {
+    const [credential] = expectStatus(await clientOf(operator).GET('/api/sms/list_credentials/'), 200) as Json[];
+    const entity = { params: { query: { entity_id: String(candidateId) } } };
+    const start = expectStatus(await clientOf(operator).GET('/api/chat/changes/', entity), 200);
+    const voter = '+5521998765433';
+    const question = new URLSearchParams({ MessageSid: `SM${randomBytes(16).toString('hex')}`, AccountSid: SMS_ACCOUNT, From: voter, To: credential.sender_id, Body: 'Qual o número do candidato?', NumMedia: '0' });
+    const questionPath = `/api/webhook/provider_sms/?${question}`;
+    const asked = await send('GET', questionPath, { headers: { 'X-Twilio-Signature': signatureOf(SMS_AUTH_TOKEN, `${app.baseUrl}${questionPath}`, {}) } });
+    expect(asked.status, asked.text).toBe(200);
+
+    const conversation = (expectStatus(await clientOf(owner).GET('/api/chat/conversations/', entity), 200).results as Json[]).find((item) => item.participant === voter);
+    expect(conversation).toMatchObject({ unread_count: 1, last_message: { direction: 'in', text: 'Qual o número do candidato?' } });
+    expect(codeOf(await clientOf(outsider).GET('/api/chat/conversations/', entity))).toBe('not_found');
+    const onConversation = { params: { path: { conversation_id: conversation.id as number } } };
+    expect(expectStatus(await clientOf(operator).GET('/api/chat/conversations/{conversation_id}/messages/', onConversation), 200).count).toBe(1);
+    const answer = expectStatus(await clientOf(operator).POST('/api/chat/conversations/{conversation_id}/messages/', { ...onConversation, body: { text: 'É o 13013.' } }), 201);
+    expect(answer).toMatchObject({ direction: 'out', text: 'É o 13013.' });
+    await waitFor(() => smsProvider.messages.find((sent) => sent.to === voter && sent.body === 'É o 13013.'), { timeoutMs: 15_000, what: 'the reply handed to the provider' });
+    const changes = expectStatus(await clientOf(operator).GET('/api/chat/changes/', { params: { query: { entity_id: String(candidateId), cursor: start.cursor, wait: 1 } } }), 200);
+    // Then the reply's delivery status, once its send job has run (and again with each receipt).
+    const [asking, answering, ...statuses] = changes.changes.map((change: Json) => [change.kind, change.message?.text]);
+    expect([asking, answering]).toEqual([
+      ['message', 'Qual o número do candidato?'],
+      ['message', 'É o 13013.'],
+    ]);
+    expect(statuses.every(([kind, text]: [string, string]) => kind === 'status' && text === 'É o 13013.')).toBe(true);
+    expect(expectStatus(await clientOf(owner).POST('/api/chat/conversations/{conversation_id}/read/', onConversation), 200)).toMatchObject({ id: conversation.id, unread_count: 0 });
+    expect(expectStatus(await clientOf(owner).POST('/api/chat/conversations/{conversation_id}/assign/', { ...onConversation, body: { assignee_id: operator.user.id } }), 200)).toMatchObject({ assignee: { id: operator.user.id } });
+    expect(codeOf(await clientOf(owner).POST('/api/chat/conversations/{conversation_id}/assign/', { ...onConversation, body: { assignee_id: outsider.user.id } }))).toBe('validation_failed');
+    expect(codeOf(await clientOf(outsider).GET('/api/chat/conversations/{conversation_id}/messages/', onConversation))).toBe('not_found');
+    expect(codeOf(await clientOf(owner).POST('/api/chat/conversations/{conversation_id}/read/', { params: { path: { conversation_id: 2_000_000_000 } } }))).toBe('not_found');
+    await badInput(async () => {
+      expect(codeOf(await clientOf(owner).POST('/api/chat/conversations/{conversation_id}/messages/', { ...onConversation, body: { text: '' } }))).toBe('validation_failed');
+    });
+  });
+
   sweep('SMS campaign reports: list, read, per-recipient statuses, CSV export and cancel', async () => {
     const [credential] = expectStatus(await clientOf(operator).GET('/api/sms/list_credentials/'), 200) as Json[];
     const campaign = expectStatus(

@@ -267,6 +267,9 @@ describe('the real server tells the story of the spec examples', () => {
     // Opted out of the campaigns of the entity whose credential received the reply (credential 3's).
     const receiver = (await app.sms.models.Credential.findByPk(3, { raw: true })) as Json;
     expect(await app.sms.models.OptOut.findAll({ where: { phone: optOut.from }, attributes: ['entity_id', 'keyword'], raw: true })).toEqual([{ entity_id: receiver.entity_id, keyword: 'SAIR' }]);
+    // The other reply, a question, is a conversation in the inbox of that entity (issue 24).
+    const inbox = await get('carlos.pereira', `/api/chat/conversations/?entity_id=${receiver.entity_id}`);
+    expect(inbox.results).toEqual([expect.objectContaining({ participant: '+5511987654321', unread_count: 1, last_message: expect.objectContaining({ direction: 'in', text: 'Onde vai ser o próximo comício?' }) })]);
     expect((await rowCounts(app)).jobs).toBe(0); // nothing queued: no SMS goes out
   });
 
@@ -392,7 +395,7 @@ describe('options', () => {
   it('skips the SMS records without SECRETS_KEY, and gives every user SEED_PASSWORD when set', async () => {
     const password = 'senha-de-demonstracao-2026';
     const seeded = await seed(bare, { password });
-    expect(seeded.entries.filter((entry) => entry.outcome === 'skipped').map((entry) => entry.kind)).toEqual(['sms credential', 'sms campaign', 'sms reply']);
+    expect(seeded.entries.filter((entry) => entry.outcome === 'skipped').map((entry) => entry.kind)).toEqual(['sms credential', 'sms campaign', 'sms reply', 'sms reply']);
     // The first admin holds id 1, so Ana Souza and the users after her got other ids, and the report says so.
     const moved = seeded.entries.filter((entry) => entry.fixture_id !== undefined).map((entry) => [entry.name, entry.fixture_id, entry.id]);
     expect(moved).toEqual([['ana.souza', 1, 2], ['carlos.pereira', 2, 3], ['marcos.oliveira', 3, 4]]);

@@ -433,6 +433,31 @@ describe('contacts and consent', () => {
   });
 });
 
+describe('the chat inbox', () => {
+  it("starts with the demo voter's question, answers it, assigns and reads it, and the cursor shows each change once", async () => {
+    const listed = unwrap(await api.GET('/api/chat/conversations/', { params: { query: { entity_id: '12' } } }));
+    expect(listed.results).toHaveLength(1);
+    const [conversation] = listed.results;
+    expect(conversation).toMatchObject({ participant: '+5511987654321', unread_count: 1, assignee: null, last_message: { direction: 'in', text: 'Onde vai ser o próximo comício?', status: 'received' } });
+    const cursor = unwrap(await api.GET('/api/chat/changes/', { params: { query: { entity_id: '12' } } })).cursor;
+
+    const reply = unwrap(await api.POST('/api/chat/conversations/{conversation_id}/messages/', { params: { path: { conversation_id: conversation!.id } }, body: { text: 'Sábado, às 18h.' } }));
+    expect(reply).toMatchObject({ direction: 'out', text: 'Sábado, às 18h.', status: 'queued', sent_by: { display_name: 'Carlos Pereira' } });
+    const assigned = unwrap(await api.POST('/api/chat/conversations/{conversation_id}/assign/', { params: { path: { conversation_id: conversation!.id } }, body: { assignee_id: 3 } }));
+    expect(assigned).toMatchObject({ unread_count: 0, assignee: { id: 3 } });
+    const changes = unwrap(await api.GET('/api/chat/changes/', { params: { query: { entity_id: '12', cursor } } }));
+    expect(changes.changes.map((change) => [change.kind, change.message?.text ?? null])).toEqual([
+      ['message', 'Sábado, às 18h.'],
+      ['assigned', null],
+    ]);
+    expect(unwrap(await api.GET('/api/chat/changes/', { params: { query: { entity_id: '12', cursor: changes.cursor } } })).changes).toEqual([]);
+    const thread = unwrap(await api.GET('/api/chat/conversations/{conversation_id}/messages/', { params: { path: { conversation_id: conversation!.id } } }));
+    expect(thread.results.map((message) => message.direction)).toEqual(['in', 'out']);
+    const outsider = await failure(api.POST('/api/chat/conversations/{conversation_id}/assign/', { params: { path: { conversation_id: conversation!.id } }, body: { assignee_id: 1 } }));
+    expect(outsider).toMatchObject({ status: 422, details: [expect.objectContaining({ field: 'assignee_id', rule: 'team_member_who_may_reply' })] });
+  });
+});
+
 describe('SMS compliance, footers and the preview', () => {
   it("sets an entity's mode and typed window (owner and admins), a credential's footer, and previews a campaign with its warnings", async () => {
     const settings = { params: { query: { entity_id: '12' } } };

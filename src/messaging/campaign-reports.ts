@@ -209,17 +209,24 @@ export class SmsCampaignReports {
 
   // --- Reads ------------------------------------------------------------------------------------
 
-  /** One page of an entity's campaigns, newest first, optionally those in `state`. */
+  /**
+   * One page of an entity's campaigns, newest first, optionally those in `state`. One query: the page
+   * with the count of every such campaign beside each row (SQLite computes that subquery once, its
+   * parameters bound before the page's); a page with no row counts on its own (page 1: none at all).
+   */
   async page(entityId: number, state: SmsCampaignState | undefined, page: number, pageSize: number): Promise<{ total: number; campaigns: SmsCampaignReport[] }> {
     const pageWhere = state === undefined ? ENTITY_PAGE : ENTITY_STATE_PAGE;
-    const pageValues = [entityId, ...(state === undefined ? [] : [state]), pageSize, (page - 1) * pageSize];
-    const totalSql = `SELECT COUNT(*) AS total FROM sms_campaigns c WHERE c.entity_id = ?${state === undefined ? '' : ' AND c.state = ?'}`;
-    const [totalRow, rows] = await Promise.all([
-      this.reader.row<{ total: unknown }>(totalSql, pageValues.slice(0, state === undefined ? 1 : 2)),
-      this.reader.wideRows<CampaignReportRow>(REPORT_COLUMN_LIST, `${REPORT_FROM} ${pageWhere}`, pageValues),
+    const filter = [entityId, ...(state === undefined ? [] : [state])];
+    const countSql = `SELECT COUNT(*) FROM sms_campaigns t WHERE t.entity_id = ?${state === undefined ? '' : ' AND t.state = ?'}`;
+    const rows = await this.reader.wideRows<CampaignReportRow & { total: unknown }>([...REPORT_COLUMN_LIST, `(${countSql}) AS total`], `${REPORT_FROM} ${pageWhere}`, [
+      ...filter,
+      ...filter,
+      pageSize,
+      (page - 1) * pageSize,
     ]);
+    const total = rows.length > 0 ? asNumber(rows[0]!.total) : page === 1 ? 0 : asNumber((await this.reader.row<{ total: unknown }>(countSql.replace('COUNT(*)', 'COUNT(*) AS total'), filter))?.total ?? 0);
     const tallies = await this.talliesOf(rows);
-    return { total: asNumber(totalRow?.total ?? 0), campaigns: rows.map((row) => reportOf(row, tallies.get(asNumber(row.id)))) };
+    return { total, campaigns: rows.map((row) => reportOf(row, tallies.get(asNumber(row.id)))) };
   }
 
   /** The campaign's report. */

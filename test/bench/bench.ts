@@ -117,6 +117,9 @@ const everydayReads: Operation[] = [
   // Issue 23: an entity's campaigns (301 of them, the first page) and a report of its latest (10,000 messages).
   everydayRead('SMS campaigns of an entity', (session) => `/api/sms/campaigns/?entity_id=${session.data.entityId}`),
   everydayRead('SMS campaign report, 10,000 messages', (session) => `/api/sms/campaigns/${session.data.campaignId}/`),
+  // Issue 24: the entity's inbox (500 conversations, the first page), and a front end's poll 10 changes behind.
+  everydayRead('conversations of an entity', (session) => `/api/chat/conversations/?entity_id=${session.data.entityId}`),
+  everydayRead('inbox changes after a cursor', (session) => `/api/chat/changes/?entity_id=${session.data.entityId}&cursor=${session.data.inboxCursor}`),
 ];
 
 /** Issue 22: the candidacy search over the 100,000 imported candidacies, by name and by office and state. */

@@ -48,6 +48,8 @@ export interface BenchData {
   entityId: number;
   /** The entity's latest SMS campaign, of CAMPAIGN_MESSAGES messages. */
   campaignId: number;
+  /** A cursor of the entity's inbox 10 changes before its latest (issue 24). */
+  inboxCursor: number;
   /** The import of a generated candidacy file of COURT_FILE_ROWS lines (issue 22): how long it took. */
   candidacyImport: { rows: number; seconds: number; rowsPerSecond: number };
 }
@@ -55,6 +57,9 @@ export interface BenchData {
 /** The entity's SMS campaigns before its latest, and the latest one's messages. */
 export const CAMPAIGNS = 300;
 export const CAMPAIGN_MESSAGES = 10_000;
+/** Conversations in the entity's inbox, of CONVERSATION_MESSAGES inbound messages each (issue 24). */
+export const CONVERSATIONS = 500;
+export const CONVERSATION_MESSAGES = 4;
 
 /** Lines of the generated candidacy file the bench imports (issue 22 asks for the rate on 100,000). */
 export const COURT_FILE_ROWS = 100_000;
@@ -89,11 +94,12 @@ export async function prepareDatabase(url: string, municipiosSource: string): Pr
     const monitorIds = [];
     for (const years of HISTORY_YEARS) monitorIds.push(await createMonitorWithHistory(sequelize, entityId, ownerIds[0]!, years));
     const campaignId = await createCampaignHistory(sequelize, entityId, ownerIds[0]!);
+    const inboxCursor = await createInboxHistory(sequelize, entityId);
     const candidacyImport = await timeCandidacyImport(sequelize);
     // Statistics and (on PostgreSQL) the visibility map as a settled database has them: right after a bulk
     // insert the planner misjudges the teams' sizes and a count cannot read the index alone.
     await sequelize.query(sequelize.getDialect() === 'postgres' ? 'VACUUM ANALYZE' : 'ANALYZE');
-    return { admin: 'bench-admin', loginUser: 'bench-login', owners, monitorIds, entityId, campaignId, candidacyImport };
+    return { admin: 'bench-admin', loginUser: 'bench-login', owners, monitorIds, entityId, campaignId, inboxCursor, candidacyImport };
   } finally {
     await sequelize.close();
   }
@@ -233,6 +239,42 @@ async function createCampaignHistory(sequelize: Sequelize, entityId: number, cre
   const campaigns = await sequelize.query<{ id: number }>('SELECT id FROM sms_campaigns WHERE entity_id = :entityId', { replacements, type: QueryTypes.SELECT });
   for (const { id } of campaigns) await storeCampaignTally(sms, Number(id));
   return campaignId;
+}
+
+/**
+ * CONVERSATIONS conversations with the campaign credential's voters, each of CONVERSATION_MESSAGES
+ * inbound messages and their changes, as replies leave them (src/chat/); returns a cursor 10 changes
+ * before the latest.
+ */
+async function createInboxHistory(sequelize: Sequelize, entityId: number): Promise<number> {
+  const now = timestampParameter(sequelize);
+  const [credential] = await sequelize.query<{ id: number }>(`SELECT id FROM sms_credentials WHERE sender_id = '+5511940028923'`, { type: QueryTypes.SELECT });
+  const replacements = { entityId, credentialId: Number(credential!.id), now: new Date(), conversations: CONVERSATIONS, messages: CONVERSATIONS * CONVERSATION_MESSAGES, perConversation: CONVERSATION_MESSAGES };
+  await sequelize.query(
+    `INSERT INTO conversations (entity_id, channel, credential_id, participant, unread_count, created_at, last_message_at)
+     WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < :conversations)
+     SELECT :entityId, 'sms', :credentialId, '+55219' || CAST(10000000 + n AS VARCHAR(8)), n % 3, ${now}, ${now} FROM seq`,
+    { replacements },
+  );
+  await sequelize.query(
+    `INSERT INTO conversation_messages (conversation_id, direction, body, external_id, created_at)
+     WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < :messages)
+     SELECT c.id, 'in', 'Onde vai ser o comício? (' || n || ')', 'SMinbox' || n, ${now} FROM seq
+     JOIN conversations c ON c.credential_id = :credentialId AND c.participant = '+55219' || CAST(10000000 + ((n - 1) / :perConversation + 1) AS VARCHAR(8))`,
+    { replacements },
+  );
+  await sequelize.query(
+    `UPDATE conversations SET last_message_id = (SELECT MAX(m.id) FROM conversation_messages m WHERE m.conversation_id = conversations.id) WHERE credential_id = :credentialId`,
+    { replacements },
+  );
+  await sequelize.query(
+    `INSERT INTO inbox_changes (entity_id, conversation_id, message_id, kind, created_at)
+     SELECT :entityId, m.conversation_id, m.id, 'message', ${now} FROM conversation_messages m JOIN conversations c ON c.id = m.conversation_id
+     WHERE c.credential_id = :credentialId ORDER BY m.id`,
+    { replacements },
+  );
+  const [latest] = await sequelize.query<{ id: number }>('SELECT MAX(id) AS id FROM inbox_changes WHERE entity_id = :entityId', { replacements, type: QueryTypes.SELECT });
+  return Number(latest!.id) - 10;
 }
 
 /** `:now` as a timestamp: PostgreSQL needs the cast in a SELECT list, and SQLite would turn it into a number. */

@@ -29,6 +29,8 @@ const reads: Record<string, (data: BenchData, userId: number) => string> = {
   'monitor-data': (data) => `/api/monitor_social/data/?id_monitor=${data.monitorIds[0]}`,
   'sms-campaigns': (data) => `/api/sms/campaigns/?entity_id=${data.entityId}`,
   'sms-campaign-report': (data) => `/api/sms/campaigns/${data.campaignId}/`,
+  conversations: (data) => `/api/chat/conversations/?entity_id=${data.entityId}`,
+  'inbox-changes': (data) => `/api/chat/changes/?entity_id=${data.entityId}&cursor=${data.inboxCursor}`,
   // The court's 100,000 generated candidacies (issue 22), as the bench searches them.
   'candidacy-name': () => '/api/elections/candidacies/?nome=maria%20silva&cd_eleicao=619',
   'candidacy-office': () => '/api/elections/candidacies/?cd_eleicao=619&cd_cargo=13&uf=SP&page=3',
