@@ -108,6 +108,13 @@ describe('a voter writes, the team answers', () => {
 
     const sent = await waitFor(() => provider.messages.filter((message) => message.to === voter).find((message) => message.body === text), { timeoutMs: 15_000, intervalMs: 100, what: 'the reply at the provider' });
     expect(provider.messages.filter((message) => message.to === voter).filter((message) => message.body === text)).toHaveLength(1);
+    // The provider holds the message a moment before Palanque records the id it answered with; a receipt
+    // in between names a message Palanque does not know yet (404), as a real provider's could.
+    await waitFor(async () => ((await app.sms.models.Message.count({ where: { provider_sid: sent.sid } })) === 1 ? true : undefined), {
+      timeoutMs: 15_000,
+      intervalMs: 50,
+      what: "the provider's id of the reply recorded",
+    });
     expect((await provider.sendReceipt(sent.sid, 'delivered')).status).toBe(200);
     const thread = await get(team.owner, `/api/chat/conversations/${conversationId}/messages/`);
     expect(thread.body.data.results.at(-1)).toMatchObject({ id: answered.body.data.id, direction: 'out', status: 'delivered' });
