@@ -11,14 +11,13 @@
  */
 import { literal, Op, QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
-import { displayName } from '../accounts/users.js';
 import { asIsoTimestamp, asNumber, readerOf, type Reader } from '../db/reader.js';
 import type { TeamRole } from '../entities/models.js';
 import { rolesThatMay, type Teams } from '../entities/teams.js';
 import type { Caller } from '../http/auth.js';
 import { invalidBody } from '../http/body-fields.js';
 import { ApiError, notFound } from '../http/errors.js';
-import { reportStatusOf } from '../messaging/campaign-reports.js';
+import { reportStatusOf, userRefOf } from '../messaging/campaign-reports.js';
 import type { CredentialRow } from '../messaging/models.js';
 import { maskPhone } from '../messaging/phones.js';
 import type { Sms, SmsConversationListener } from '../messaging/sms.js';
@@ -42,7 +41,8 @@ const CONVERSATION_SELECT = `SELECT c.*, ct.name AS contact_name, ${USER_COLUMNS
 const MESSAGE_SELECT = `SELECT cm.id, cm.conversation_id, cm.direction, cm.body, cm.created_at, m.status AS sms_status, m.error_code, m.error_message, ${USER_COLUMNS('u', 'sender')} FROM conversation_messages cm LEFT JOIN sms_messages m ON m.id = cm.sms_message_id LEFT JOIN users u ON u.id = cm.sent_by`;
 const ACCESS_SQL = 'SELECT c.*, m.role AS caller_role FROM conversations c LEFT JOIN entity_members m ON m.entity_id = c.entity_id AND m.user_id = ? WHERE c.id = ?';
 
-type UserColumns<Prefix extends string> = { [Column in 'id' | 'username' | 'first_name' | 'last_name' | 'deleted_at' as `${Prefix}_${Column}`]: unknown };
+/** A user's columns read beside a row under a prefix (`assignee_id`...): null when there is no user. */
+type UserColumns<Prefix extends string> = { [Column in 'id' | 'username' | 'first_name' | 'last_name' as `${Prefix}_${Column}`]: Column extends 'id' ? number | null : string | null } & { [Column in `${Prefix}_deleted_at`]: unknown };
 type ConversationViewRow = ConversationRow & { contact_name: string | null } & UserColumns<'assignee'>;
 type MessageViewRow = { id: unknown; conversation_id: unknown; direction: 'in' | 'out'; body: string; created_at: unknown; sms_status: string | null; error_code: string | null; error_message: string | null } & UserColumns<'sender'>;
 
@@ -244,7 +244,7 @@ export class Inbox implements SmsConversationListener {
       credential_id: row.credential_id === null ? null : asNumber(row.credential_id),
       participant: wholeNumbers ? row.participant : maskPhone(row.participant),
       contact: row.contact_id === null ? null : { id: asNumber(row.contact_id), name: row.contact_name },
-      assignee: userRefOf(row, 'assignee'),
+      assignee: userRefOf(row.assignee_id, row.assignee_username, row.assignee_first_name, row.assignee_last_name, row.assignee_deleted_at),
       unread_count: asNumber(row.unread_count),
       last_message: row.last_message_id === null ? null : (lastMessages.get(asNumber(row.last_message_id)) ?? null),
       created_at: asIsoTimestamp(row.created_at),
@@ -261,16 +261,7 @@ function messageView(row: MessageViewRow): ConversationMessage {
     // A reply whose SMS row is gone (erased) shows as failed rather than as nothing.
     status: row.direction === 'in' ? 'received' : row.sms_status === null ? 'failed' : reportStatusOf(row.sms_status, row.error_message),
     error_code: row.error_code ?? null,
-    sent_by: userRefOf(row, 'sender'),
+    sent_by: userRefOf(row.sender_id, row.sender_username, row.sender_first_name, row.sender_last_name, row.sender_deleted_at),
     created_at: asIsoTimestamp(row.created_at),
-  };
-}
-
-function userRefOf<Prefix extends 'assignee' | 'sender'>(row: UserColumns<Prefix>, prefix: Prefix): { id: number; display_name: string } | null {
-  const column = (name: string) => (row as Record<string, unknown>)[`${prefix}_${name}`];
-  if (column('id') === null || column('id') === undefined) return null;
-  return {
-    id: asNumber(column('id')),
-    display_name: displayName({ username: String(column('username')), first_name: String(column('first_name') ?? ''), last_name: String(column('last_name') ?? ''), deleted_at: column('deleted_at') }),
   };
 }

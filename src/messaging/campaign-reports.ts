@@ -401,7 +401,8 @@ export async function chargedCosts(sequelize: Sequelize, where: string, values: 
   return byCampaign;
 }
 
-function userRefOf(id: number | null, username: string | null, firstName: string | null, lastName: string | null, deletedAt: unknown): components['schemas']['UserRef'] | null {
+/** A user as a report names them (UserRef), from the user's columns read beside it; null without a user. */
+export function userRefOf(id: number | null, username: string | null, firstName: string | null, lastName: string | null, deletedAt: unknown): components['schemas']['UserRef'] | null {
   if (id === null || username === null) return null;
   return { id: asNumber(id), display_name: displayName({ username, first_name: firstName ?? '', last_name: lastName ?? '', deleted_at: deletedAt }) };
 }
