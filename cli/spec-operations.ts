@@ -468,7 +468,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/auth/my_data/",
     "tag": "Accounts",
     "summary": "Everything the service holds about the caller (LGPD access)",
-    "description": "The data subject's right of access (LGPD, art. 18, II), as one JSON document to download\n(`Content-Disposition: attachment`): the caller's account, and each table's rows about them,\ngrouped in `sections`, each naming where it comes from (`source`: the table and the column that\nnames the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),\n`password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,\n`social_login_attempts`, `memberships` (teams and roles), `entities_owned`,\n`entities_last_written`, `guardianship_links_created`, `research_bookmarks`,\n`news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),\n`sms_credentials_added`, `sms_campaigns_sent`, `sms_campaigns_canceled`, `contacts_added`\n(which contacts of an entity the caller added, without their numbers), `sms_compliance_set`,\n`chat_replies_written` (the caller's replies in an entity's inbox, with their text),\n`chat_conversations_assigned`, `elections_panel_syncs`,\n`social_network_removals`, `security_events` (the audit log's events done by the caller or\nconcerning them), `edits_made` (the caller's changes to entities, from their edit\nhistory: which entity, what and when, without the values), `membership_counts` (teams per entity type, kept for paging), and\n`failed_logins` (failed password checks of the username or address, with the client address\neach came from). Timestamps are ISO 8601 in UTC. Never a secret: no password\nhash, key or token (nor their hashes), sealed provider token or SMS account secret.\n\nThe records of an entity the caller's team keeps (a candidate's record, its monitors' data)\nare the team's, not the caller's: `memberships` lists the teams, and each team's records are\nread through the operations of the entities.",
+    "description": "The data subject's right of access (LGPD, art. 18, II), as one JSON document to download\n(`Content-Disposition: attachment`): the caller's account, and each table's rows about them,\ngrouped in `sections`, each naming where it comes from (`source`: the table and the column that\nnames the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),\n`password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,\n`social_login_attempts`, `memberships` (teams and roles), `entities_owned`,\n`entities_last_written`, `guardianship_links_created`, `research_bookmarks`,\n`news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),\n`sms_credentials_added`, `sms_campaigns_sent`, `sms_campaigns_canceled`, `contacts_added`\n(which contacts of an entity the caller added, without their numbers), `sms_compliance_set`,\n`chat_replies_written` (the caller's replies in an entity's inbox, with their text),\n`chat_conversations_assigned`, `messenger_pages_connected` (the messenger Pages the caller\nconnected to an entity's inbox, without their tokens), `notifications` (the caller's own),\n`push_subscriptions` (the caller's devices, without their endpoints and keys),\n`monitor_alert_rules_added`, `webhook_endpoints_added` (without their secrets), `elections_panel_syncs`,\n`social_network_removals`, `security_events` (the audit log's events done by the caller or\nconcerning them), `edits_made` (the caller's changes to entities, from their edit\nhistory: which entity, what and when, without the values), `membership_counts` (teams per entity type, kept for paging), and\n`failed_logins` (failed password checks of the username or address, with the client address\neach came from). Timestamps are ISO 8601 in UTC. Never a secret: no password\nhash, key or token (nor their hashes), sealed provider token or SMS account secret.\n\nThe records of an entity the caller's team keeps (a candidate's record, its monitors' data)\nare the team's, not the caller's: `memberships` lists the teams, and each team's records are\nread through the operations of the entities.",
     "auth": true,
     "parameters": [],
     "answer": "application/json",
@@ -1750,7 +1750,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/monitor_social/data/",
     "tag": "monitor_social",
     "summary": "Social monitors with their metrics",
-    "description": "A social monitor belongs to an entity and watches social-network profiles and keywords. Each\nmonitor comes with its latest metric snapshot per network and a daily series over the last\n30 days, today included (one point per network and UTC day: the last snapshot of that day).\nWith `id_monitor` the list holds that one monitor; without it, every monitor of the caller's\nteams (every monitor, for platform admins), by id. Every team role may read.",
+    "description": "A social monitor belongs to an entity and watches social-network profiles and keywords. Each\nmonitor comes with its latest metric snapshot per network and a daily series over the last\n30 days, today included (one point per network and day: the last snapshot of that day). Days\nare calendar days in Brasília time (America/Sao_Paulo), as a campaign counts them, not UTC\ndays: a snapshot taken at 22:00 in Brasília is on that day.\nWith `id_monitor` the list holds that one monitor; without it, every monitor of the caller's\nteams (every monitor, for platform admins), by id. Every team role may read.",
     "auth": true,
     "parameters": [
       {
@@ -2783,7 +2783,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/chat/conversations/{conversation_id}/messages/",
     "tag": "chat",
     "summary": "Answer a conversation",
-    "description": "Not in the seed (issue 24). Sends `text` to the conversation's person through its channel:\nfor SMS, from the credential the person wrote to, by the same send job as campaigns, so it\nis handed to the provider exactly once however the request or the job is retried, and its\nstatus follows the delivery receipts (`listConversationMessages`). A reply to someone who\nwrote first is not a campaign message: the entity's compliance mode (`getSmsCompliance`)\nasks no consent, footer or propaganda window of it. But a number that opted out of the\nentity's campaigns is never written to: that is 422 whatever the mode. Replying marks the\nconversation read. The entity's owner, admins and operators may reply (platform admins\nto any conversation); its viewers may not.",
+    "description": "Not in the seed (issue 24). Sends `text` to the conversation's person through its channel:\nfor SMS, from the credential the person wrote to, by the same send job as campaigns, so it\nis handed to the provider exactly once however the request or the job is retried, and its\nstatus follows the delivery receipts (`listConversationMessages`). A reply to someone who\nwrote first is not a campaign message: the entity's compliance mode (`getSmsCompliance`)\nasks no consent, footer or propaganda window of it. But a number that opted out of the\nentity's campaigns is never written to: that is 422 whatever the mode. Replying marks the\nconversation read. The entity's owner, admins and operators may reply (platform admins\nto any conversation); its viewers may not.\n\n**Messenger** conversations are answered from their Page through the network's send API, as\na `RESPONSE`: the network accepts those only within 24 hours of the person's last message,\nso an answer later than that is 422 (rule `within_messaging_window`), as is one to a Page\ndisconnected since (rule `page_connected`). The send API takes no idempotency key, so an\nanswer is sent **at most once**: queued once however the request is retried, handed to the\nnetwork by one job, never sent again by a retry once the network may have it. A send cut off\nbefore the network answered (a timeout, a lost connection, a crash) is `failed` with\n`error_code` `outcome_unknown`: it may have reached the person, and the team decides whether\nto write again. A refusal is `failed` with the network's code (`10/2018278`: outside the\nwindow; `551`: the person cannot be reached); a rate limit is tried again later.",
     "auth": true,
     "parameters": [
       {
@@ -2802,7 +2802,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "name": "text",
           "required": true,
           "type": "string",
-          "description": "What to send."
+          "description": "What to send (for SMS at most 1,600 characters, ten segments; the same limit for messenger)."
         }
       ]
     },
@@ -2890,6 +2890,88 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
         "required": false,
         "type": "integer",
         "description": "Seconds to wait for a change when there is none yet (a long poll); 0 when omitted."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listMessengerPages",
+    "method": "get",
+    "path": "/api/chat/messenger/pages/",
+    "tag": "chatMessenger",
+    "summary": "The messenger Pages connected to an entity",
+    "description": "Not in the seed (issue 24). The social network's Pages whose messages land in entity\n`entity_id`'s inbox, oldest first. Their access tokens are never returned. Every member of\nthe entity's team may list them.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "connectMessengerPage",
+    "method": "post",
+    "path": "/api/chat/messenger/pages/",
+    "tag": "chatMessenger",
+    "summary": "Connect a messenger Page to an entity's inbox",
+    "description": "Not in the seed (issue 24). From now on, what people write to the social network's Page\n`page_id` lands in entity `entity_id`'s inbox, and the team's answers go out through the\nnetwork's send API with `access_token`, the Page's access token (with the\n`pages_messaging` permission), encrypted at rest (AES-256-GCM, key `SECRETS_KEY`) and never\nreturned. The app must be subscribed to the Page's `messages` and `message_deliveries`\nwebhook fields, delivered to `receiveSocialnetEvents`.\n\nConnecting a Page connected to the same entity again replaces its name and token (a renewed\ntoken): 200. A Page is in one inbox only: one connected to another entity is 422 until that\nentity's admins disconnect it. The entity's owner and admins connect Pages (platform admins\ntoo).",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "entity_id",
+          "required": true,
+          "type": "integer",
+          "description": "The entity whose inbox receives the Page's messages."
+        },
+        {
+          "name": "page_id",
+          "required": true,
+          "type": "string",
+          "description": "The Page's id on the social network."
+        },
+        {
+          "name": "name",
+          "required": true,
+          "type": "string",
+          "description": "What the team calls it."
+        },
+        {
+          "name": "access_token",
+          "required": true,
+          "type": "string",
+          "description": "The Page's access token (permission `pages_messaging`); encrypted at rest, never returned."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "disconnectMessengerPage",
+    "method": "delete",
+    "path": "/api/chat/messenger/pages/{page_id}/",
+    "tag": "chatMessenger",
+    "summary": "Disconnect a messenger Page from its entity's inbox",
+    "description": "Not in the seed (issue 24). Forgets the Page `page_id` and its token: what people write to it\nno longer lands in the inbox (its events are counted as ignored) and its conversations can no\nlonger be answered (422 `page_connected`), but they stay readable. Answers waiting to be sent\nare not sent. The entity's owner and admins disconnect Pages (platform admins too).\nDisconnecting again is 404.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "page_id",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "The Page's id on the social network."
       }
     ],
     "answer": "application/json",
@@ -3075,7 +3157,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/webhook/socialnet/",
     "tag": "webhooks",
     "summary": "Social-network event deliveries",
-    "description": "Not in the seed's table, but the subscription the handshake above confirms delivers its events\nhere, by POST on the same path. Each delivery is JSON signed with `X-Hub-Signature-256:\nsha256=<hex>`, the HMAC-SHA256 of the raw body keyed with the app secret. The body's shape is\nchecked first, then the signature, before anything is stored.\n\nChanges of field `metrics` carry a profile's counters; each becomes a metric snapshot, taken at\nthe entry's `time`, of every monitor that watches that profile (same network, same user name\nignoring case). Snapshots are identified by monitor, network and moment; a later delivery for\nthe same moment with other values (a correction) replaces them. Changes of other fields, and\nmetrics of profiles no monitor watches, are accepted and counted as ignored.\n\n**Each delivery is processed once.** The SHA-256 of every processed body is kept for\n`SOCIALNET_REPLAY_WINDOW_SECONDS` (3 days by default). The same bytes arriving again within that\ntime are answered 200 with `duplicate: true` and every change counted as ignored: nothing is\nstored. This holds for the network's retries, for copies arriving at the same moment (one is\nprocessed), and for a replay of a recorded delivery with its valid signature, which would\notherwise undo a correction sent since. A delivery refused (4xx) or failed (5xx) is not kept, so\nits retry is processed.\n\n**Ordering.** A change is as recent as its value's `updated_time`, or its entry's `time` when it\nhas none. A snapshot is never overwritten by a change older than the one it was stored from:\nsuch a change is counted as `outdated`. The same time is not older, so a correction sent with\nthe same times replaces. Past the replay window, a replayed delivery is processed again, and\nonly this rule stands between it and the snapshot: a network that sends corrections with a\nlater `updated_time` is protected from it, one that does not is not.",
+    "description": "Not in the seed's table, but the subscription the handshake above confirms delivers its events\nhere, by POST on the same path. Each delivery is JSON signed with `X-Hub-Signature-256:\nsha256=<hex>`, the HMAC-SHA256 of the raw body keyed with the app secret. The body's shape is\nchecked first, then the signature, before anything is stored.\n\nChanges of field `metrics` carry a profile's counters; each becomes a metric snapshot, taken at\nthe entry's `time`, of every monitor that watches that profile (same network, same user name\nignoring case). Snapshots are identified by monitor, network and moment; a later delivery for\nthe same moment with other values (a correction) replaces them. Changes of other fields, and\nmetrics of profiles no monitor watches, are accepted and counted as ignored.\n\n**Messenger events** (issue 24) come in an entry's `messaging` list (the network's `messages`\nand `message_deliveries` fields; subscribe the app to them). A person's message to a Page\nconnected to an entity (`connectMessengerPage`) starts or continues that person's conversation\nin the entity's inbox, once per message id (`mid`), and is announced by `listInboxChanges`; a\ndelivery event marks the Page's messages delivered, by `mids` or, without them, every message\nsent to the person before its `watermark`. Events for Pages not connected, echoes of the Page's\nown messages, reads and other kinds are counted as ignored.\n\n**Each delivery is processed once.** The SHA-256 of every processed body is kept for\n`SOCIALNET_REPLAY_WINDOW_SECONDS` (3 days by default). The same bytes arriving again within that\ntime are answered 200 with `duplicate: true` and every change counted as ignored: nothing is\nstored. This holds for the network's retries, for copies arriving at the same moment (one is\nprocessed), and for a replay of a recorded delivery with its valid signature, which would\notherwise undo a correction sent since. A delivery refused (4xx) or failed (5xx) is not kept, so\nits retry is processed.\n\n**Ordering.** A change is as recent as its value's `updated_time`, or its entry's `time` when it\nhas none. A snapshot is never overwritten by a change older than the one it was stored from:\nsuch a change is counted as `outdated`. The same time is not older, so a correction sent with\nthe same times replaces. Past the replay window, a replayed delivery is processed again, and\nonly this rule stands between it and the snapshot: a network that sends corrections with a\nlater `updated_time` is protected from it, one that does not is not.",
     "auth": false,
     "parameters": [
       {
@@ -3411,6 +3493,431 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
         "required": false,
         "type": "string",
         "description": "The `ETag` of the version the client has; 304 when it is still current."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listNotifications",
+    "method": "get",
+    "path": "/api/notifications/",
+    "tag": "notifications",
+    "summary": "The caller's notifications, the newest first",
+    "description": "Not in the seed (issue 25; the seed lists the `notifications` tag without its operations). The\ncaller's own notifications, the newest first, 30 per page; `unread_only=true` keeps those not\nmarked read. A notification is only ever its user's.\n\nNotifications are made for these events (`type`):\n\n| type | for whom | when |\n|---|---|---|\n| `campaign_completed` | who started the campaign | an SMS campaign completed: each of its messages reached a final status |\n| `conversation_reply` | the member a conversation is assigned to | the person writes in that conversation |\n| `scenario_request_finished` | who asked for the scenario | its evaluation run ended (`completed` or `failed`) |\n| `invitation_received` | the account with the invited address | someone invites it to a team |\n| `monitor_alert` | the members of the monitor's team | one of the monitor's alert rules is breached |\n| `webhook_endpoint_disabled` | the entity's owner and admins | an endpoint of the entity's outbound webhooks failed for a day and was disabled |\n\nEach notification is also pushed to the user's devices (`addPushSubscription`). Notifications\nare kept 90 days.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "unread_only",
+        "in": "query",
+        "required": false,
+        "type": "boolean",
+        "description": "Only the notifications not marked read."
+      },
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
+  },
+  {
+    "operationId": "countUnreadNotifications",
+    "method": "get",
+    "path": "/api/notifications/unread_count/",
+    "tag": "notifications",
+    "summary": "How many of the caller's notifications are unread",
+    "description": "Not in the seed (issue 25). The number a front end shows on its bell: the caller's notifications\nnot marked read. Cheap enough to poll.",
+    "auth": true,
+    "parameters": [],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "markNotificationRead",
+    "method": "post",
+    "path": "/api/notifications/{notification_id}/read/",
+    "tag": "notifications",
+    "summary": "Mark a notification read",
+    "description": "Not in the seed (issue 25). Marks one of the caller's notifications read (`read_at` is set once;\nmarking it again changes nothing).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "notification_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the notification."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "markAllNotificationsRead",
+    "method": "post",
+    "path": "/api/notifications/read_all/",
+    "tag": "notifications",
+    "summary": "Mark all the caller's notifications read",
+    "description": "Not in the seed (issue 25). Marks every unread notification of the caller read, and answers how\nmany it marked.",
+    "auth": true,
+    "parameters": [],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listMonitorAlertRules",
+    "method": "get",
+    "path": "/api/monitor_social/alert_rules/",
+    "tag": "monitor_social",
+    "summary": "A monitor's alert rules",
+    "description": "Not in the seed (issue 25). The alert rules of monitor `monitor_id`, the oldest first, each with\nwhether it is breached now and when it last fired. Every member of the monitor's entity's team\nmay read them.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "monitor_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the monitor."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "addMonitorAlertRule",
+    "method": "post",
+    "path": "/api/monitor_social/alert_rules/",
+    "tag": "monitor_social",
+    "summary": "Add an alert rule to a monitor",
+    "description": "Not in the seed (issue 25). A rule is checked each time snapshots arrive for the monitor\n(`importMonitorMetrics` or the social network's webhook), per network (`network`, or every\nnetwork of the monitor when null), on the newest snapshot of the network:\n\n| kind | `threshold` | breached when |\n|---|---|---|\n| `followers_drop` | a percentage, over 0 and at most 100 | followers are down by `threshold`% or more from the newest snapshot taken at least 24 hours before |\n| `mentions_spike` | a multiple, over 1 and at most 1000 | mentions are `threshold` times or more the average of the snapshots of the 7 days before (an average of 0 never breaches) |\n| `profile_inactive` | whole days, 1 to 365 | the post count has not grown since the newest snapshot taken at least `threshold` days before |\n\nA rule fires once per breach: a `monitor_alert` notification to every member of the team and a\n`monitor.alert` event to the entity's webhooks, when it becomes breached; it fires again only\nafter a snapshot that does not breach it. The entity's owner, admins and operators add rules; at\nmost 20 per monitor.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "monitor_id",
+          "required": true,
+          "type": "integer",
+          "description": ""
+        },
+        {
+          "name": "kind",
+          "required": true,
+          "type": "string",
+          "enum": [
+            "followers_drop",
+            "mentions_spike",
+            "profile_inactive"
+          ],
+          "description": "What the rule watches (addMonitorAlertRule gives what `threshold` means for each)."
+        },
+        {
+          "name": "network",
+          "required": false,
+          "type": "string",
+          "description": "One of the monitor's networks; null or left out for all of them."
+        },
+        {
+          "name": "threshold",
+          "required": true,
+          "type": "number",
+          "description": "A percentage (followers_drop), a multiple (mentions_spike) or days (profile_inactive)."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "removeMonitorAlertRule",
+    "method": "delete",
+    "path": "/api/monitor_social/alert_rules/{rule_id}/",
+    "tag": "monitor_social",
+    "summary": "Remove a monitor's alert rule",
+    "description": "Not in the seed (issue 25). The rule stops being checked; notifications it raised stay. The\nentity's owner, admins and operators remove rules. Removing it again is 404.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "rule_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the alert rule."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "getPushPublicKey",
+    "method": "get",
+    "path": "/api/push/public_key/",
+    "tag": "push notifications",
+    "summary": "The deployment's VAPID public key",
+    "description": "Not in the seed (issue 25; the seed lists the `push notifications` tag without its operations).\nThe key a front end passes as `applicationServerKey` to the browser's\n`pushManager.subscribe()`, base64url (RFC 8292, VAPID). `public_key` is null when this\ndeployment sends no push (no `VAPID_PUBLIC_KEY`/`VAPID_PRIVATE_KEY`); the front end then offers\nnone.",
+    "auth": true,
+    "parameters": [],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listPushSubscriptions",
+    "method": "get",
+    "path": "/api/push/subscriptions/",
+    "tag": "push notifications",
+    "summary": "The caller's push subscriptions",
+    "description": "Not in the seed (issue 25). The caller's devices that receive pushes, the newest first. The push\nendpoint itself is a secret capability of the device and is not returned: only its push\nservice's origin. A subscription the push service says is gone (404 or 410) is removed.",
+    "auth": true,
+    "parameters": [],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "addPushSubscription",
+    "method": "post",
+    "path": "/api/push/subscriptions/",
+    "tag": "push notifications",
+    "summary": "Subscribe a device to pushes",
+    "description": "Not in the seed (issue 25). Send what the browser's `PushSubscription.toJSON()` gives\n(`endpoint`, `expirationTime`, `keys.p256dh`, `keys.auth`), with an optional `device_name`. From\nthen on every notification of the caller is also pushed there, encrypted for the device\n(RFC 8291) and signed with the deployment's VAPID key. The same endpoint again replaces its keys\nand name (200). At most 20 devices per user: the 21st replaces the one unused the longest.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "endpoint",
+          "required": true,
+          "type": "string",
+          "description": "The push service URL the browser gave (https)."
+        },
+        {
+          "name": "expirationTime",
+          "required": false,
+          "type": "integer",
+          "description": "As the browser gives it (milliseconds since 1970, or null); kept for the record."
+        },
+        {
+          "name": "device_name",
+          "required": false,
+          "type": "string",
+          "description": ""
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "removePushSubscription",
+    "method": "delete",
+    "path": "/api/push/subscriptions/{subscription_id}/",
+    "tag": "push notifications",
+    "summary": "Unsubscribe a device",
+    "description": "Not in the seed (issue 25). The device receives no more pushes. Only the subscription's user\nremoves it; removing it again is 404.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "subscription_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the push subscription."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listWebhookEndpoints",
+    "method": "get",
+    "path": "/api/webhooks/endpoints/",
+    "tag": "webhooks",
+    "summary": "An entity's outbound webhook endpoints",
+    "description": "Not in the seed (issue 25). The endpoints of entity `entity_id` that other systems registered to\nhear what happens in it, the oldest first, without their secrets. The entity's owner and admins\n(and platform admins) read them.\n\nDeliveries follow the Standard Webhooks specification (standardwebhooks.com): a `POST` of\n`application/json` whose body is `{\"type\", \"timestamp\", \"data\"}`, with the headers `webhook-id`\n(the message id, the same on every try of a delivery, so a receiver can drop repeats),\n`webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` and the base64 HMAC-SHA256, keyed\nwith the endpoint's secret, of `{webhook-id}.{webhook-timestamp}.{body}`); the `standardwebhooks`\nlibraries verify them. An answer 200 to 299 within `WEBHOOK_TIMEOUT_MS` is a success; anything else,\na redirect included (never followed), is a failure, retried with growing delays\n(`WEBHOOK_RETRY_DELAY_SECONDS`, doubled each time, `WEBHOOK_RETRIES` times). An endpoint whose\ndeliveries have failed for a day (`WEBHOOK_DISABLE_AFTER_SECONDS`) without a success is disabled,\nand the entity's owner and admins get a `webhook_endpoint_disabled` notification.\n\nEvent types: `sms_campaign.completed`, `conversation.message_received`, `scenario_request.finished`,\n`monitor.alert`; `webhook.test` is sent by `sendTestWebhook` only.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "addWebhookEndpoint",
+    "method": "post",
+    "path": "/api/webhooks/endpoints/",
+    "tag": "webhooks",
+    "summary": "Register an outbound webhook endpoint",
+    "description": "Not in the seed (issue 25). From now on, each event of `event_types` in entity `entity_id` is\ndelivered to `url`, signed with the endpoint's secret, which this answer carries once (`secret`,\n`whsec_` and base64): keep it to verify deliveries. It is stored encrypted (`SECRETS_KEY`) and\nnever shown again. The entity's owner and admins register endpoints, at most 20 per entity.\n\nAn endpoint's `url` must be `https` in production (`http` is allowed elsewhere), carry no\ncredentials, and resolve only to public addresses: one that resolves to a private, loopback,\nlink-local, unique-local or other reserved range is refused (rule `public_url`), and the address is\nchecked again when each delivery connects, so a name that later resolves elsewhere (DNS rebinding)\nis refused then (the attempt fails, saying so). `OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true` allows\nprivate addresses (tests and the sandbox).",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "entity_id",
+          "required": true,
+          "type": "integer",
+          "description": ""
+        },
+        {
+          "name": "url",
+          "required": true,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "description",
+          "required": false,
+          "type": "string",
+          "description": ""
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "updateWebhookEndpoint",
+    "method": "patch",
+    "path": "/api/webhooks/endpoints/{endpoint_id}/",
+    "tag": "webhooks",
+    "summary": "Change or re-enable an outbound webhook endpoint",
+    "description": "Not in the seed (issue 25). Changes the fields sent (`url`, `event_types`, `description`) and\nenables or disables the endpoint (`enabled`); fields left out keep their values. Enabling a\ndisabled endpoint clears why it was disabled and its failures: its next delivery starts a new day\nof tries. The secret does not change. The entity's owner and admins change endpoints.\n\nAn endpoint's `url` must be `https` in production (`http` is allowed elsewhere), carry no\ncredentials, and resolve only to public addresses: one that resolves to a private, loopback,\nlink-local, unique-local or other reserved range is refused (rule `public_url`), and the address is\nchecked again when each delivery connects, so a name that later resolves elsewhere (DNS rebinding)\nis refused then (the attempt fails, saying so). `OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true` allows\nprivate addresses (tests and the sandbox).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "endpoint_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the webhook endpoint."
+      }
+    ],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "url",
+          "required": false,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "description",
+          "required": false,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "enabled",
+          "required": false,
+          "type": "boolean",
+          "description": ""
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "removeWebhookEndpoint",
+    "method": "delete",
+    "path": "/api/webhooks/endpoints/{endpoint_id}/",
+    "tag": "webhooks",
+    "summary": "Remove an outbound webhook endpoint",
+    "description": "Not in the seed (issue 25). The endpoint and its delivery log are deleted; deliveries waiting for a\nretry are not sent. The entity's owner and admins remove endpoints. Removing it again is 404.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "endpoint_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the webhook endpoint."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listWebhookDeliveries",
+    "method": "get",
+    "path": "/api/webhooks/endpoints/{endpoint_id}/deliveries/",
+    "tag": "webhooks",
+    "summary": "An endpoint's delivery log, the newest first",
+    "description": "Not in the seed (issue 25). Each event sent to the endpoint, the newest first, 30 per page, with\nits payload, its status (`pending` while a try is due, `succeeded`, `failed` once no retry\nfollows) and every attempt: when, automatic or by hand (`resendWebhookDelivery`), the status code\nanswered (null when there was no answer), what went wrong, and how long it took. The entity's owner\nand admins read it.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "endpoint_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the webhook endpoint."
+      },
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "1-based page number; 1 when omitted."
+      }
+    ],
+    "answer": "application/json",
+    "paged": true
+  },
+  {
+    "operationId": "sendTestWebhook",
+    "method": "post",
+    "path": "/api/webhooks/endpoints/{endpoint_id}/test/",
+    "tag": "webhooks",
+    "summary": "Send a test event to an endpoint",
+    "description": "Not in the seed (issue 25). Delivers a `webhook.test` event (its `data` names the endpoint and who\nasked) to the endpoint, whatever its event types, as any delivery: signed, retried, logged. A\ndisabled endpoint gets it too (a way to check the receiver before enabling it again). The entity's\nowner and admins send tests.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "endpoint_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the webhook endpoint."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "resendWebhookDelivery",
+    "method": "post",
+    "path": "/api/webhooks/deliveries/{delivery_id}/resend/",
+    "tag": "webhooks",
+    "summary": "Send a delivery again, by hand",
+    "description": "Not in the seed (issue 25). Tries the delivery once more now, with the same message id, payload\nand a fresh signature, and logs the attempt as `manual`; a failure is not retried. A receiver that\nwas down can be given what it missed, one delivery at a time. The delivery's status becomes\n`pending` until the attempt ends. A disabled endpoint gets it too. The entity's owner and admins\nresend.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "delivery_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the webhook delivery."
       }
     ],
     "answer": "application/json",

@@ -638,6 +638,11 @@ const EXPORT_SOURCES: Record<string, string> = {
   sms_compliance_set: 'sms_compliance.updated_by',
   chat_replies_written: 'conversation_messages.sent_by',
   chat_conversations_assigned: 'conversations.assignee_id',
+  messenger_pages_connected: 'messenger_pages.connected_by',
+  notifications: 'notifications.user_id',
+  push_subscriptions: 'push_subscriptions.user_id',
+  monitor_alert_rules_added: 'monitor_alert_rules.created_by',
+  webhook_endpoints_added: 'webhook_endpoints.created_by',
   elections_panel_syncs: 'elections_panel_syncs.user_id',
   social_network_removals: 'socialnet_removals.user_id',
   security_events: 'audit_events.user_id, audit_events.actor_id',
@@ -2092,6 +2097,17 @@ interface ChatState {
   changes: Array<{ id: number; entity_id: number; conversation_id: number; message_id: number | null; kind: 'message' | 'status' | 'read' | 'assigned' }>;
   /** Numbers that opted out, by entity (the seed's opt-out replies). */
   optedOut: Set<string>;
+  /** Messenger Pages connected to entities, by Page id (their tokens are not kept: the mock sends nothing). */
+  pages: Map<string, StoredMessengerPage>;
+}
+
+interface StoredMessengerPage {
+  page_id: string;
+  entity_id: number;
+  name: string;
+  connected_by: number;
+  created_at: string;
+  updated_at: string;
 }
 
 const CONVERSATIONS_PER_PAGE = 30;
@@ -2105,7 +2121,7 @@ const isOptOut = (body: string) => OPT_OUT_KEYWORDS.has(body.normalize('NFKD').r
 function chatOf(state: State): ChatState {
   let chat = chats.get(state);
   if (chat) return chat;
-  chat = { conversations: new Map(), messages: [], changes: [], optedOut: new Set() };
+  chat = { conversations: new Map(), messages: [], changes: [], optedOut: new Set(), pages: new Map() };
   chats.set(state, chat);
   for (const reply of (seedReplies.get(state) ?? []) as Array<{ from: string; to: string; account_id: string; body: string }>) {
     const credential = [...state.credentials.values()].find((candidate) => candidate.account_id === reply.account_id && candidate.sender_id === reply.to);
@@ -2160,6 +2176,7 @@ function conversationView(state: State, chat: ChatState, conversation: StoredCon
     entity_id: conversation.entity_id,
     channel: 'sms',
     credential_id: conversation.credential_id,
+    page_id: null,
     participant: whole ? conversation.participant : maskedPhone(conversation.participant),
     contact: contact ? { id: contact.id, name: contact.name } : null,
     assignee: assignee ? { id: assignee.id, display_name: displayName(assignee) } : null,
@@ -2167,6 +2184,11 @@ function conversationView(state: State, chat: ChatState, conversation: StoredCon
     last_message: last ? chatMessageView(state, last) : null,
     created_at: conversation.created_at,
   };
+}
+
+function messengerPageView(state: State, page: StoredMessengerPage) {
+  const user = state.users.find((candidate) => candidate.id === page.connected_by);
+  return { ...page, connected_by: user ? { id: user.id, display_name: displayName(user) } : null };
 }
 
 function chatHandlers(on: On): HttpHandler[] {
@@ -2249,6 +2271,44 @@ function chatHandlers(on: On): HttpHandler[] {
       }
       const view = conversationView(context.state, chat, conversation, may(context.user, role, 'readPersonalData'));
       return envelope(200, view, view.assignee ? `Conversation ${view.id} assigned to ${view.assignee.display_name}.` : `Conversation ${view.id} is assigned to nobody.`);
+    }),
+    on('listMessengerPages', (context) => {
+      const entity = entityFor(context, Number(context.url.searchParams.get('entity_id')), { location: 'query', field: 'entity_id' });
+      if (entity instanceof Response) return entity;
+      const pages = [...chatOf(context.state).pages.values()].filter((page) => page.entity_id === entity.id).map((page) => messengerPageView(context.state, page));
+      return envelope(200, pages, `${pages.length} Page${pages.length === 1 ? '' : 's'}.`);
+    }),
+    on('connectMessengerPage', (context) => {
+      const entity = entityFor(context, Number(context.body.entity_id), { location: 'body', field: 'entity_id' }, 'manageTeam');
+      if (entity instanceof Response) return entity;
+      const pages = chatOf(context.state).pages;
+      const pageId = String(context.body.page_id);
+      const existing = pages.get(pageId);
+      if (existing && existing.entity_id !== entity.id) {
+        return errorResponse(422, 'validation_failed', `Page ${pageId} is connected to another entity; its admins must disconnect it first.`, [
+          { location: 'body', field: 'page_id', rule: 'not_connected_elsewhere', message: 'must be a Page not connected to another entity', value: pageId },
+        ]);
+      }
+      const at = now();
+      const page: StoredMessengerPage = { page_id: pageId, entity_id: entity.id, name: String(context.body.name), connected_by: context.user.id, created_at: existing?.created_at ?? at, updated_at: at };
+      pages.set(pageId, page);
+      const message = existing ? `Page ${pageId}'s name and token renewed in entity ${entity.id}'s inbox.` : `Page ${pageId} connected to entity ${entity.id}'s inbox.`;
+      return envelope(existing ? 200 : 201, messengerPageView(context.state, page), message);
+    }),
+    on('disconnectMessengerPage', (context) => {
+      const pageId = decodeURIComponent(context.url.pathname.split('/').filter(Boolean)[4] ?? '');
+      const pages = chatOf(context.state).pages;
+      const page = pages.get(pageId);
+      const entity = page && context.state.entities.get(page.entity_id);
+      const role = entity && roleIn(entity, context.user);
+      if (!page || !role) {
+        return notFound(`There is no messenger Page ${pageId} connected to an entity of your teams.`, [
+          { location: 'path', field: 'page_id', rule: 'in_your_teams', message: 'must be a Page connected to an entity of one of your teams', value: pageId },
+        ]);
+      }
+      if (!may(context.user, role, 'manageTeam')) return forbidden(`Your role in this team (${role}) may not ${PERMISSION_TEXT.manageTeam}.`);
+      pages.delete(pageId);
+      return envelope(200, messengerPageView(context.state, page), `Page ${pageId} disconnected from entity ${page.entity_id}'s inbox.`);
     }),
     // The mock answers at once (no long poll): nothing changes in it but what a test does.
     on('listInboxChanges', (context) => {

@@ -83,8 +83,12 @@ export interface OverrideOptions<Op extends OperationId, Status extends StatusOf
  */
 export const CREATE_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>([
   'addEntity',
+  'addMonitorAlertRule',
   'addOperator',
+  'addPushSubscription',
+  'addWebhookEndpoint',
   'addResearchBookmark',
+  'connectMessengerPage',
   'createContact',
   'createEntityFromCandidacy',
   'createMunicipality',
@@ -96,6 +100,7 @@ export const CREATE_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>(
   'replyToConversation',
   'requestNewsSource',
   'sendSmsCampaign',
+  'sendTestWebhook',
   'startSocialLogin',
   'syncElectionsPanel',
 ]);

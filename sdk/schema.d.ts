@@ -613,7 +613,10 @@ export interface paths {
          *     `sms_credentials_added`, `sms_campaigns_sent`, `sms_campaigns_canceled`, `contacts_added`
          *     (which contacts of an entity the caller added, without their numbers), `sms_compliance_set`,
          *     `chat_replies_written` (the caller's replies in an entity's inbox, with their text),
-         *     `chat_conversations_assigned`, `elections_panel_syncs`,
+         *     `chat_conversations_assigned`, `messenger_pages_connected` (the messenger Pages the caller
+         *     connected to an entity's inbox, without their tokens), `notifications` (the caller's own),
+         *     `push_subscriptions` (the caller's devices, without their endpoints and keys),
+         *     `monitor_alert_rules_added`, `webhook_endpoints_added` (without their secrets), `elections_panel_syncs`,
          *     `social_network_removals`, `security_events` (the audit log's events done by the caller or
          *     concerning them), `edits_made` (the caller's changes to entities, from their edit
          *     history: which entity, what and when, without the values), `membership_counts` (teams per entity type, kept for paging), and
@@ -2208,7 +2211,9 @@ export interface paths {
          * Social monitors with their metrics
          * @description A social monitor belongs to an entity and watches social-network profiles and keywords. Each
          *     monitor comes with its latest metric snapshot per network and a daily series over the last
-         *     30 days, today included (one point per network and UTC day: the last snapshot of that day).
+         *     30 days, today included (one point per network and day: the last snapshot of that day). Days
+         *     are calendar days in Brasília time (America/Sao_Paulo), as a campaign counts them, not UTC
+         *     days: a snapshot taken at 22:00 in Brasília is on that day.
          *     With `id_monitor` the list holds that one monitor; without it, every monitor of the caller's
          *     teams (every monitor, for platform admins), by id. Every team role may read.
          *
@@ -3487,6 +3492,17 @@ export interface paths {
          *     conversation read. The entity's owner, admins and operators may reply (platform admins
          *     to any conversation); its viewers may not.
          *
+         *     **Messenger** conversations are answered from their Page through the network's send API, as
+         *     a `RESPONSE`: the network accepts those only within 24 hours of the person's last message,
+         *     so an answer later than that is 422 (rule `within_messaging_window`), as is one to a Page
+         *     disconnected since (rule `page_connected`). The send API takes no idempotency key, so an
+         *     answer is sent **at most once**: queued once however the request is retried, handed to the
+         *     network by one job, never sent again by a retry once the network may have it. A send cut off
+         *     before the network answered (a timeout, a lost connection, a crash) is `failed` with
+         *     `error_code` `outcome_unknown`: it may have reached the person, and the team decides whether
+         *     to write again. A refusal is `failed` with the network's code (`10/2018278`: outside the
+         *     window; `551`: the person cannot be reached); a rate limit is tried again later.
+         *
          *     - **201**: queued for sending; `data` is the message.
          *     - **200**: not returned; same body as 201.
          *     - **400** `bad_request`: `conversation_id` is not a positive integer, or the body is not a
@@ -3497,8 +3513,9 @@ export interface paths {
          *       teams.
          *     - **409** `conflict`: the request's `Idempotency-Key` is in flight.
          *     - **422** `validation_failed`: `text` is missing, empty or longer than 1,600 characters, a
-         *       field not listed was sent, or the number opted out (rule `not_opted_out`); or
-         *       `idempotency_key_reused`.
+         *       field not listed was sent, the number opted out (rule `not_opted_out`), or, for messenger,
+         *       the person last wrote more than 24 hours ago (rule `within_messaging_window`) or the Page
+         *       was disconnected (rule `page_connected`); or `idempotency_key_reused`.
          */
         post: operations["replyToConversation"];
         delete?: never;
@@ -3616,6 +3633,91 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/messenger/pages/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The messenger Pages connected to an entity
+         * @description Not in the seed (issue 24). The social network's Pages whose messages land in entity
+         *     `entity_id`'s inbox, oldest first. Their access tokens are never returned. Every member of
+         *     the entity's team may list them.
+         *
+         *     - **200**: `data` is the list (maybe empty).
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such entity, or one outside the caller's teams.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["listMessengerPages"];
+        put?: never;
+        /**
+         * Connect a messenger Page to an entity's inbox
+         * @description Not in the seed (issue 24). From now on, what people write to the social network's Page
+         *     `page_id` lands in entity `entity_id`'s inbox, and the team's answers go out through the
+         *     network's send API with `access_token`, the Page's access token (with the
+         *     `pages_messaging` permission), encrypted at rest (AES-256-GCM, key `SECRETS_KEY`) and never
+         *     returned. The app must be subscribed to the Page's `messages` and `message_deliveries`
+         *     webhook fields, delivered to `receiveSocialnetEvents`.
+         *
+         *     Connecting a Page connected to the same entity again replaces its name and token (a renewed
+         *     token): 200. A Page is in one inbox only: one connected to another entity is 422 until that
+         *     entity's admins disconnect it. The entity's owner and admins connect Pages (platform admins
+         *     too).
+         *
+         *     - **201**: connected; `data` is the Page, without its token.
+         *     - **200**: it was connected to this entity already; its name and token were replaced.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: `entity_id` names no entity of the caller's teams.
+         *     - **409** `conflict`: the request's `Idempotency-Key` is in flight.
+         *     - **422** `validation_failed`: a field is missing, blank or malformed, a field not listed was
+         *       sent, or the Page is connected to another entity (rule `not_connected_elsewhere`); or
+         *       `idempotency_key_reused`.
+         *     - **503** `service_unavailable`: the deployment has no `SECRETS_KEY`, so tokens cannot be stored.
+         */
+        post: operations["connectMessengerPage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/messenger/pages/{page_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect a messenger Page from its entity's inbox
+         * @description Not in the seed (issue 24). Forgets the Page `page_id` and its token: what people write to it
+         *     no longer lands in the inbox (its events are counted as ignored) and its conversations can no
+         *     longer be answered (422 `page_connected`), but they stay readable. Answers waiting to be sent
+         *     are not sent. The entity's owner and admins disconnect Pages (platform admins too).
+         *     Disconnecting again is 404.
+         *
+         *     - **200**: disconnected; `data` is the Page as it was.
+         *     - **400** `bad_request`: `page_id` is not a Page id (1 to 32 digits).
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no Page with this id connected to an entity of the caller's teams.
+         *     - 409 and 422 are not returned.
+         */
+        delete: operations["disconnectMessengerPage"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3739,6 +3841,14 @@ export interface paths {
          *     ignoring case). Snapshots are identified by monitor, network and moment; a later delivery for
          *     the same moment with other values (a correction) replaces them. Changes of other fields, and
          *     metrics of profiles no monitor watches, are accepted and counted as ignored.
+         *
+         *     **Messenger events** (issue 24) come in an entry's `messaging` list (the network's `messages`
+         *     and `message_deliveries` fields; subscribe the app to them). A person's message to a Page
+         *     connected to an entity (`connectMessengerPage`) starts or continues that person's conversation
+         *     in the entity's inbox, once per message id (`mid`), and is announced by `listInboxChanges`; a
+         *     delivery event marks the Page's messages delivered, by `mids` or, without them, every message
+         *     sent to the person before its `watermark`. Events for Pages not connected, echoes of the Page's
+         *     own messages, reads and other kinds are counted as ignored.
          *
          *     **Each delivery is processed once.** The SHA-256 of every processed body is kept for
          *     `SOCIALNET_REPLAY_WINDOW_SECONDS` (3 days by default). The same bytes arriving again within that
@@ -4098,6 +4208,528 @@ export interface paths {
         get: operations["getOpenApiJson"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's notifications, the newest first
+         * @description Not in the seed (issue 25; the seed lists the `notifications` tag without its operations). The
+         *     caller's own notifications, the newest first, 30 per page; `unread_only=true` keeps those not
+         *     marked read. A notification is only ever its user's.
+         *
+         *     Notifications are made for these events (`type`):
+         *
+         *     | type | for whom | when |
+         *     |---|---|---|
+         *     | `campaign_completed` | who started the campaign | an SMS campaign completed: each of its messages reached a final status |
+         *     | `conversation_reply` | the member a conversation is assigned to | the person writes in that conversation |
+         *     | `scenario_request_finished` | who asked for the scenario | its evaluation run ended (`completed` or `failed`) |
+         *     | `invitation_received` | the account with the invited address | someone invites it to a team |
+         *     | `monitor_alert` | the members of the monitor's team | one of the monitor's alert rules is breached |
+         *     | `webhook_endpoint_disabled` | the entity's owner and admins | an endpoint of the entity's outbound webhooks failed for a day and was disabled |
+         *
+         *     Each notification is also pushed to the user's devices (`addPushSubscription`). Notifications
+         *     are kept 90 days.
+         *
+         *     - **200**: `data` is a page of notifications.
+         *     - **400** `bad_request`: `page` is not an integer of at least 1, or `unread_only` is not a boolean.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: `page` is past the last page.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["listNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/unread_count/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many of the caller's notifications are unread
+         * @description Not in the seed (issue 25). The number a front end shows on its bell: the caller's notifications
+         *     not marked read. Cheap enough to poll.
+         *
+         *     - **200**: `data.unread` is the count.
+         *     - **401** `unauthorized`: no valid key.
+         *     - 400, 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["countUnreadNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/{notification_id}/read/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a notification read
+         * @description Not in the seed (issue 25). Marks one of the caller's notifications read (`read_at` is set once;
+         *     marking it again changes nothing).
+         *
+         *     - **200**: `data` is the notification.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `notification_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: the caller has no notification with this id (another user's is not told
+         *       apart from none).
+         *     - 403, 409 and 422 are not returned.
+         */
+        post: operations["markNotificationRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/read_all/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark all the caller's notifications read
+         * @description Not in the seed (issue 25). Marks every unread notification of the caller read, and answers how
+         *     many it marked.
+         *
+         *     - **200**: `data.marked` is how many were marked; `data.unread` is 0.
+         *     - **201**: not returned; same body as 200.
+         *     - **401** `unauthorized`: no valid key.
+         *     - 400, 403, 404, 409 and 422 are not returned.
+         */
+        post: operations["markAllNotificationsRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/monitor_social/alert_rules/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A monitor's alert rules
+         * @description Not in the seed (issue 25). The alert rules of monitor `monitor_id`, the oldest first, each with
+         *     whether it is breached now and when it last fired. Every member of the monitor's entity's team
+         *     may read them.
+         *
+         *     - **200**: `data` is the list (at most 20 rules).
+         *     - **400** `bad_request`: `monitor_id` is missing or not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: no such monitor, or one outside the caller's teams.
+         *     - 403, 409 and 422 are not returned.
+         */
+        get: operations["listMonitorAlertRules"];
+        put?: never;
+        /**
+         * Add an alert rule to a monitor
+         * @description Not in the seed (issue 25). A rule is checked each time snapshots arrive for the monitor
+         *     (`importMonitorMetrics` or the social network's webhook), per network (`network`, or every
+         *     network of the monitor when null), on the newest snapshot of the network:
+         *
+         *     | kind | `threshold` | breached when |
+         *     |---|---|---|
+         *     | `followers_drop` | a percentage, over 0 and at most 100 | followers are down by `threshold`% or more from the newest snapshot taken at least 24 hours before |
+         *     | `mentions_spike` | a multiple, over 1 and at most 1000 | mentions are `threshold` times or more the average of the snapshots of the 7 days before (an average of 0 never breaches) |
+         *     | `profile_inactive` | whole days, 1 to 365 | the post count has not grown since the newest snapshot taken at least `threshold` days before |
+         *
+         *     A rule fires once per breach: a `monitor_alert` notification to every member of the team and a
+         *     `monitor.alert` event to the entity's webhooks, when it becomes breached; it fires again only
+         *     after a snapshot that does not breach it. The entity's owner, admins and operators add rules; at
+         *     most 20 per monitor.
+         *
+         *     - **201**: added; `data` is the rule (not breached until the next snapshots arrive).
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is a viewer of the entity's team.
+         *     - **404** `not_found`: `monitor_id` names no monitor of the caller's teams.
+         *     - **409** `conflict`: the request's `Idempotency-Key` is in flight.
+         *     - **422** `validation_failed`: a field is missing or malformed, `threshold` is outside its kind's
+         *       bounds (rule `threshold_for_kind`), `network` is not one of the monitor's networks (rule
+         *       `monitored_network`), the monitor has 20 rules (rule `max_rules`), or a field not listed was
+         *       sent; or `idempotency_key_reused`.
+         */
+        post: operations["addMonitorAlertRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/monitor_social/alert_rules/{rule_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a monitor's alert rule
+         * @description Not in the seed (issue 25). The rule stops being checked; notifications it raised stay. The
+         *     entity's owner, admins and operators remove rules. Removing it again is 404.
+         *
+         *     - **200**: removed; `data` is the rule as it was.
+         *     - **400** `bad_request`: `rule_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is a viewer of the entity's team.
+         *     - **404** `not_found`: no such rule, or one of a monitor outside the caller's teams.
+         *     - 409 and 422 are not returned.
+         */
+        delete: operations["removeMonitorAlertRule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/push/public_key/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The deployment's VAPID public key
+         * @description Not in the seed (issue 25; the seed lists the `push notifications` tag without its operations).
+         *     The key a front end passes as `applicationServerKey` to the browser's
+         *     `pushManager.subscribe()`, base64url (RFC 8292, VAPID). `public_key` is null when this
+         *     deployment sends no push (no `VAPID_PUBLIC_KEY`/`VAPID_PRIVATE_KEY`); the front end then offers
+         *     none.
+         *
+         *     - **200**: `data.public_key`.
+         *     - **401** `unauthorized`: no valid key.
+         *     - 400, 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["getPushPublicKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/push/subscriptions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's push subscriptions
+         * @description Not in the seed (issue 25). The caller's devices that receive pushes, the newest first. The push
+         *     endpoint itself is a secret capability of the device and is not returned: only its push
+         *     service's origin. A subscription the push service says is gone (404 or 410) is removed.
+         *
+         *     - **200**: `data` is the list (at most 20).
+         *     - **401** `unauthorized`: no valid key.
+         *     - 400, 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["listPushSubscriptions"];
+        put?: never;
+        /**
+         * Subscribe a device to pushes
+         * @description Not in the seed (issue 25). Send what the browser's `PushSubscription.toJSON()` gives
+         *     (`endpoint`, `expirationTime`, `keys.p256dh`, `keys.auth`), with an optional `device_name`. From
+         *     then on every notification of the caller is also pushed there, encrypted for the device
+         *     (RFC 8291) and signed with the deployment's VAPID key. The same endpoint again replaces its keys
+         *     and name (200). At most 20 devices per user: the 21st replaces the one unused the longest.
+         *
+         *     - **201**: subscribed; `data` is the subscription.
+         *     - **200**: the endpoint was subscribed already; its keys and name were replaced.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **409** `conflict`: the request's `Idempotency-Key` is in flight.
+         *     - **422** `validation_failed`: a field is missing or malformed, `endpoint` is not an https URL of
+         *       a public address (rule `public_https_url`), `keys.p256dh` is not a P-256 public key (rule
+         *       `p256_public_key`), the deployment sends no push (rule `push_enabled`), or a field not listed
+         *       was sent; or `idempotency_key_reused`.
+         *     - 403 and 404 are not returned.
+         */
+        post: operations["addPushSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/push/subscriptions/{subscription_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unsubscribe a device
+         * @description Not in the seed (issue 25). The device receives no more pushes. Only the subscription's user
+         *     removes it; removing it again is 404.
+         *
+         *     - **200**: removed; `data` is the subscription as it was.
+         *     - **400** `bad_request`: `subscription_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **404** `not_found`: the caller has no subscription with this id.
+         *     - 403, 409 and 422 are not returned.
+         */
+        delete: operations["removePushSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/endpoints/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An entity's outbound webhook endpoints
+         * @description Not in the seed (issue 25). The endpoints of entity `entity_id` that other systems registered to
+         *     hear what happens in it, the oldest first, without their secrets. The entity's owner and admins
+         *     (and platform admins) read them.
+         *
+         *     Deliveries follow the Standard Webhooks specification (standardwebhooks.com): a `POST` of
+         *     `application/json` whose body is `{"type", "timestamp", "data"}`, with the headers `webhook-id`
+         *     (the message id, the same on every try of a delivery, so a receiver can drop repeats),
+         *     `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` and the base64 HMAC-SHA256, keyed
+         *     with the endpoint's secret, of `{webhook-id}.{webhook-timestamp}.{body}`); the `standardwebhooks`
+         *     libraries verify them. An answer 200 to 299 within `WEBHOOK_TIMEOUT_MS` is a success; anything else,
+         *     a redirect included (never followed), is a failure, retried with growing delays
+         *     (`WEBHOOK_RETRY_DELAY_SECONDS`, doubled each time, `WEBHOOK_RETRIES` times). An endpoint whose
+         *     deliveries have failed for a day (`WEBHOOK_DISABLE_AFTER_SECONDS`) without a success is disabled,
+         *     and the entity's owner and admins get a `webhook_endpoint_disabled` notification.
+         *
+         *     Event types: `sms_campaign.completed`, `conversation.message_received`, `scenario_request.finished`,
+         *     `monitor.alert`; `webhook.test` is sent by `sendTestWebhook` only.
+         *
+         *     - **200**: `data` is the list (at most 20).
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no such entity, or one outside the caller's teams.
+         *     - 409 and 422 are not returned.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register an outbound webhook endpoint
+         * @description Not in the seed (issue 25). From now on, each event of `event_types` in entity `entity_id` is
+         *     delivered to `url`, signed with the endpoint's secret, which this answer carries once (`secret`,
+         *     `whsec_` and base64): keep it to verify deliveries. It is stored encrypted (`SECRETS_KEY`) and
+         *     never shown again. The entity's owner and admins register endpoints, at most 20 per entity.
+         *
+         *     An endpoint's `url` must be `https` in production (`http` is allowed elsewhere), carry no
+         *     credentials, and resolve only to public addresses: one that resolves to a private, loopback,
+         *     link-local, unique-local or other reserved range is refused (rule `public_url`), and the address is
+         *     checked again when each delivery connects, so a name that later resolves elsewhere (DNS rebinding)
+         *     is refused then (the attempt fails, saying so). `OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true` allows
+         *     private addresses (tests and the sandbox).
+         *
+         *     - **201**: registered; `data` is the endpoint with its `secret`.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: `entity_id` names no entity of the caller's teams.
+         *     - **409** `conflict`: the request's `Idempotency-Key` is in flight.
+         *     - **422** `validation_failed`: a field is missing or malformed, `url` is refused (rule
+         *       `public_url`), the entity has 20 endpoints (rule `max_endpoints`), or a field not listed was
+         *       sent; or `idempotency_key_reused`.
+         *     - **503** `service_unavailable`: the deployment has no `SECRETS_KEY`, so secrets cannot be kept.
+         */
+        post: operations["addWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/endpoints/{endpoint_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an outbound webhook endpoint
+         * @description Not in the seed (issue 25). The endpoint and its delivery log are deleted; deliveries waiting for a
+         *     retry are not sent. The entity's owner and admins remove endpoints. Removing it again is 404.
+         *
+         *     - **200**: removed; `data` is the endpoint as it was.
+         *     - **400** `bad_request`: `endpoint_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no such endpoint, or one of an entity outside the caller's teams.
+         *     - 409 and 422 are not returned.
+         */
+        delete: operations["removeWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change or re-enable an outbound webhook endpoint
+         * @description Not in the seed (issue 25). Changes the fields sent (`url`, `event_types`, `description`) and
+         *     enables or disables the endpoint (`enabled`); fields left out keep their values. Enabling a
+         *     disabled endpoint clears why it was disabled and its failures: its next delivery starts a new day
+         *     of tries. The secret does not change. The entity's owner and admins change endpoints.
+         *
+         *     An endpoint's `url` must be `https` in production (`http` is allowed elsewhere), carry no
+         *     credentials, and resolve only to public addresses: one that resolves to a private, loopback,
+         *     link-local, unique-local or other reserved range is refused (rule `public_url`), and the address is
+         *     checked again when each delivery connects, so a name that later resolves elsewhere (DNS rebinding)
+         *     is refused then (the attempt fails, saying so). `OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true` allows
+         *     private addresses (tests and the sandbox).
+         *
+         *     - **200**: `data` is the endpoint as it now is.
+         *     - **400** `bad_request`: `endpoint_id` is not a positive integer, or the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no such endpoint, or one of an entity outside the caller's teams.
+         *     - **422** `validation_failed`: a field is malformed, `url` is refused (rule `public_url`), the body
+         *       sends nothing to change (rule `min_properties`), or a field not listed was sent.
+         *     - 409 is not returned.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/webhooks/endpoints/{endpoint_id}/deliveries/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery log, the newest first
+         * @description Not in the seed (issue 25). Each event sent to the endpoint, the newest first, 30 per page, with
+         *     its payload, its status (`pending` while a try is due, `succeeded`, `failed` once no retry
+         *     follows) and every attempt: when, automatic or by hand (`resendWebhookDelivery`), the status code
+         *     answered (null when there was no answer), what went wrong, and how long it took. The entity's owner
+         *     and admins read it.
+         *
+         *     - **200**: `data` is a page of deliveries.
+         *     - **400** `bad_request`: `endpoint_id` is not a positive integer, or `page` is not an integer of at
+         *       least 1.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no such endpoint, one of an entity outside the caller's teams, or `page` is
+         *       past the last page.
+         *     - 409 and 422 are not returned.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/endpoints/{endpoint_id}/test/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to an endpoint
+         * @description Not in the seed (issue 25). Delivers a `webhook.test` event (its `data` names the endpoint and who
+         *     asked) to the endpoint, whatever its event types, as any delivery: signed, retried, logged. A
+         *     disabled endpoint gets it too (a way to check the receiver before enabling it again). The entity's
+         *     owner and admins send tests.
+         *
+         *     - **201**: queued; `data` is the delivery (`pending`).
+         *     - **400** `bad_request`: `endpoint_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no such endpoint, or one of an entity outside the caller's teams.
+         *     - **409** `conflict`: the request's `Idempotency-Key` is in flight.
+         *     - **422** `idempotency_key_reused`: its `Idempotency-Key` was used with another request.
+         */
+        post: operations["sendTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/deliveries/{delivery_id}/resend/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again, by hand
+         * @description Not in the seed (issue 25). Tries the delivery once more now, with the same message id, payload
+         *     and a fresh signature, and logs the attempt as `manual`; a failure is not retried. A receiver that
+         *     was down can be given what it missed, one delivery at a time. The delivery's status becomes
+         *     `pending` until the attempt ends. A disabled endpoint gets it too. The entity's owner and admins
+         *     resend.
+         *
+         *     - **200**: queued; `data` is the delivery.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `delivery_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no such delivery, or one of an entity outside the caller's teams.
+         *     - **409** `conflict`: the request's `Idempotency-Key` is in flight.
+         *     - **422** `idempotency_key_reused`: its `Idempotency-Key` was used with another request.
+         */
+        post: operations["resendWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5440,7 +6072,7 @@ export interface components {
             engagement: number;
             mentions: number;
         };
-        /** @description The last snapshot of a network on a day. */
+        /** @description The last snapshot of a network on a day (`date`, a calendar day in Brasília time, America/Sao_Paulo). */
         DailyMetric: {
             /** Format: date */
             date: string;
@@ -5901,15 +6533,21 @@ export interface components {
             /** @description The entity whose inbox it is (a credential without an entity, for platform admins only, has no inbox). */
             entity_id: number;
             /**
-             * @description How the person writes and is answered. `sms` through an SMS credential.
+             * @description How the person writes and is answered. `sms` through an SMS credential; `messenger` through a Page of the social network connected to the entity (`connectMessengerPage`).
              * @enum {string}
              */
-            channel: "sms";
-            /** @description For `sms`: the credential the person wrote to, which answers. */
+            channel: "sms" | "messenger";
+            /** @description For `sms`: the credential the person wrote to, which answers; null for `messenger`. */
             credential_id: number | null;
-            /** @description The person's number (E.164), whole for the entity's owner and admins, masked for its operators and viewers (`+55*******4321`). */
+            /** @description For `messenger`: the Page the person wrote to, which answers; null for `sms`. */
+            page_id: string | null;
+            /**
+             * @description For `sms`, the person's number (E.164), whole for the entity's owner and admins, masked for
+             *     its operators and viewers (`+55*******4321`). For `messenger`, the person's id for that
+             *     Page (the network's page-scoped id, which names nobody outside it), whole for everyone.
+             */
             participant: string;
-            /** @description The entity's contact with this number; null when there is none. */
+            /** @description The entity's contact with this number (`sms`); null when there is none, and always for `messenger`. */
             contact: {
                 id: number;
                 name: string | null;
@@ -5935,13 +6573,22 @@ export interface components {
              * @enum {string}
              */
             direction: "in" | "out";
+            /** @description What was written (a messenger message without text, such as a photo, reads `[image]`: the kinds of its attachments). */
             text: string;
             /**
-             * @description `received` for an inbound message; an outbound SMS's delivery status otherwise (see `getSmsCampaign`).
+             * @description `received` for an inbound message; an outbound SMS's delivery status otherwise (see
+             *     `getSmsCampaign`). An outbound messenger message is `queued`, `sending`, then `sent` when the
+             *     network took it and `delivered` when its delivery event arrives, or `failed`.
              * @enum {string}
              */
             status: "received" | "queued" | "sending" | "sent" | "delivered" | "undelivered" | "failed" | "canceled" | "opted_out";
-            /** @description The provider's error code for an outbound message that failed; null otherwise. */
+            /**
+             * @description The provider's error code for an outbound message that failed (for messenger, the network's
+             *     `code/error_subcode`, such as `10/2018278` for an answer outside the 24-hour window);
+             *     `outcome_unknown` for a messenger message whose send was cut off before the network
+             *     answered (it may have reached the person: look at the Page's inbox before writing again);
+             *     null otherwise.
+             */
             error_code: string | null;
             /** @description Who on the team wrote it; null for an inbound message, or an account that no longer exists. */
             sent_by: components["schemas"]["UserRef"] | null;
@@ -5951,9 +6598,32 @@ export interface components {
         ConversationMessagePage: components["schemas"]["PageMeta"] & {
             results: components["schemas"]["ConversationMessage"][];
         };
+        /** @description A Page of the social network connected to an entity's inbox (its access token is never returned). */
+        MessengerPage: {
+            /** @description The Page's id on the social network. */
+            page_id: string;
+            entity_id: number;
+            /** @description What the team calls it. */
+            name: string;
+            /** @description Who connected it (or last renewed its token); null for an account that no longer exists. */
+            connected_by: components["schemas"]["UserRef"] | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        NewMessengerPage: {
+            /** @description The entity whose inbox receives the Page's messages. */
+            entity_id: number;
+            /** @description The Page's id on the social network. */
+            page_id: string;
+            /** @description What the team calls it. */
+            name: string;
+            /** @description The Page's access token (permission `pages_messaging`); encrypted at rest, never returned. */
+            access_token: string;
+        };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         NewConversationReply: {
-            /** @description What to send. */
+            /** @description What to send (for SMS at most 1,600 characters, ten segments; the same limit for messenger). */
             text: string;
         };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
@@ -6309,11 +6979,49 @@ export interface components {
             /** @description The kind of object subscribed to. */
             object: string;
             entry: {
-                /** @description The network's id of the subscribed object. */
+                /** @description The network's id of the subscribed object (for `messaging`, the Page). */
                 id: string;
-                /** @description When the changes happened, in Unix seconds (at most the end of year 9999). */
+                /**
+                 * @description When the changes happened: in Unix seconds for `changes` (at most the end of year
+                 *     9999, checked when a `metrics` change is read); the messenger sends milliseconds with
+                 *     `messaging`, where each event's own `timestamp` is read instead.
+                 */
                 time: number;
-                changes: {
+                /**
+                 * @description Messenger events of the Page `id` (the network's `messages` and `message_deliveries`
+                 *     webhook fields). An event with `message` is a person writing to the Page; one with
+                 *     `delivery`, the Page's messages delivered. Other events (reads, reactions, echoes of
+                 *     the Page's own messages) are counted as ignored.
+                 */
+                messaging?: {
+                    sender: {
+                        /** @description The person (page-scoped id), or the Page for an echo. */
+                        id: string;
+                    };
+                    recipient: {
+                        /** @description The Page, or the person for an echo. */
+                        id: string;
+                    };
+                    /** @description When the event happened, in Unix milliseconds. */
+                    timestamp?: number;
+                    message?: {
+                        /** @description The message's id; a message delivered again with the same id is stored once. */
+                        mid?: string;
+                        text?: string;
+                        /** @description True for the Page's own message (ignored). */
+                        is_echo?: boolean;
+                        attachments?: {
+                            type?: string;
+                        }[];
+                    };
+                    delivery?: {
+                        /** @description The Page's messages delivered (may be absent). */
+                        mids?: string[];
+                        /** @description Every message the Page sent the person before this moment (Unix milliseconds) was delivered. */
+                        watermark?: number;
+                    };
+                }[];
+                changes?: {
                     /** @description What changed; `metrics` changes become snapshots. */
                     field: string;
                     /**
@@ -6328,7 +7036,7 @@ export interface components {
             }[];
         };
         SocialnetEventResult: {
-            /** @description Changes in the delivery. */
+            /** @description Changes and messenger events in the delivery. */
             changes: number;
             /** @description Snapshots stored for the first time. */
             created: number;
@@ -6338,8 +7046,12 @@ export interface components {
             unchanged: number;
             /** @description Snapshots kept as stored: they came from a later change (`updated_time`, else the entry's `time`). */
             outdated: number;
-            /** @description Changes of other fields, or of profiles no monitor watches; every change of a delivery seen before. */
+            /** @description Changes of other fields, or of profiles no monitor watches; messenger events of other kinds or for Pages not connected; every change and event of a delivery seen before. */
             ignored: number;
+            /** @description Messenger messages stored in an inbox (a message seen before, by its `mid`, is not counted). */
+            messages: number;
+            /** @description Messages of the team marked delivered by messenger delivery events. */
+            deliveries: number;
             /** @description True when this delivery (the same bytes) was processed before, within the replay window: nothing was stored. */
             duplicate: boolean;
         };
@@ -6681,6 +7393,12 @@ export interface components {
         NewsSourceListEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["NewsSource"][];
         };
+        MessengerPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["MessengerPage"];
+        };
+        MessengerPageListEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["MessengerPage"][];
+        };
         SmsCredentialListEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SmsCredential"][];
         };
@@ -6689,6 +7407,237 @@ export interface components {
         };
         EntitySummaryPageEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["EntitySummaryPage"];
+        };
+        /**
+         * @description What happened (listNotifications says for whom and when).
+         * @enum {string}
+         */
+        NotificationType: "campaign_completed" | "conversation_reply" | "scenario_request_finished" | "invitation_received" | "monitor_alert" | "webhook_endpoint_disabled";
+        /** @description One of a user's in-app notifications. */
+        Notification: {
+            id: number;
+            type: components["schemas"]["NotificationType"];
+            /** @description One line to show, in Portuguese. */
+            title: string;
+            /** @description The details, in Portuguese. */
+            body: string;
+            /** @description The entity it concerns (for an invitation, the team's entity); null when it concerns none (a campaign of an admins-only credential). */
+            entity_id: number | null;
+            /** @description What the notification is about, for the front end to link to. */
+            subject: {
+                /** @enum {string} */
+                kind: "sms_campaign" | "conversation" | "scenario_request" | "invitation" | "monitor" | "webhook_endpoint";
+                id: number;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the user marked it read; null while unread.
+             */
+            read_at: string | null;
+        };
+        /** @description A page of Notification records (the paginated list structure), with the unread count. */
+        NotificationPage: components["schemas"]["PageMeta"] & {
+            /** @description How many of the caller's notifications are unread (on every page, whatever the filter). */
+            unread: number;
+            results: components["schemas"]["Notification"][];
+        };
+        NotificationCount: {
+            unread: number;
+        };
+        NotificationsMarked: {
+            /** @description How many notifications this call marked read. */
+            marked: number;
+            /** @description How many are unread now: 0, unless one arrived meanwhile. */
+            unread: number;
+        };
+        /**
+         * @description What the rule watches (addMonitorAlertRule gives what `threshold` means for each).
+         * @enum {string}
+         */
+        MonitorAlertKind: "followers_drop" | "mentions_spike" | "profile_inactive";
+        /** @description An alert rule of a monitor. */
+        MonitorAlertRule: {
+            id: number;
+            monitor_id: number;
+            kind: components["schemas"]["MonitorAlertKind"];
+            /** @description The network (`nm_rede`) it watches; null for every network of the monitor. */
+            network: string | null;
+            threshold: number;
+            /** @description Whether the newest snapshots breach it (it fired when it became so). */
+            breached: boolean;
+            /** Format: date-time */
+            last_fired_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        NewMonitorAlertRule: {
+            monitor_id: number;
+            kind: components["schemas"]["MonitorAlertKind"];
+            /** @description One of the monitor's networks; null or left out for all of them. */
+            network?: string | null;
+            /** @description A percentage (followers_drop), a multiple (mentions_spike) or days (profile_inactive). */
+            threshold: number;
+        };
+        PushPublicKey: {
+            /** @description The uncompressed P-256 public key, base64url without padding; null when this deployment sends no push. */
+            public_key: string | null;
+        };
+        /** @description A device that receives the user's pushes. */
+        PushSubscription: {
+            id: number;
+            device_name: string | null;
+            /** @description The origin of the push service (the endpoint itself is not shown). */
+            push_service: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When a push last reached it.
+             */
+            last_pushed_at: string | null;
+        };
+        NewPushSubscription: {
+            /** @description The push service URL the browser gave (https). */
+            endpoint: string;
+            /** @description As the browser gives it (milliseconds since 1970, or null); kept for the record. */
+            expirationTime?: number | null;
+            keys: {
+                /** @description The device's P-256 public key, base64url. */
+                p256dh: string;
+                /** @description The 16-byte authentication secret, base64url. */
+                auth: string;
+            };
+            device_name?: string | null;
+        };
+        NotificationEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["Notification"];
+        };
+        NotificationPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["NotificationPage"];
+        };
+        NotificationCountEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["NotificationCount"];
+        };
+        NotificationsMarkedEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["NotificationsMarked"];
+        };
+        MonitorAlertRuleEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["MonitorAlertRule"];
+        };
+        MonitorAlertRuleListEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["MonitorAlertRule"][];
+        };
+        PushPublicKeyEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["PushPublicKey"];
+        };
+        PushSubscriptionEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["PushSubscription"];
+        };
+        PushSubscriptionListEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["PushSubscription"][];
+        };
+        /**
+         * @description An event an endpoint may ask for (listWebhookEndpoints says what each carries).
+         * @enum {string}
+         */
+        WebhookEventType: "sms_campaign.completed" | "conversation.message_received" | "scenario_request.finished" | "monitor.alert";
+        /** @description An entity's outbound webhook endpoint, without its secret. */
+        WebhookEndpoint: {
+            id: number;
+            entity_id: number;
+            url: string;
+            description: string | null;
+            event_types: components["schemas"]["WebhookEventType"][];
+            /** @description False once disabled, by hand or after a day of failures. */
+            enabled: boolean;
+            /** @description Why it was disabled; null while enabled. */
+            disabled_reason: string | null;
+            /**
+             * Format: date-time
+             * @description The first failed attempt since the last success; null when the last attempt succeeded (or none was made).
+             */
+            failing_since: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A new endpoint, with its signing secret (shown this once). */
+        WebhookEndpointCreated: components["schemas"]["WebhookEndpoint"] & {
+            /** @description The Standard Webhooks signing secret: `whsec_` and 32 random bytes in base64. */
+            secret: string;
+        };
+        NewWebhookEndpoint: {
+            entity_id: number;
+            url: string;
+            event_types: components["schemas"]["WebhookEventType"][];
+            description?: string | null;
+        };
+        WebhookEndpointChanges: {
+            url?: string;
+            event_types?: components["schemas"]["WebhookEventType"][];
+            description?: string | null;
+            enabled?: boolean;
+        };
+        /** @description One try of a delivery. */
+        WebhookAttempt: {
+            /** Format: date-time */
+            attempted_at: string;
+            /**
+             * @description `manual`: resendWebhookDelivery.
+             * @enum {string}
+             */
+            trigger: "automatic" | "manual";
+            /** @description What the endpoint answered; null when it did not (refused, unreachable, too slow). */
+            status_code: number | null;
+            /** @description What went wrong; null on a success. */
+            error: string | null;
+            duration_ms: number;
+        };
+        /** @description One event sent to one endpoint, with its tries. */
+        WebhookDelivery: {
+            id: number;
+            endpoint_id: number;
+            /** @description The `webhook-id` header of every try. */
+            message_id: string;
+            /** @description A WebhookEventType, or `webhook.test`. */
+            event_type: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            /** @description The body sent: `type`, `timestamp` (ISO 8601) and `data`. */
+            payload: {
+                type: string;
+                /** Format: date-time */
+                timestamp: string;
+                data: Record<string, never>;
+            };
+            /** @description Its tries, the oldest first. */
+            attempts: components["schemas"]["WebhookAttempt"][];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A page of WebhookDelivery records (the paginated list structure). */
+        WebhookDeliveryPage: components["schemas"]["PageMeta"] & {
+            results: components["schemas"]["WebhookDelivery"][];
+        };
+        WebhookEndpointEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["WebhookEndpoint"];
+        };
+        WebhookEndpointCreatedEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["WebhookEndpointCreated"];
+        };
+        WebhookEndpointListEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["WebhookEndpoint"][];
+        };
+        WebhookDeliveryEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["WebhookDelivery"];
+        };
+        WebhookDeliveryPageEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["WebhookDeliveryPage"];
         };
     };
     responses: {
@@ -7140,9 +8089,55 @@ export interface components {
             };
         };
         /**
+         * @description 404 `not_found` for disconnectMessengerPage: no Page with this id connected to an entity of the
+         *     caller's teams (a Page connected elsewhere is not told apart from none).
+         */
+        MessengerPageNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for connectMessengerPage: `entity_id` names no entity of the caller's teams. */
+        ConnectMessengerPageNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for connectMessengerPage: its body fails validation (`validation_failed`, each failing
+         *     field in `error.details`), the Page is connected to another entity (rule
+         *     `not_connected_elsewhere`), or its `Idempotency-Key` was used with another body
+         *     (`idempotency_key_reused`).
+         */
+        ConnectMessengerPageInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
          * @description 422 for replyToConversation: its body fails validation (`validation_failed`, each failing
          *     field in `error.details`), the number opted out of the entity's campaigns (rule
-         *     `not_opted_out`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         *     `not_opted_out`), a messenger conversation's person last wrote more than 24 hours ago (rule
+         *     `within_messaging_window`) or its Page was disconnected (rule `page_connected`), or its
+         *     `Idempotency-Key` was used with another body (`idempotency_key_reused`).
          */
         ReplyToConversationInvalid: {
             headers: {
@@ -8314,6 +9309,171 @@ export interface components {
          *     server logs the details under `request_id`, so quote it when reporting the problem.
          */
         InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for markNotificationRead: the caller has no notification with this id. */
+        NotificationNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for listMonitorAlertRules: `monitor_id` names no monitor of the caller's teams. */
+        MonitorAlertRulesNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for addMonitorAlertRule: `monitor_id` names no monitor of the caller's teams. */
+        AddMonitorAlertRuleNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for removeMonitorAlertRule: no such rule, or one of a monitor outside the caller's teams. */
+        MonitorAlertRuleNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for addMonitorAlertRule: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        AddMonitorAlertRuleInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for addPushSubscription: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        AddPushSubscriptionInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for removePushSubscription: the caller has no subscription with this id. */
+        PushSubscriptionNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for listWebhookEndpoints: `entity_id` names no entity of the caller's teams. */
+        WebhookEntityNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for addWebhookEndpoint: `entity_id` names no entity of the caller's teams. */
+        AddWebhookEndpointNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found`: no such webhook endpoint, or one of an entity outside the caller's teams. */
+        WebhookEndpointNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for resendWebhookDelivery: no such delivery, or one of an entity outside the caller's teams. */
+        WebhookDeliveryNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for addWebhookEndpoint: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        AddWebhookEndpointInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 422 for updateWebhookEndpoint: its body fails validation (`validation_failed`, each failing field in `error.details`). */
+        UpdateWebhookEndpointInvalid: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -14210,6 +15370,163 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    listMessengerPages: {
+        parameters: {
+            query: {
+                /** @description Id of the entity. */
+                entity_id: components["schemas"]["IdString"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entity's Pages. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessengerPageListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ListConversationsNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    connectMessengerPage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewMessengerPage"];
+            };
+        };
+        responses: {
+            /** @description Connected to this entity already; its name and token were replaced. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessengerPageEnvelope"];
+                };
+            };
+            /** @description Connected. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessengerPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ConnectMessengerPageNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ConnectMessengerPageInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    disconnectMessengerPage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description The Page's id on the social network.
+                 * @example 104857600000001
+                 */
+                page_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disconnected. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessengerPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MessengerPageNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
     receiveSmsDeliveryReceipt: {
         parameters: {
             query?: never;
@@ -15039,6 +16356,966 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listNotifications: {
+        parameters: {
+            query?: {
+                /** @description Only the notifications not marked read. */
+                unread_only?: boolean;
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of notifications. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PageNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    countUnreadNotifications: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The count. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationCountEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    markNotificationRead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Id of the notification.
+                 * @example 7
+                 */
+                notification_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notification, read. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotificationNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    markAllNotificationsRead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Marked. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationsMarkedEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationsMarkedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listMonitorAlertRules: {
+        parameters: {
+            query: {
+                /** @description Id of the monitor. */
+                monitor_id: components["schemas"]["IdString"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The monitor's rules. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitorAlertRuleListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorAlertRulesNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    addMonitorAlertRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewMonitorAlertRule"];
+            };
+        };
+        responses: {
+            /** @description Not returned by this operation; same body as 201. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitorAlertRuleEnvelope"];
+                };
+            };
+            /** @description Added. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitorAlertRuleEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["AddMonitorAlertRuleNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["AddMonitorAlertRuleInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    removeMonitorAlertRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the alert rule.
+                 * @example 7
+                 */
+                rule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitorAlertRuleEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorAlertRuleNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getPushPublicKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushPublicKeyEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listPushSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's subscriptions. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSubscriptionListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    addPushSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewPushSubscription"];
+            };
+        };
+        responses: {
+            /** @description Subscribed already; keys and name replaced. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSubscriptionEnvelope"];
+                };
+            };
+            /** @description Subscribed. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSubscriptionEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["AddPushSubscriptionInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    removePushSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the push subscription.
+                 * @example 7
+                 */
+                subscription_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSubscriptionEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PushSubscriptionNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query: {
+                /** @description Id of the entity. */
+                entity_id: components["schemas"]["IdString"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entity's endpoints. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEntityNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    addWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewWebhookEndpoint"];
+            };
+        };
+        responses: {
+            /** @description Not returned by this operation; same body as 201. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointCreatedEnvelope"];
+                };
+            };
+            /** @description Registered. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointCreatedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["AddWebhookEndpointNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["AddWebhookEndpointInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    removeWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the webhook endpoint.
+                 * @example 5
+                 */
+                endpoint_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the webhook endpoint.
+                 * @example 5
+                 */
+                endpoint_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointChanges"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as it now is. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UpdateWebhookEndpointInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number; 1 when omitted. Past the last page is 404. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the webhook endpoint.
+                 * @example 5
+                 */
+                endpoint_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    sendTestWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Id of the webhook endpoint.
+                 * @example 5
+                 */
+                endpoint_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Not returned by this operation; same body as 201. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryEnvelope"];
+                };
+            };
+            /** @description Queued. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["Error"];
+        };
+    };
+    resendWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Id of the webhook delivery.
+                 * @example 5
+                 */
+                delivery_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookDeliveryNotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];

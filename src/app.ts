@@ -48,15 +48,19 @@ import { newsHandlers } from './news/handlers.js';
 import type { NewsSources } from './news/sources.js';
 import type { ResearchBookmarks } from './research/bookmarks.js';
 import { researchHandlers } from './research/handlers.js';
+import { notificationHandlers, pushHandlers, type NotificationCenter } from './notifications/index.js';
+import { webhookHandlers } from './webhooks/handlers.js';
+import type { Webhooks } from './webhooks/webhooks.js';
 import type { Monitors } from './monitors/index.js';
 import { monitorHandlers } from './monitors/handlers.js';
+import { monitorAlertHandlers } from './monitors/alert-handlers.js';
 import type { Strategy } from './strategy/index.js';
 import { strategyHandlers } from './strategy/handlers.js';
 import { socialnetHandlers, socialnetSignatureChecks } from './socialnet/index.js';
 import type { SocialnetRemovals } from './socialnet/removals.js';
 import type { SeenDeliveries } from './socialnet/deliveries.js';
 import { providerSignatures } from './http/provider-signatures.js';
-import { chatHandlers, createInbox, type Inbox } from './chat/index.js';
+import { chatHandlers, messengerHandlers, type Inbox } from './chat/index.js';
 import { complianceHandlers, contactHandlers, Contacts, smsCampaignHandlers, smsHandlers, smsSignatureChecks } from './messaging/index.js';
 import { oauthHandlers, type SocialLinks } from './oauth/index.js';
 import { electionsHandlers, type ElectionsPanelSyncs } from './elections/index.js';
@@ -105,14 +109,18 @@ export interface AppDependencies {
   socialnetDeliveries: SeenDeliveries;
   /** SMS credentials, campaigns and the provider's callbacks. */
   sms: Sms;
-  /** The entities' chat inboxes (created on `sms` when not given). */
-  inbox?: Inbox;
+  /** The entities' chat inboxes, SMS and messenger. */
+  inbox: Inbox;
   /** Accounts at OAuth providers linked to users. */
   socialLinks: SocialLinks;
   /** Syncs with the elections panel. */
   electionsPanelSyncs: ElectionsPanelSyncs;
   /** Imports of the electoral court's candidacy files, queued by platform admins. */
   courtImports: CourtImports;
+  /** Each user's notifications and push subscriptions (and the events that make them). */
+  notificationCenter: NotificationCenter;
+  /** Entities' outbound webhooks: endpoints, deliveries and their log. */
+  webhooks: Webhooks;
   /** Each user's research bookmarks. */
   researchBookmarks: ResearchBookmarks;
   /** News sources requested for monitoring. */
@@ -169,17 +177,29 @@ export function createApp(dependencies: AppDependencies): Express {
     ...teamHandlers({ entities, accounts, urls: config }),
     ...historyHandlers({ entities, accounts, municipalities, urls: config }),
     ...monitorHandlers(dependencies.monitors, entities.teams, entities.history),
+    ...monitorAlertHandlers(dependencies.monitors),
     ...strategyHandlers({ strategy: dependencies.strategy, monitors: dependencies.monitors, entities, urls: config }),
-    ...socialnetHandlers({ settings: config.socialnet, monitors: dependencies.monitors.store, removals: dependencies.socialnetRemovals, deliveries: dependencies.socialnetDeliveries, urls: config }),
+    ...socialnetHandlers({
+      settings: config.socialnet,
+      monitors: dependencies.monitors.store,
+      messenger: dependencies.inbox.messenger,
+      removals: dependencies.socialnetRemovals,
+      deliveries: dependencies.socialnetDeliveries,
+      urls: config,
+    }),
     ...smsHandlers({ sms: dependencies.sms, entities, urls: config }),
     ...complianceHandlers({ sms: dependencies.sms, entities }),
     ...contactHandlers({ contacts: new Contacts(dependencies.sms.models), models: dependencies.sms.models, teams: entities.teams, audit: accounts.audit, urls: config }),
     ...smsCampaignHandlers({ sms: dependencies.sms, teams: entities.teams, urls: config }),
-    ...chatHandlers({ inbox: dependencies.inbox ?? createInbox(entities.models.Entity.sequelize!, { sms: dependencies.sms, teams: entities.teams }), teams: entities.teams, urls: config }),
+    ...chatHandlers({ inbox: dependencies.inbox, teams: entities.teams, urls: config }),
+    ...messengerHandlers({ messenger: dependencies.inbox.messenger, teams: entities.teams }),
     ...oauthHandlers(dependencies.socialLinks, config, logger),
     ...electionsHandlers(dependencies.electionsPanelSyncs),
     ...courtImportHandlers(dependencies.courtImports),
     ...courtReadHandlers({ catalog: new CourtCatalog(entities.models.Entity.sequelize!), urls: config }),
+    ...notificationHandlers(dependencies.notificationCenter.notifications, config),
+    ...pushHandlers(dependencies.notificationCenter.push),
+    ...webhookHandlers({ webhooks: dependencies.webhooks, teams: entities.teams, urls: config }),
     ...researchHandlers(dependencies.researchBookmarks),
     ...newsHandlers(dependencies.newsSources),
     ...controlHandlers(config, municipalities, dependencies.status),

@@ -8,6 +8,9 @@ import { z } from 'zod';
 import { SIGNUP_MODES, type AccountSettings } from './accounts/settings.js';
 import type { InvitationSettings } from './entities/invitations.js';
 import type { MailSettings } from './mail/mailer.js';
+import { checkVapidKeys, type VapidKeys } from './push/sender.js';
+import type { OutboundPolicy } from './webhooks/outbound-http.js';
+import type { WebhookSettings } from './webhooks/settings.js';
 import { DEFAULT_BUDGETS, type Budget, type RateLimitBudgets } from './http/rate-limits.js';
 
 /** The pinned upstream copy of the municipality list (see ../shared/data/README.md). */
@@ -17,6 +20,8 @@ export const DEFAULT_MUNICIPIOS_SHA256 = '4c7cd386e86e152080b01f439da1407e6e5ee7
 
 /** The electoral court's open-data hosts, where its candidacy files are published. */
 export const DEFAULT_ELECTIONS_IMPORT_HOSTS = ['cdn.tse.jus.br', 'dadosabertos.tse.jus.br'] as const;
+/** The social network's own Graph API (SOCIALNET_GRAPH_URL, SOCIALNET_GRAPH_VERSION unset; tests, the seed tool). */
+export const DEFAULT_SOCIALNET_GRAPH = { graphUrl: 'https://graph.facebook.com', graphVersion: 'v25.0' } as const;
 
 /** A host name (or an IPv4 address), as a URL's host is compared with it. */
 const HOST_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -226,6 +231,12 @@ const environmentSchema = z.object({
   // Longer than the network keeps retrying a delivery: a retry or replay within it is ignored.
   SOCIALNET_REPLAY_WINDOW_SECONDS: z.coerce.number().int().min(3600).max(90 * 24 * 3600).default(3 * 24 * 3600),
   SOCIALNET_REMOVAL_MAX_AGE_SECONDS: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(24 * 3600),
+  SOCIALNET_GRAPH_URL: z
+    .string()
+    .url('must be an absolute URL such as https://graph.facebook.com')
+    .regex(/^https?:\/\/[^?#]*[^/?#]$/, 'must be http(s), without a trailing slash, query or fragment')
+    .default(DEFAULT_SOCIALNET_GRAPH.graphUrl),
+  SOCIALNET_GRAPH_VERSION: z.string().regex(/^v\d{1,3}\.\d{1,3}$/, 'must be a Graph API version such as v25.0').default(DEFAULT_SOCIALNET_GRAPH.graphVersion),
   SEARCHNET_CLIENT_ID: z.string().min(1).max(512).optional(),
   SEARCHNET_CLIENT_SECRET: z.string().min(1).max(512).optional(),
   SEARCHNET_AUTHORIZE_URL: endpoint.default('https://accounts.google.com/o/oauth2/v2/auth'),
@@ -243,6 +254,15 @@ const environmentSchema = z.object({
     .url('must be an absolute URL such as https://painel.example.org')
     .regex(/^https?:\/\/[^?#]*[^/?#]$/, 'must be http(s), without a trailing slash, query or fragment')
     .optional(),
+  VAPID_PUBLIC_KEY: z.string().regex(/^[A-Za-z0-9_-]{87}$/, 'must be a VAPID public key, base64url (npx web-push generate-vapid-keys)').optional(),
+  VAPID_PRIVATE_KEY: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be a VAPID private key, base64url (npx web-push generate-vapid-keys)').optional(),
+  VAPID_SUBJECT: z.string().regex(/^(mailto:|https:\/\/)/, 'must be a mailto: or https: URL the push services may contact').default('mailto:no-reply@palanque.app'),
+  // Tests and the sandbox only: webhooks and pushes may go to private and loopback addresses.
+  OUTBOUND_ALLOW_PRIVATE_ADDRESSES: booleanString.default(false),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  WEBHOOK_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  WEBHOOK_RETRIES: z.coerce.number().int().min(0).max(20).default(10),
+  WEBHOOK_DISABLE_AFTER_SECONDS: z.coerce.number().int().min(0).max(30 * 24 * 3600).default(24 * 3600),
   ELECTIONS_IMPORT_HOSTS: z
     .string()
     .transform((value) => value.split(',').map((host) => host.trim().toLowerCase()).filter(Boolean))
@@ -257,6 +277,15 @@ const environmentSchema = z.object({
     }
     if (!env.SECRETS_KEY) {
       ctx.addIssue({ code: 'custom', path: ['SECRETS_KEY'], message: 'is required when NODE_ENV=production (it seals stored secrets and the answers kept for Idempotency-Key replays; openssl rand -base64 32)' });
+    }
+  }
+  if (Boolean(env.VAPID_PUBLIC_KEY) !== Boolean(env.VAPID_PRIVATE_KEY)) {
+    ctx.addIssue({ code: 'custom', path: [env.VAPID_PUBLIC_KEY ? 'VAPID_PRIVATE_KEY' : 'VAPID_PUBLIC_KEY'], message: 'must be set with its other half (VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY come as a pair)' });
+  } else if (env.VAPID_PUBLIC_KEY && env.VAPID_PRIVATE_KEY) {
+    try {
+      checkVapidKeys({ publicKey: env.VAPID_PUBLIC_KEY, privateKey: env.VAPID_PRIVATE_KEY, subject: env.VAPID_SUBJECT });
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', path: ['VAPID_PRIVATE_KEY'], message: (error as Error).message });
     }
   }
   // A send job may wait out an earlier call and its margin, list the provider's messages, send, and
@@ -314,8 +343,15 @@ export interface Config {
   /** Where the API's documentation is published (DOCS_URL); the API root links to it when set. */
   docsUrl: string | undefined;
   socialnet: SocialnetSettings;
+  socialnetGraph: SocialnetGraphSettings;
   /** SECRETS_KEY: encrypts the secrets Palanque keeps for later use; without it none can be stored. */
   secretsKey: string | undefined;
+  /** VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY, VAPID_SUBJECT: the keys pushes are signed with; without them no push is sent. */
+  vapid: VapidKeys | undefined;
+  /** Where webhooks and pushes may go: https only in production, public addresses only unless OUTBOUND_ALLOW_PRIVATE_ADDRESSES. */
+  outbound: OutboundPolicy;
+  /** WEBHOOK_RETRY_DELAY_SECONDS (doubled at each retry), WEBHOOK_RETRIES, WEBHOOK_DISABLE_AFTER_SECONDS (in milliseconds). */
+  webhooks: WebhookSettings;
   /** SMS_PROVIDER_URL: the SMS provider's API (its simulator in tests). */
   smsProviderUrl: string;
   /** SMS_SEND_TIMEOUT_MS: how long a call to the SMS provider may take; an earlier call is over once this (and a margin) has passed. */
@@ -362,6 +398,14 @@ export interface SocialnetSettings {
   replayWindowMs: number;
   /** SOCIALNET_REMOVAL_MAX_AGE_SECONDS: how old (by its issued_at) a data-removal signed_request may be. */
   removalMaxAgeMs: number;
+}
+
+/** Where the social network's send API is (messenger answers, src/chat/messenger/). */
+export interface SocialnetGraphSettings {
+  /** SOCIALNET_GRAPH_URL: the network's Graph API (its simulator in tests). */
+  graphUrl: string;
+  /** SOCIALNET_GRAPH_VERSION: the Graph API version called, such as v25.0. */
+  graphVersion: string;
 }
 
 export class ConfigError extends Error {
@@ -448,7 +492,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       replayWindowMs: env.SOCIALNET_REPLAY_WINDOW_SECONDS * 1000,
       removalMaxAgeMs: env.SOCIALNET_REMOVAL_MAX_AGE_SECONDS * 1000,
     },
+    socialnetGraph: { graphUrl: env.SOCIALNET_GRAPH_URL, graphVersion: env.SOCIALNET_GRAPH_VERSION },
     secretsKey: env.SECRETS_KEY,
+    vapid: env.VAPID_PUBLIC_KEY && env.VAPID_PRIVATE_KEY ? { publicKey: env.VAPID_PUBLIC_KEY, privateKey: env.VAPID_PRIVATE_KEY, subject: env.VAPID_SUBJECT } : undefined,
+    outbound: { allowHttp: env.NODE_ENV !== 'production', allowPrivateAddresses: env.OUTBOUND_ALLOW_PRIVATE_ADDRESSES, timeoutMs: env.WEBHOOK_TIMEOUT_MS },
+    webhooks: { retryDelaySeconds: env.WEBHOOK_RETRY_DELAY_SECONDS, retries: env.WEBHOOK_RETRIES, disableAfterMs: env.WEBHOOK_DISABLE_AFTER_SECONDS * 1000 },
     smsProviderUrl: env.SMS_PROVIDER_URL,
     smsSendTimeoutMs: env.SMS_SEND_TIMEOUT_MS,
     smsMaxRecipients: env.SMS_MAX_RECIPIENTS,

@@ -8,7 +8,7 @@ import type { AppDependencies } from './app.js';
 import type { Config } from './config.js';
 import { createElectionsPanelSyncs, type ElectionsSettings } from './elections/index.js';
 import { CourtImports } from './elections/tse/imports.js';
-import { DEFAULT_ELECTIONS_IMPORT_HOSTS } from './config.js';
+import { DEFAULT_ELECTIONS_IMPORT_HOSTS, DEFAULT_SOCIALNET_GRAPH } from './config.js';
 import { createEntities } from './entities/index.js';
 import type { InvitationSettings } from './entities/invitations.js';
 import type { JobQueue } from './jobs/index.js';
@@ -16,23 +16,36 @@ import type { Logger } from './logger.js';
 import { createInbox } from './chat/index.js';
 import { createSms, type MessagingSettings } from './messaging/index.js';
 import { createMonitors } from './monitors/index.js';
+import { createNotificationCenter } from './notifications/index.js';
+import { announceEvents } from './notifications/announcements.js';
+import type { LookupAll, OutboundPolicy } from './webhooks/outbound-http.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from './webhooks/settings.js';
+import { Webhooks } from './webhooks/webhooks.js';
 import { createNewsSources } from './news/sources.js';
 import { createSocialLinks, type OAuthSettings } from './oauth/index.js';
 import { createResearchBookmarks } from './research/bookmarks.js';
+import { SecretBox } from './security/secret-box.js';
 import { createSeenDeliveries, createSocialnetRemovals } from './socialnet/index.js';
 import { createStrategy } from './strategy/index.js';
 
 export type Domains = Pick<
   AppDependencies,
-  'entities' | 'monitors' | 'strategy' | 'socialnetRemovals' | 'socialnetDeliveries' | 'sms' | 'inbox' | 'socialLinks' | 'electionsPanelSyncs' | 'courtImports' | 'researchBookmarks' | 'newsSources'
+  'entities' | 'monitors' | 'strategy' | 'socialnetRemovals' | 'socialnetDeliveries' | 'sms' | 'inbox' | 'socialLinks' | 'electionsPanelSyncs' | 'courtImports' | 'researchBookmarks' | 'newsSources' | 'notificationCenter' | 'webhooks'
 >;
 
 /** The configuration the domains read (the server passes its Config). */
-export interface DomainSettings extends MessagingSettings, OAuthSettings, ElectionsSettings, Pick<Config, 'newsMaxOpenRequests'> {
+export interface DomainSettings
+  extends MessagingSettings,
+    OAuthSettings,
+    ElectionsSettings,
+    Pick<Config, 'newsMaxOpenRequests'>,
+    Partial<Pick<Config, 'socialnetGraph' | 'vapid' | 'outbound' | 'webhooks'>> {
   /** Team invitations' lifetime and limit (defaults when unset: tests, the seed tool). */
   invitations?: InvitationSettings;
   /** HISTORY_RETENTION_DAYS, in milliseconds (five years when unset: tests, the seed tool). */
   historyRetentionMs?: number;
+  /** How webhook endpoints' names are resolved (the system's DNS when unset; tests give a rebinding one). */
+  lookupAll?: LookupAll;
   /** ELECTIONS_IMPORT_HOSTS (the court's open-data hosts when unset: tests, the seed tool). */
   electionsImportHosts?: readonly string[];
 }
@@ -44,30 +57,68 @@ export interface DomainDependencies {
   settings: DomainSettings;
 }
 
+/** Where webhooks and pushes may go when the settings do not say (tests, the seed tool): public https and http addresses. */
+const DEFAULT_OUTBOUND: OutboundPolicy = { allowHttp: true, allowPrivateAddresses: false, timeoutMs: 10_000 };
+
 export async function createDomains(sequelize: Sequelize, { accounts, jobs, logger, settings }: DomainDependencies): Promise<Domains> {
+  const notificationCenter = createNotificationCenter(sequelize, { vapid: settings.vapid, outbound: settings.outbound ?? DEFAULT_OUTBOUND }, { jobs, logger });
   const entities = createEntities(sequelize, { invitations: settings.invitations, historyRetentionMs: settings.historyRetentionMs }, { mailer: accounts.mailer, logger, audit: accounts.audit });
   // Under SIGNUP=invite, an open invitation's token admits the sign-up of its address.
   accounts.signUps.admitInvitationsWith(entities.invitations);
-  const monitors = createMonitors(sequelize, entities.teams);
+  const monitors = createMonitors(sequelize, entities.teams, notificationCenter.notifications, logger);
   const strategy = createStrategy(sequelize, { monitors, entities, jobs, logger });
   const socialnetRemovals = createSocialnetRemovals(sequelize, { accounts: accounts.models, entities: entities.models, jobs });
   const sms = createSms(sequelize, settings, { jobs, teams: entities.teams, logger });
   const electionsPanelSyncs = createElectionsPanelSyncs(sequelize, settings, { jobs, entities, logger });
+  // It hears the replies SMS receives and the statuses of the ones it sends, and the messenger's webhook.
+  const inbox = createInbox(sequelize, {
+    sms,
+    teams: entities.teams,
+    jobs,
+    logger,
+    box: settings.secretsKey ? SecretBox.fromKey(settings.secretsKey) : undefined,
+    graph: settings.socialnetGraph ?? DEFAULT_SOCIALNET_GRAPH,
+    sendTimeoutMs: settings.smsSendTimeoutMs,
+  });
   const courtImports = new CourtImports(sequelize, jobs, logger, { allowedHosts: settings.electionsImportHosts ?? DEFAULT_ELECTIONS_IMPORT_HOSTS });
   await strategy.registerRuns();
   await socialnetRemovals.registerJobs();
   await sms.registerJobs();
+  await inbox.messenger.registerJobs();
   await electionsPanelSyncs.registerJobs();
   await courtImports.registerJobs();
+  await notificationCenter.push.registerJobs();
+  const webhooks = new Webhooks(sequelize, {
+    jobs,
+    logger,
+    notifications: notificationCenter.notifications,
+    box: settings.secretsKey ? SecretBox.fromKey(settings.secretsKey) : undefined,
+    outbound: settings.outbound ?? DEFAULT_OUTBOUND,
+    settings: settings.webhooks ?? DEFAULT_WEBHOOK_SETTINGS,
+    lookupAll: settings.lookupAll,
+  });
+  await webhooks.registerJobs();
+  announceEvents({
+    publish: async (entityId, type, data) => void (await webhooks.publish(entityId, type, data)),
+    sequelize,
+    notifications: notificationCenter.notifications,
+    campaigns: sms.reports,
+    inbox: inbox.changes,
+    strategy,
+    invitations: entities.invitations,
+    alerts: monitors.alerts,
+    logger,
+  });
   return {
+    notificationCenter,
+    webhooks,
     entities,
     monitors,
     strategy,
     socialnetRemovals,
     socialnetDeliveries: createSeenDeliveries(sequelize),
     sms,
-    // It hears the replies SMS receives and the statuses of the ones it sends.
-    inbox: createInbox(sequelize, { sms, teams: entities.teams }),
+    inbox,
     socialLinks: createSocialLinks(sequelize, accounts.models, settings),
     electionsPanelSyncs,
     courtImports,

@@ -107,8 +107,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
   const refreshMunicipalities = municipalityRefresher(municipalities, logger);
   const refresh = setInterval(() => void refreshMunicipalities(), config.municipiosRefreshMs);
   refresh.unref();
-  // SMS whose jobs were lost with a process (a campaign stored before its jobs were queued, a job whose
-  // last try died) are queued again, now and every minute. A message is stalled once nothing touched
+  // SMS and messenger answers whose jobs were lost with a process (a campaign stored before its jobs were
+  // queued, a job whose last try died) are queued again, now and every minute. A message is stalled once nothing touched
   // it for longer than its job's retries and a dead worker's timeout can take. Campaigns whose last
   // messages waited SMS_RECEIPT_TIMEOUT_HOURS for a receipt in vain become completed.
   const stalledAfterMs = 2 * config.jobTimeoutSeconds * 1000 + 2 * 60_000;
@@ -116,8 +116,9 @@ export async function startServer(config: Config, logger: Logger, options: Start
     void Promise.all([
       domains.sms.enqueueForgottenCampaigns(),
       domains.sms.enqueueStalledMessages(stalledAfterMs),
+      domains.inbox.messenger.enqueueStalledAnswers(stalledAfterMs),
       domains.sms.reports.completeFinishedCampaigns(),
-    ]).catch((error: unknown) => logger.warn({ err: error }, 'could not look for sms left without jobs or campaigns left unfinished'));
+    ]).catch((error: unknown) => logger.warn({ err: error }, 'could not look for messages left without jobs or campaigns left unfinished'));
   sweepSms();
   const campaignSweep = setInterval(sweepSms, CAMPAIGN_SWEEP_INTERVAL_MS);
   campaignSweep.unref();

@@ -501,6 +501,10 @@ describe('every operation of the spec', () => {
         if (path.includes('{credential_id}')) args.push('2147483647');
         // No conversation has this id: 404, answered by its handler.
         if (path.includes('{conversation_id}')) args.push('2147483647');
+        // No Page is connected with this id: 404, answered by its handler.
+        if (path.includes('{page_id}')) args.push('999999999999');
+        // No notification, alert rule, push subscription, webhook endpoint or delivery has this id: 404, answered by its handler.
+        for (const name of ['notification_id', 'rule_id', 'subscription_id', 'endpoint_id', 'delivery_id']) if (path.includes(`{${name}}`)) args.push('2147483647');
         // The spec's example of each query and header parameter that has one (1 for a required one without).
         for (const parameter of ((operation.parameters as unknown[]) ?? []).map(deref)) {
           // Conditional headers are left out: their examples name versions of records the sweep does not have.

@@ -8,6 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_MUNICIPIOS_SHA256, DEFAULT_MUNICIPIOS_SOURCE, loadConfig } from '../src/config.js';
 import { DEFAULT_BUDGETS } from '../src/http/rate-limits.js';
+import webpush from 'web-push';
+
+const VAPID = webpush.generateVAPIDKeys();
 
 /** The ConfigError thrown for an environment, failing the test when loadConfig accepts it. */
 function configErrorFor(env: NodeJS.ProcessEnv): ConfigError {
@@ -61,7 +64,11 @@ describe('loadConfig defaults', () => {
       assistants: [],
       docsUrl: undefined,
       socialnet: { verifyToken: undefined, appSecret: undefined, replayWindowMs: 3 * 24 * 3600_000, removalMaxAgeMs: 24 * 3600_000 },
+      socialnetGraph: { graphUrl: 'https://graph.facebook.com', graphVersion: 'v25.0' },
       secretsKey: undefined,
+      vapid: undefined,
+      outbound: { allowHttp: true, allowPrivateAddresses: false, timeoutMs: 10_000 },
+      webhooks: { retryDelaySeconds: 60, retries: 10, disableAfterMs: 24 * 3600_000 },
       smsProviderUrl: 'https://api.twilio.com',
       smsSendTimeoutMs: 15_000,
       smsMaxRecipients: 10_000,
@@ -183,6 +190,8 @@ describe('loadConfig values', () => {
       SOCIALNET_APP_SECRET: 'app-secret-of-the-social-network',
       SOCIALNET_REPLAY_WINDOW_SECONDS: '604800',
       SOCIALNET_REMOVAL_MAX_AGE_SECONDS: '3600',
+      SOCIALNET_GRAPH_URL: 'http://127.0.0.1:4030',
+      SOCIALNET_GRAPH_VERSION: 'v24.0',
       SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
       SMS_PROVIDER_URL: 'http://127.0.0.1:4020',
       SMS_SEND_TIMEOUT_MS: '1000',
@@ -205,6 +214,14 @@ describe('loadConfig values', () => {
       OAUTH_PENDING_LINK_SECONDS: '300',
       ELECTIONS_PANEL_URL: 'http://127.0.0.1:4040',
       ELECTIONS_IMPORT_HOSTS: 'CDN.tse.jus.br, 127.0.0.1',
+      VAPID_PUBLIC_KEY: VAPID.publicKey,
+      VAPID_PRIVATE_KEY: VAPID.privateKey,
+      VAPID_SUBJECT: 'https://palanque.app/contato',
+      OUTBOUND_ALLOW_PRIVATE_ADDRESSES: 'true',
+      WEBHOOK_TIMEOUT_MS: '3000',
+      WEBHOOK_RETRY_DELAY_SECONDS: '30',
+      WEBHOOK_RETRIES: '6',
+      WEBHOOK_DISABLE_AFTER_SECONDS: '7200',
     });
     expect(config).toEqual({
       env: 'production',
@@ -236,7 +253,11 @@ describe('loadConfig values', () => {
       assistants: [{ id: 'estrategista', name: 'Estrategista', description: 'Sugere pautas.' }],
       docsUrl: 'https://palanque.app/docs/api',
       socialnet: { verifyToken: 'verify-token-of-the-subscription', appSecret: 'app-secret-of-the-social-network', replayWindowMs: 604_800_000, removalMaxAgeMs: 3_600_000 },
+      socialnetGraph: { graphUrl: 'http://127.0.0.1:4030', graphVersion: 'v24.0' },
       secretsKey: Buffer.alloc(32, 1).toString('base64'),
+      vapid: { ...VAPID, subject: 'https://palanque.app/contato' },
+      outbound: { allowHttp: false, allowPrivateAddresses: true, timeoutMs: 3000 },
+      webhooks: { retryDelaySeconds: 30, retries: 6, disableAfterMs: 7200_000 },
       smsProviderUrl: 'http://127.0.0.1:4020',
       smsSendTimeoutMs: 1000,
       smsMaxRecipients: 500,
@@ -272,6 +293,8 @@ describe('loadConfig values', () => {
   it('names SECRETS_KEY when it is not 32 bytes, and SMS_PROVIDER_URL when it is not an http(s) URL', () => {
     expect(() => loadConfig({ SECRETS_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/SECRETS_KEY: must be 32 bytes/);
     expect(() => loadConfig({ SMS_PROVIDER_URL: 'ftp://sms.example' })).toThrow(/SMS_PROVIDER_URL: must be http\(s\)/);
+    expect(() => loadConfig({ SOCIALNET_GRAPH_URL: 'https://graph.example/' })).toThrow(/SOCIALNET_GRAPH_URL: must be http\(s\), without a trailing slash/);
+    expect(() => loadConfig({ SOCIALNET_GRAPH_VERSION: '25.0' })).toThrow(/SOCIALNET_GRAPH_VERSION: must be a Graph API version/);
     expect(() => loadConfig({ SOCIALNET_APP_SECRET: 'short' })).toThrow(/SOCIALNET_APP_SECRET: must be at least 16 characters/);
   });
 
@@ -510,5 +533,14 @@ describe('loadConfig errors', () => {
       .slice(1)
       .map((line) => line.trim().split(':')[0]);
     expect(new Set(named)).toEqual(new Set(['PORT', 'BASE_PATH', 'LOG_LEVEL', 'DATABASE_URL', 'VALIDATE_RESPONSES']));
+  });
+});
+
+describe('VAPID keys', () => {
+  it('come as a pair of one key pair', () => {
+    expect(() => loadConfig({ VAPID_PUBLIC_KEY: VAPID.publicKey })).toThrow(/VAPID_PRIVATE_KEY: must be set with its other half/);
+    const other = webpush.generateVAPIDKeys();
+    expect(() => loadConfig({ VAPID_PUBLIC_KEY: VAPID.publicKey, VAPID_PRIVATE_KEY: other.privateKey })).toThrow(/VAPID_PRIVATE_KEY: .*different key pairs/);
+    expect(() => loadConfig({ VAPID_PUBLIC_KEY: 'short', VAPID_PRIVATE_KEY: VAPID.privateKey })).toThrow(/VAPID_PUBLIC_KEY: must be a VAPID public key/);
   });
 });

@@ -33,8 +33,10 @@ import { loadSpec } from './helpers/spec.js';
 import { ElectionsPanelSimulator } from '../src/simulators/elections-panel.js';
 import { OAuthProviderSimulator } from '../src/simulators/oauth-provider.js';
 import { SmsProviderSimulator, signatureOf } from '../src/simulators/sms-provider.js';
-import { deliver, REMOVAL_PATH, requestRemoval, verify } from '../src/simulators/socialnet.js';
+import { deliver, REMOVAL_PATH, requestRemoval, SocialnetSimulator, verify } from '../src/simulators/socialnet.js';
 import { sandboxHandlers } from '../src/sandbox/control.js';
+import { PushServiceSimulator } from '../src/simulators/push-service.js';
+import webpush from 'web-push';
 import { CANDIDACIES, loadCourtSample } from './helpers/court-data.js';
 import { sampleZip } from './helpers/court-files.js';
 
@@ -45,6 +47,8 @@ const SMS_ACCOUNT = `AC${'0f3b9c2d1e4a5b6c7d8e9f0a1b2c3d4e'}`;
 const SMS_AUTH_TOKEN = '9f8e7d6c5b4a39281706f5e4d3c2b1a0';
 const VERIFY_TOKEN = 'verify-token-for-palanque-tests';
 const APP_SECRET = 'app-secret-of-the-social-network-0123';
+const MESSENGER_PAGE = '104857600000001';
+const MESSENGER_TOKEN = 'EAAGproxySweepPageToken';
 const SEARCHNET_CLIENT = { clientId: '1048576-palanque.apps.searchnet.test', clientSecret: 'GOCSPX-searchnet-client-secret-42' };
 const VIDEO_CLIENT = { clientId: '2097152-palanque.apps.socialvideo.test', clientSecret: 'GOCSPX-socialvideo-client-secret-7' };
 const VIDEO_PAGE = 'https://app.palanque.test/contas/video';
@@ -199,9 +203,12 @@ function sweep(name: string, work: () => Promise<void>, timeout?: number): void 
 // The app, its simulators, the proxy and the clients.
 
 const smsProvider = new SmsProviderSimulator();
+const messengerNetwork = new SocialnetSimulator(APP_SECRET);
 const searchnet = new OAuthProviderSimulator(SEARCHNET_CLIENT);
 const socialvideo = new OAuthProviderSimulator(VIDEO_CLIENT);
 const panel = new ElectionsPanelSimulator();
+let pushService: PushServiceSimulator;
+const VAPID = { ...webpush.generateVAPIDKeys(), subject: 'mailto:alertas@palanque.app' };
 let app: TestApp;
 let proxy: RunningProxy;
 /** A second proxy, in front of an upstream that answers every call with a body the contract refuses. */
@@ -218,16 +225,20 @@ let outsider: TestUser;
 const clientOf = (user?: TestUser): PalanqueClient => createApiClient({ baseUrl: proxy.baseUrl, token: user?.key, throwOnError: false, retry: false });
 
 beforeAll(async () => {
-  await Promise.all([smsProvider.start(), searchnet.start(), socialvideo.start(), panel.start()]);
+  await Promise.all([smsProvider.start(), searchnet.start(), socialvideo.start(), panel.start(), messengerNetwork.start()]);
+  pushService = await PushServiceSimulator.start();
   smsProvider.addAccount(SMS_ACCOUNT, SMS_AUTH_TOKEN);
+  messengerNetwork.connectPage(MESSENGER_PAGE, MESSENGER_TOKEN);
   app = await startTestApp({
     withMunicipalities: true,
     withJobs: true,
     selfPublicUrl: true,
     sms: { providerUrl: smsProvider.url },
+    socialnetGraphUrl: messengerNetwork.url,
     oauth: { searchnet: searchnet.clientSettings('/userinfo'), socialvideo: { ...socialvideo.clientSettings('/channels'), redirectUri: VIDEO_PAGE } },
     electionsPanelUrl: panel.url,
     electionsImportHosts: ['127.0.0.1'],
+    vapid: VAPID,
     accounts: { signUp: { mode: 'open', linkLifetimeMs: 3600_000, resendIntervalMs: 60_000 } },
     // resetSandbox's real handler, on a stand-in reset: a real one would undo the sweep's records
     // (test/sandbox.test.ts covers it); what is checked here is what the operation answers.
@@ -257,7 +268,7 @@ afterAll(async () => {
   brokenUpstream?.closeAllConnections();
   await new Promise<void>((resolve) => (brokenUpstream ? brokenUpstream.close(() => resolve()) : resolve()));
   await app?.close();
-  await Promise.all([smsProvider.stop(), searchnet.stop(), socialvideo.stop(), panel.stop()]);
+  await Promise.all([smsProvider.stop(), searchnet.stop(), socialvideo.stop(), panel.stop(), messengerNetwork.stop(), pushService?.close()]);
 });
 
 /** The status is `status` (the body in the message otherwise); returns the envelope's data. */
@@ -546,6 +557,86 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(ended.state === 'completed' ? ended.projection : ended.failure_reason).toBeTruthy();
   });
 
+  sweep('monitor alert rules, notifications and push subscriptions', async () => {
+    const asOwner = clientOf(owner);
+    const rulePath = '/api/monitor_social/alert_rules/{rule_id}/' as const;
+    const rule = expectStatus(await asOwner.POST('/api/monitor_social/alert_rules/', { body: { monitor_id: monitorId, kind: 'followers_drop', network: 'instagram', threshold: 5 } }), 201);
+    await badInput(async () => {
+      expect((await asOwner.POST('/api/monitor_social/alert_rules/', { body: { monitor_id: monitorId, kind: 'followers_drop', threshold: 0 } })).response.status).toBe(422);
+    });
+    expect(codeOf(await asOwner.POST('/api/monitor_social/alert_rules/', { body: { monitor_id: monitorId, kind: 'followers_drop', threshold: 500 } }))).toBe('validation_failed');
+    expect(codeOf(await clientOf(outsider).GET('/api/monitor_social/alert_rules/', { params: { query: { monitor_id: String(monitorId) } } }))).toBe('not_found');
+
+    // A device, so the alert is pushed too.
+    expect(expectStatus(await asOwner.GET('/api/push/public_key/'), 200)).toEqual({ public_key: VAPID.publicKey });
+    const device = pushService.subscribe();
+    const subscription = expectStatus(await asOwner.POST('/api/push/subscriptions/', { body: { ...device, expirationTime: null, device_name: 'Firefox' } }), 201);
+    expect(expectStatus(await asOwner.POST('/api/push/subscriptions/', { body: device }), 200).id).toBe(subscription.id);
+
+    // Followers down 17% from the day before: the rule fires.
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    expectStatus(await clientOf(admin).POST('/api/monitor_social/import_metrics/', { body: { monitor_id: monitorId, snapshots: [{ network: 'instagram', taken_at: now, followers: 40000, posts: 1321, engagement: 0.04, mentions: 300 }] } }), 200);
+    // Pushed before it is read: the push of a notification read meanwhile is skipped.
+    await waitFor(async () => pushService.received(device.endpoint).length > 0 || undefined, { timeoutMs: 15_000, intervalMs: 100, what: 'the alert to be pushed' });
+    const [listed] = expectStatus(await asOwner.GET('/api/monitor_social/alert_rules/', { params: { query: { monitor_id: String(monitorId) } } }), 200);
+    expect(listed).toMatchObject({ id: rule.id, breached: true });
+    const notifications = expectStatus(await asOwner.GET('/api/notifications/', { params: { query: { unread_only: true } } }), 200);
+    const alert = (notifications.results as Json[]).find((notification) => notification.type === 'monitor_alert');
+    expect(alert).toMatchObject({ subject: { kind: 'monitor', id: monitorId } });
+    expect(expectStatus(await asOwner.GET('/api/notifications/unread_count/'), 200).unread).toBeGreaterThan(0);
+    const notificationPath = '/api/notifications/{notification_id}/read/' as const;
+    expect(expectStatus(await asOwner.POST(notificationPath, { params: { path: { notification_id: alert.id } } }), 200).read_at).toEqual(expect.any(String));
+    expect(codeOf(await clientOf(operator).POST(notificationPath, { params: { path: { notification_id: alert.id } } }))).toBe('not_found');
+    expect(expectStatus(await asOwner.POST('/api/notifications/read_all/'), 200).unread).toBe(0);
+
+    expect(expectStatus(await asOwner.GET('/api/push/subscriptions/'), 200)).toHaveLength(1);
+    const subscriptionPath = '/api/push/subscriptions/{subscription_id}/' as const;
+    expect(expectStatus(await asOwner.DELETE(subscriptionPath, { params: { path: { subscription_id: subscription.id } } }), 200).id).toBe(subscription.id);
+    expect(codeOf(await asOwner.DELETE(subscriptionPath, { params: { path: { subscription_id: subscription.id } } }))).toBe('not_found');
+    expect(codeOf(await clientOf(operator).DELETE(rulePath, { params: { path: { rule_id: 2_000_000_000 } } }))).toBe('not_found');
+    expect(expectStatus(await asOwner.DELETE(rulePath, { params: { path: { rule_id: rule.id } } }), 200).id).toBe(rule.id);
+  });
+
+  sweep('outbound webhooks: endpoints, signed deliveries, their log, tests and resends', async () => {
+    const received: string[] = [];
+    const receiverServer = createServer((req, res) => {
+      req.resume().on('end', () => {
+        received.push(String(req.headers['webhook-id']));
+        res.writeHead(received.length === 1 ? 500 : 200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiverServer.listen(0, '127.0.0.1', resolve));
+    try {
+      const asOwner = clientOf(owner);
+      const url = `http://127.0.0.1:${(receiverServer.address() as AddressInfo).port}/hook`;
+      const endpoint = expectStatus(await asOwner.POST('/api/webhooks/endpoints/', { body: { entity_id: candidateId, url, event_types: ['monitor.alert'], description: 'CRM' } }), 201);
+      expect(endpoint.secret).toMatch(/^whsec_/);
+      await badInput(async () => {
+        expect((await asOwner.POST('/api/webhooks/endpoints/', { body: { entity_id: candidateId, url, event_types: ['no.such.event' as never] } })).response.status).toBe(422);
+      });
+      expect(codeOf(await clientOf(operator).GET('/api/webhooks/endpoints/', { params: { query: { entity_id: String(candidateId) } } }))).toBe('forbidden');
+      expect(expectStatus(await asOwner.GET('/api/webhooks/endpoints/', { params: { query: { entity_id: String(candidateId) } } }), 200)).toHaveLength(1);
+      const onEndpoint = { params: { path: { endpoint_id: endpoint.id as number } } };
+      expect(expectStatus(await asOwner.PATCH('/api/webhooks/endpoints/{endpoint_id}/', { ...onEndpoint, body: { event_types: ['monitor.alert', 'sms_campaign.completed'] } }), 200).event_types).toHaveLength(2);
+      const test = expectStatus(await asOwner.POST('/api/webhooks/endpoints/{endpoint_id}/test/', onEndpoint), 201);
+      const delivered = await waitFor(async () => {
+        const [delivery] = expectStatus(await asOwner.GET('/api/webhooks/endpoints/{endpoint_id}/deliveries/', onEndpoint), 200).results;
+        return delivery?.status === 'succeeded' ? delivery : undefined;
+      }, { timeoutMs: 15_000, intervalMs: 200, what: 'the test event to be delivered after a retry' });
+      expect(delivered.attempts).toHaveLength(2);
+      const onDelivery = { params: { path: { delivery_id: test.id as number } } };
+      expect(expectStatus(await asOwner.POST('/api/webhooks/deliveries/{delivery_id}/resend/', onDelivery), 200).status).toBe('pending');
+      expect(codeOf(await asOwner.POST('/api/webhooks/deliveries/{delivery_id}/resend/', { params: { path: { delivery_id: 2_000_000_000 } } }))).toBe('not_found');
+      await waitFor(async () => received.length >= 3 || undefined, { timeoutMs: 10_000, intervalMs: 100, what: 'the resend' });
+      expect(new Set(received)).toEqual(new Set([test.message_id]));
+      expect(expectStatus(await asOwner.DELETE('/api/webhooks/endpoints/{endpoint_id}/', onEndpoint), 200).id).toBe(endpoint.id);
+      expect(codeOf(await asOwner.DELETE('/api/webhooks/endpoints/{endpoint_id}/', onEndpoint))).toBe('not_found');
+    } finally {
+      receiverServer.closeAllConnections();
+      await new Promise<void>((resolve) => receiverServer.close(() => resolve()));
+    }
+  });
+
   sweep('research bookmarks and news sources', async () => {
     const asOwner = clientOf(owner);
     const bookmark = expectStatus(
@@ -692,6 +783,37 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(codeOf(await clientOf(owner).POST('/api/chat/conversations/{conversation_id}/read/', { params: { path: { conversation_id: 2_000_000_000 } } }))).toBe('not_found');
     await badInput(async () => {
       expect(codeOf(await clientOf(owner).POST('/api/chat/conversations/{conversation_id}/messages/', { ...onConversation, body: { text: '' } }))).toBe('validation_failed');
+    });
+  });
+
+  sweep("the messenger: a Page connected, a person's message in the inbox, an answer sent and delivered, the Page disconnected", async () => {
+    const page = { entity_id: candidateId, page_id: MESSENGER_PAGE, name: 'Página da campanha', access_token: MESSENGER_TOKEN };
+    expect(expectStatus(await clientOf(owner).POST('/api/chat/messenger/pages/', { body: page }), 201)).toMatchObject({ page_id: MESSENGER_PAGE, entity_id: candidateId });
+    expect(expectStatus(await clientOf(owner).POST('/api/chat/messenger/pages/', { body: page }), 200)).toMatchObject({ page_id: MESSENGER_PAGE });
+    expect(codeOf(await clientOf(operator).POST('/api/chat/messenger/pages/', { body: page }))).toBe('forbidden');
+    const entity = { params: { query: { entity_id: String(candidateId) } } };
+    expect((expectStatus(await clientOf(operator).GET('/api/chat/messenger/pages/', entity), 200) as Json[]).map((item) => item.page_id)).toEqual([MESSENGER_PAGE]);
+
+    // Through the proxy, so that the contract checks the network's delivery and the answer.
+    const person = '6543210987654999';
+    const written = await messengerNetwork.writeToPage(proxy.baseUrl, { pageId: MESSENGER_PAGE, senderId: person, text: 'Qual é o horário da carreata?' });
+    expect(written.status, written.text).toBe(200);
+    expect(written.body.data).toMatchObject({ messages: 1 });
+    const conversation = (expectStatus(await clientOf(owner).GET('/api/chat/conversations/', entity), 200).results as Json[]).find((item) => item.participant === person);
+    expect(conversation).toMatchObject({ channel: 'messenger', page_id: MESSENGER_PAGE, credential_id: null });
+    const onConversation = { params: { path: { conversation_id: conversation.id as number } } };
+    const answer = expectStatus(await clientOf(operator).POST('/api/chat/conversations/{conversation_id}/messages/', { ...onConversation, body: { text: 'Às 9h, na Praça da Sé.' } }), 201);
+    const sent = await waitFor(() => messengerNetwork.sent.find((message) => message.recipientId === person), { timeoutMs: 15_000, what: 'the answer at the send API' });
+    await waitFor(async () => ((await messengerNetwork.deliverReceipts(proxy.baseUrl, [sent.mid])).body?.data?.deliveries === 1 ? true : undefined), { timeoutMs: 15_000, intervalMs: 200, what: 'the answer delivered' });
+    const thread = expectStatus(await clientOf(owner).GET('/api/chat/conversations/{conversation_id}/messages/', onConversation), 200);
+    expect(thread.results.at(-1)).toMatchObject({ id: answer.id, status: 'delivered' });
+
+    const onPage = { params: { path: { page_id: MESSENGER_PAGE } } };
+    expect(codeOf(await clientOf(outsider).DELETE('/api/chat/messenger/pages/{page_id}/', onPage))).toBe('not_found');
+    expect(expectStatus(await clientOf(owner).DELETE('/api/chat/messenger/pages/{page_id}/', onPage), 200)).toMatchObject({ page_id: MESSENGER_PAGE });
+    expect(codeOf(await clientOf(owner).POST('/api/chat/conversations/{conversation_id}/messages/', { ...onConversation, body: { text: 'Olá?' } }))).toBe('validation_failed');
+    await badInput(async () => {
+      expect(codeOf(await clientOf(owner).POST('/api/chat/messenger/pages/', { body: { ...page, page_id: 'pagina' } }))).toBe('validation_failed');
     });
   });
 

@@ -72,6 +72,8 @@ describe('Reader', () => {
     expect(wide.map((row) => (row as { id: number }).id)).toEqual([2, 1]);
     expect(wide[1]).toMatchObject({ text: 'primeira', shout: 'primeira!' });
     await expect(reader.wideRows(['n.id'], 'FROM notes n WHERE n.id = ?', [404])).resolves.toEqual([]);
+    // A column without a plain name is refused before any query: the name becomes a property.
+    await expect(reader.wideRows(['n.id', "n.body || '!'"], rest, [2])).rejects.toThrow(/Not a column a Reader can name/);
   });
 
   it('reads only: a write through it is refused', async () => {

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryTypes } from 'sequelize';
+import { brasiliaDay } from '../src/brasilia-time.js';
 import { dailySnapshots, formatSeedReport, seedDemoData, withCurrentAge, type SeedReport } from '../src/db/seed.js';
 import { loadDemoFixtures } from '../src/db/demo-fixtures.js';
 import { readRecipients } from '../src/messaging/recipients.js';
@@ -26,6 +27,8 @@ const requestExample = (path: string, method: string, name: string): Json =>
 const pick = (record: Json, keys: string[]) => Object.fromEntries(keys.map((key) => [key, record[key]]));
 const omit = (record: Json, keys: string[]) => Object.fromEntries(Object.entries(record).filter(([key]) => !keys.includes(key)));
 const today = () => new Date().toISOString().slice(0, 10);
+/** Today in Brasília, the day the monitors' daily series ends on. */
+const todayInBrasilia = () => brasiliaDay();
 /** Moments as the examples write them: the server's `2026-03-15T10:00:00.000Z` is the example's `2026-03-15T10:00:00Z`. */
 const withoutMilliseconds = (value: Json): Json => JSON.parse(JSON.stringify(value), (_key, item) => (typeof item === 'string' ? item.replace(/^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.000Z$/, '$1Z') : item));
 
@@ -192,7 +195,7 @@ describe('the real server tells the story of the spec examples', () => {
     for (const monitor of monitors) {
       expect(monitor.daily_series).toHaveLength(30);
       expect(new Set(monitor.daily_series.map((point: Json) => point.date)).size).toBe(30);
-      expect(monitor.daily_series.at(-1).date).toBe(today());
+      expect(monitor.daily_series.at(-1).date).toBe(todayInBrasilia());
       expect(monitor.latest_metrics).toHaveLength(1);
     }
     const [maria] = monitors;

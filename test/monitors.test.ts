@@ -7,6 +7,7 @@
  * One app per file. Runs on SQLite, or on PostgreSQL with TEST_DATABASE_URL.
  */
 import { QueryTypes } from 'sequelize';
+import { addDays, brasiliaDay, brasiliaMidnight } from '../src/brasilia-time.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -82,10 +83,12 @@ async function count(sql: string, replacements: Record<string, unknown>): Promis
 const snapshotCount = (monitorId: number) => count('SELECT COUNT(*) AS n FROM metric_snapshots WHERE monitor_id = :monitorId', { monitorId });
 const monitorCount = (entityId: number) => count('SELECT COUNT(*) AS n FROM social_monitors WHERE entity_id = :entityId', { entityId });
 
-/** A moment `daysAgo` days before today (UTC) at the given UTC time of day: never in the future for daysAgo >= 1. */
+/** The Brasília day `daysAgo` days before today's there (`YYYY-MM-DD`). */
+const brasiliaDayAgo = (daysAgo: number) => addDays(brasiliaDay(), -daysAgo);
+
+/** A moment `daysAgo` days before today (in Brasília) at the given Brasília time of day: never in the future for daysAgo >= 1. */
 function dayAt(daysAgo: number, hours: number, minutes = 0, seconds = 0, ms = 0): string {
-  const now = new Date();
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - daysAgo, hours, minutes, seconds, ms)).toISOString();
+  return new Date(brasiliaMidnight(brasiliaDayAgo(daysAgo)).getTime() + (((hours * 60 + minutes) * 60 + seconds) * 1000 + ms)).toISOString();
 }
 
 let counter = 0;
@@ -96,7 +99,7 @@ function snapshot(network: string, takenAt: string, fields: Record<string, unkno
 }
 
 /** A DailyMetric point from the snapshot it should come from. */
-const pointOf = ({ taken_at, ...metrics }: Json) => ({ date: taken_at.slice(0, 10), ...metrics });
+const pointOf = ({ taken_at, ...metrics }: Json) => ({ date: brasiliaDay(new Date(taken_at)), ...metrics });
 
 /** Sorted by network (the contract does not order latest_metrics). */
 const byNetwork = (snapshots: Json[]) => [...snapshots].sort((a, b) => (a.network < b.network ? -1 : a.network > b.network ? 1 : 0));
@@ -426,14 +429,15 @@ describe('latest_metrics and daily_series', () => {
     });
     sibling = await newMonitor(team, { profiles: [{ nm_rede: 'instagram', username: 'maria2' }] });
     Object.assign(sent, {
-      // instagram: an old one outside the window, two on one day (the later counts), and the newest.
+      // instagram: an old one outside the window, two on one day (the later counts: at 22:00 in
+      // Brasília it is already the next day in UTC), and the newest.
       igOld: snapshot('instagram', dayAt(40, 12)),
-      igDay3Late: snapshot('instagram', dayAt(3, 20)),
+      igDay3Late: snapshot('instagram', dayAt(3, 22)),
       igDay3Early: snapshot('instagram', dayAt(3, 8)),
       igNewest: snapshot('instagram', dayAt(1, 10), { followers: 1_000_000_000_000, engagement: 0.047 }),
       // facebook: only one, 40 days old: the latest, but outside the series.
       fbOld: snapshot('facebook', dayAt(40, 9)),
-      // tiktok: the edges of the window and of UTC days.
+      // tiktok: the edges of the window and of Brasília's days.
       ttBeforeWindow: snapshot('tiktok', dayAt(30, 23, 59, 59, 999)),
       ttFirstDay: snapshot('tiktok', dayAt(29, 0, 0, 0, 0)),
       ttDay3LastMs: snapshot('tiktok', dayAt(3, 23, 59, 59, 999)),
@@ -452,7 +456,7 @@ describe('latest_metrics and daily_series', () => {
     expect(byNetwork(view.latest_metrics)).toEqual([sent.fbOld, sent.igNewest, sent.ttDay2FirstMs]);
   });
 
-  it('daily_series has the last snapshot per network and UTC day of the last 30 days, by date then network', async () => {
+  it("daily_series has the last snapshot per network and Brasília day of the last 30 days, by date then network", async () => {
     const view = await viewOf(monitor.id, team.owner);
     expect(view.daily_series).toEqual([
       pointOf(sent.ttFirstDay),
@@ -461,8 +465,9 @@ describe('latest_metrics and daily_series', () => {
       pointOf(sent.ttDay2FirstMs),
       pointOf(sent.igNewest),
     ]);
-    // The dates are the UTC days of those snapshots.
-    expect(view.daily_series.map((point: Json) => point.date)).toEqual([dayAt(29, 0), dayAt(3, 0), dayAt(3, 0), dayAt(2, 0), dayAt(1, 0)].map((moment) => moment.slice(0, 10)));
+    // The dates are the Brasília days of those snapshots (the first one's is the 30th day back).
+    expect(view.daily_series.map((point: Json) => point.date)).toEqual([29, 3, 3, 2, 1].map(brasiliaDayAgo));
+    expect(sent.igDay3Late.taken_at.slice(0, 10)).toBe(brasiliaDayAgo(2)); // its UTC day is the next one
   });
 
   it('shows the same metrics in the list as with id_monitor, and none of them on another monitor', async () => {
@@ -607,7 +612,7 @@ describe('POST /api/monitor_social/import_metrics/ (importMonitorMetrics)', () =
 
     const good = () => snapshot('instagram', dayAt(2, 10));
     const future = new Date(Date.now() + 10 * 60_000).toISOString();
-    const sameMoment = dayAt(2, 6);
+    const sameMoment = dayAt(2, 3); // 03:00 in Brasília, 06:00 UTC
     const sameMomentOtherwise = new Date(Date.parse(sameMoment)).toISOString().replace('T06:', 'T03:').replace('Z', '-03:00');
 
     it.each([

@@ -458,6 +458,27 @@ describe('the chat inbox', () => {
   });
 });
 
+describe('the messenger Pages', () => {
+  it("connects a Page to the owner's entity (201, then 200 renewing it), lists it without its token, refuses an operator, and disconnects it", async () => {
+    const page = { entity_id: 12, page_id: '104857600000001', name: 'Maria Santos 13', access_token: 'EAAGmockPageToken' };
+    const connected = await api.POST('/api/chat/messenger/pages/', { body: page });
+    expect(connected.response.status).toBe(201);
+    expect(connected.data!.data).toMatchObject({ page_id: page.page_id, entity_id: 12, connected_by: { display_name: 'Carlos Pereira' } });
+    expect((await api.POST('/api/chat/messenger/pages/', { body: { ...page, name: 'Renomeada' } })).response.status).toBe(200);
+    const listed = unwrap(await api.GET('/api/chat/messenger/pages/', { params: { query: { entity_id: '12' } } }));
+    expect(listed.map((item) => [item.page_id, item.name])).toEqual([[page.page_id, 'Renomeada']]);
+    expect(JSON.stringify(listed)).not.toContain(page.access_token);
+
+    const operator = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(operator, 'marcos.oliveira', DEFAULT_MOCK_PASSWORD);
+    expect(await failure(operator.POST('/api/chat/messenger/pages/', { body: page }))).toMatchObject({ status: 403, code: 'forbidden' });
+    const onPage = { params: { path: { page_id: page.page_id } } };
+    expect(await failure(operator.DELETE('/api/chat/messenger/pages/{page_id}/', onPage))).toMatchObject({ status: 403, code: 'forbidden' });
+    expect(unwrap(await api.DELETE('/api/chat/messenger/pages/{page_id}/', onPage)).page_id).toBe(page.page_id);
+    expect(await failure(api.DELETE('/api/chat/messenger/pages/{page_id}/', onPage))).toMatchObject({ status: 404, details: [expect.objectContaining({ field: 'page_id' })] });
+  });
+});
+
 describe('SMS compliance, footers and the preview', () => {
   it("sets an entity's mode and typed window (owner and admins), a credential's footer, and previews a campaign with its warnings", async () => {
     const settings = { params: { query: { entity_id: '12' } } };

@@ -251,7 +251,7 @@ describe('creates answer 201, as the server does', () => {
 /** Operations whose server handler answers 201 somewhere (`sendEnvelope(res, 201`, `? 201 : 200`...). */
 function readServerCreates(): string[] {
   // Every handlers file of every domain (entities has handlers.ts, team-handlers.ts, guardianship-handlers.ts).
-  const sources = ['accounts', 'chat', 'control', 'elections', 'entities', 'messaging', 'monitors', 'municipalities', 'news', 'oauth', 'research', 'socialnet', 'strategy'].flatMap((domain) =>
+  const sources = ['accounts', 'chat', 'chat/messenger', 'control', 'elections', 'entities', 'messaging', 'monitors', 'municipalities', 'news', 'notifications', 'oauth', 'research', 'socialnet', 'strategy', 'webhooks'].flatMap((domain) =>
     readdirSync(fileURLToPath(new URL(`../src/${domain}/`, import.meta.url)))
       .filter((file) => file.endsWith('handlers.ts'))
       .map((file) => `${domain}/${file}`),

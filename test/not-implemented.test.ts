@@ -61,16 +61,19 @@ async function validRequest({ method, path, operation }: Operation): Promise<{ u
   return { url: `${app.baseUrl}${path.replace('{user_id}', '2').replace('{sync_id}', '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f').replace('{import_id}', '5d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a').replace('{campaign_id}', '77').replace('{contact_id}', '41').replace('{credential_id}', '3')}`, init: { method: method.toUpperCase(), headers, body } };
 }
 
-it('has a handler for every operation: none answers 501', async () => {
-  const answering501: string[] = [];
-  for (const operation of operations) {
-    const { url, init } = await validRequest(operation);
-    const response = await fetch(url, init);
-    if (response.status === 501) answering501.push(operation.operationId);
-  }
+it('reads every operation of the contract', () => {
   expect(operations.length).toBeGreaterThan(50);
-  expect(answering501).toEqual([]);
-}, 120_000); // one real call per operation: about 15 s on an idle machine
+});
+
+// One test per operation, each with its own time: the first call to an operation compiles its
+// validators (a few hundred milliseconds), so all of them in one test outgrew any single timeout on a
+// loaded machine.
+it.each(operations.map((operation) => [operation.operationId, operation] as const))('has a handler for %s: it does not answer 501', async (_operationId, operation) => {
+  const { url, init } = await validRequest(operation);
+  const response = await fetch(url, init);
+  await response.arrayBuffer();
+  expect(response.status).not.toBe(501);
+});
 
 it('answers 501 not_implemented in the error model for an operation without a handler', async () => {
   const withoutHandler = await startTestApp({ handlers: { systemIsOnline: undefined } });

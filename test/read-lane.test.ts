@@ -6,6 +6,7 @@
  * from users, admins, strangers and bad keys.
  */
 import fc from 'fast-check';
+import { QueryTypes } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GETS_THAT_CHANGE_STATE } from '../src/app.js';
 import { seedDemoData } from '../src/db/seed.js';
@@ -90,7 +91,7 @@ function comparable(answer: Answer) {
 describe('which operations take the lane', () => {
   it('takes the everyday reads, and not the GETs that change state or that a provider signs', () => {
     const taken = [...inLane.keys()];
-    for (const read of ['checkLoginAttempt', 'getUser', 'listEntities', 'getEntity', 'listOperators', 'listResearchBookmarks', 'listScenarioRequests', 'listSmsCredentials', 'getSocialMonitorData']) {
+    for (const read of ['checkLoginAttempt', 'getUser', 'listEntities', 'getEntity', 'listOperators', 'listResearchBookmarks', 'listScenarioRequests', 'listSmsCredentials', 'getSocialMonitorData', 'listConversations' /* a boolean */]) {
       expect(taken).toContain(read);
     }
     for (const other of ['manageGuardianship', 'searchnetOAuthCallback', 'receiveSmsWebhook', 'checkEmail' /* an e-mail format */]) expect(taken).not.toContain(other);
@@ -119,6 +120,19 @@ describe('a GET that names a content type but sends no body', () => {
       const [viaLane, viaPipeline] = [await send(lane.baseUrl, request, authorizationOf('admin')), await send(full.baseUrl, request, authorizationOf('admin'))];
       expect(comparable(viaLane), `${target} with ${contentType}`).toEqual(comparable(viaPipeline));
     }
+  });
+});
+
+describe('a boolean query parameter', () => {
+  it.each(['true', 'false', 'TRUE', 'True', '1', '0', 'yes', ''])('unread_only=%j: same answer', async (value) => {
+    // The demo inbox's conversation has one unread message, so `true` and `false` both list it; the other values are refused.
+    const [conversation] = await lane.sequelize.query<{ entity_id: number }>('SELECT entity_id FROM conversations', { type: QueryTypes.SELECT });
+    const entityId = conversation!.entity_id;
+    const target = `/api/chat/conversations/?entity_id=${entityId}&unread_only=${encodeURIComponent(value)}`;
+    const request = { method: 'GET', target, headers: {}, caller: 'admin' as const, mutation: 'a boolean' };
+    const [viaLane, viaPipeline] = [await send(lane.baseUrl, request, authorizationOf('admin')), await send(full.baseUrl, request, authorizationOf('admin'))];
+    expect(comparable(viaLane), target).toEqual(comparable(viaPipeline));
+    if (value === 'true' || value === 'false') expect(JSON.parse(viaLane.text).data.count).toBe(1);
   });
 });
 

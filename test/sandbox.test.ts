@@ -204,6 +204,31 @@ describe('the simulated providers', () => {
     await sandbox.reset();
   });
 
+  it("lets a person write to a connected Page through the messenger simulator, and delivers the team's answer", async () => {
+    const [credential] = await sandbox.server.sequelize.query<{ entity_id: number }>('SELECT entity_id FROM sms_credentials WHERE id = 3', { type: QueryTypes.SELECT });
+    const entityId = credential!.entity_id;
+    const ana = as(demo('ana.souza'));
+    const pageId = '104857600000042';
+    const connected = await request(sandbox.url, 'POST', '/api/chat/messenger/pages/', ana, { entity_id: entityId, page_id: pageId, name: 'Página demo', access_token: 'sandbox-page-token' });
+    expect(connected.status, connected.text).toBe(201);
+    const written = await fetch(`${sandbox.simulators!.messenger.url}/sandbox/messages`, { method: 'POST', body: JSON.stringify({ page_id: pageId, sender_id: '6543210987654321', text: 'Oi! Quando é o debate?' }) });
+    expect(written.status, await written.clone().text()).toBe(201);
+    const listed = await request(sandbox.url, 'GET', `/api/chat/conversations/?entity_id=${entityId}`, ana);
+    const conversation = listed.body.data.results.find((item: { participant: string }) => item.participant === '6543210987654321');
+    expect(conversation).toMatchObject({ channel: 'messenger', page_id: pageId, last_message: { text: 'Oi! Quando é o debate?' } });
+    const answered = await request(sandbox.url, 'POST', `/api/chat/conversations/${conversation.id}/messages/`, ana, { text: 'Na quinta, às 20h.' });
+    expect(answered.status, answered.text).toBe(201);
+    await waitFor(
+      async () => {
+        const thread = await request(sandbox.url, 'GET', `/api/chat/conversations/${conversation.id}/messages/`, ana);
+        return thread.body.data.results.at(-1).status === 'delivered' ? true : undefined;
+      },
+      { timeoutMs: 15_000, what: 'the answer delivered' },
+    );
+    expect(sandbox.simulators!.messenger.sent.map((message) => message.text)).toContain('Na quinta, às 20h.');
+    await sandbox.reset();
+  });
+
   it('syncs the candidates to the simulated elections panel with the printed token', async () => {
     const sync = await request(sandbox.url, 'POST', '/api/account/', as(demo('carlos.pereira')), { sync_sm: { elections_token: SANDBOX_ELECTIONS_TOKEN } });
     expect(sync.status, sync.text).toBe(201);

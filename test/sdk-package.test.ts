@@ -17,8 +17,12 @@ import { MSW_PEERS, npm, packSdk, root, versionOf } from './helpers/sdk-package.
 
 const run = promisify(execFile);
 
-/** The installed tree of the SDK and its one runtime dependency stays well under this. */
-const INSTALLED_BUDGET_BYTES = 3 * 1024 * 1024;
+/**
+ * The installed tree of the SDK and its one runtime dependency stays under this: a server package pulled
+ * in by mistake would be far over it. Most of the tree is the contract itself (its types and its JSON for
+ * the msw handlers), which grows with each operation: 3.1 MiB at 135 operations (issue 25).
+ */
+const INSTALLED_BUDGET_BYTES = 4 * 1024 * 1024;
 /** Packages of the server that must never reach a front end's node_modules. */
 const SERVER_PACKAGES = ['express', 'sequelize', 'sqlite3', 'pg', 'pg-boss', 'ioredis', 'nodemailer', 'pino', 'commander'];
 

@@ -176,12 +176,13 @@ const invitationsReceived: DeletionStep = {
   },
 };
 
-/** Purely the user's own: the linked accounts at OAuth providers (with their tokens) and the private bookmarks. */
+/** Purely the user's own: the linked accounts at OAuth providers (with their tokens), the private bookmarks, notifications and push devices. */
 const personalRecords: DeletionStep = {
   name: 'personal_records',
   async run(context) {
-    await execute(context, 'DELETE FROM social_logins WHERE user_id = ?', [context.user.id]);
-    await execute(context, 'DELETE FROM research_bookmarks WHERE user_id = ?', [context.user.id]);
+    for (const table of ['social_logins', 'research_bookmarks', 'notifications', 'push_subscriptions']) {
+      await execute(context, `DELETE FROM ${table} WHERE user_id = ?`, [context.user.id]);
+    }
   },
 };
 

@@ -137,6 +137,34 @@ export const EXPORT_SECTIONS: Record<string, Section> = {
     sql: 'SELECT id, entity_id, channel, created_at FROM conversations WHERE assignee_id = ? ORDER BY id',
     values: (user) => [user.id],
   },
+  // The messenger Pages the user connected to an entity's inbox (or last renewed), without their tokens.
+  messenger_pages_connected: {
+    table: 'messenger_pages.connected_by',
+    sql: 'SELECT page_id, entity_id, name, created_at, updated_at FROM messenger_pages WHERE connected_by = ? ORDER BY id',
+    values: (user) => [user.id],
+  },
+  // Notifications (issue 25): the user's own, the devices they receive pushes on (without the endpoint
+  // and keys, which are the device's secrets), the monitor alert rules and webhook endpoints they added.
+  notifications: {
+    table: 'notifications.user_id',
+    sql: 'SELECT id, type, title, body, entity_id, subject_kind, subject_id, created_at, read_at FROM notifications WHERE user_id = ? ORDER BY id',
+    values: (user) => [user.id],
+  },
+  push_subscriptions: {
+    table: 'push_subscriptions.user_id',
+    sql: 'SELECT id, device_name, created_at, last_pushed_at FROM push_subscriptions WHERE user_id = ? ORDER BY id',
+    values: (user) => [user.id],
+  },
+  monitor_alert_rules_added: {
+    table: 'monitor_alert_rules.created_by',
+    sql: 'SELECT id, monitor_id, kind, network, threshold, created_at FROM monitor_alert_rules WHERE created_by = ? ORDER BY id',
+    values: (user) => [user.id],
+  },
+  webhook_endpoints_added: {
+    table: 'webhook_endpoints.created_by',
+    sql: 'SELECT id, entity_id, url, event_types, created_at FROM webhook_endpoints WHERE created_by = ? ORDER BY id',
+    values: (user) => [user.id],
+  },
   elections_panel_syncs: {
     table: 'elections_panel_syncs.user_id',
     sql: 'SELECT id, state, entities_sent, created_at, updated_at FROM elections_panel_syncs WHERE user_id = ? ORDER BY id',

@@ -30,13 +30,31 @@ export interface ChangeRef {
 /** Records a change of the write it is given to (see InboxChanges.write). */
 export type RecordChange = (change: { conversation_id: number; message_id?: number | null; kind: ChangeKind }) => Promise<void>;
 
+/** A person's message, stored and committed: its conversation and the message. */
+export interface InboundMessage {
+  entityId: number;
+  conversationId: number;
+  messageId: number;
+}
+
 export class InboxChanges {
   private readonly committed = new EventEmitter().setMaxListeners(0);
+  private readonly inboundListeners: Array<(message: InboundMessage) => Promise<void>> = [];
 
   constructor(
     private readonly models: ChatModels,
     private readonly sequelize: Sequelize,
   ) {}
+
+  /** Calls `listener` with each person's message once committed, SMS or messenger (the assignee is notified). */
+  onInbound(listener: (message: InboundMessage) => Promise<void>): void {
+    this.inboundListeners.push(listener);
+  }
+
+  /** Tells the listeners of a person's message that was just committed. */
+  async inboundReceived(message: InboundMessage): Promise<void> {
+    for (const listener of this.inboundListeners) await listener(message);
+  }
 
   /** Runs an inbox write of `entityId` under its lock, in one transaction; its changes are numbered in commit order. */
   async write<T>(entityId: number, work: (transaction: Transaction, record: RecordChange) => Promise<T>): Promise<T> {

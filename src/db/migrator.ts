@@ -34,8 +34,10 @@ import * as accountDeletion from './migrations/0025-account-deletion.js';
 import * as courtElections from './migrations/0026-court-elections.js';
 import * as smsCampaignReportsContacts from './migrations/0027-sms-campaign-reports-contacts.js';
 import * as chatInbox from './migrations/0028-chat-inbox.js';
+import * as messengerInbox from './migrations/0029-messenger-inbox.js';
+import * as notificationsWebhooks from './migrations/0030-notifications-webhooks.js';
 
-const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices, emailConfirmations, auditEvents, teamInvitations, editHistory, accountDeletion, courtElections, smsCampaignReportsContacts, chatInbox];
+const migrations = [municipalities, idempotencyKeys, jobs, accounts, entities, researchNews, monitorsScenarios, socialnetRemovals, sms, oauthElections, snapshotTimes, entityVersions, smsSendAttempts, smsOptOutScopes, oauthPendingLinks, socialnetDeliveries, loginFailuresPending, guardianshipCreators, memberCounts, apiTokenDevices, emailConfirmations, auditEvents, teamInvitations, editHistory, accountDeletion, courtElections, smsCampaignReportsContacts, chatInbox, messengerInbox, notificationsWebhooks];
 
 export function createMigrator(sequelize: Sequelize, logger: Logger) {
   return new Umzug({

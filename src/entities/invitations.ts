@@ -69,6 +69,8 @@ export interface InvitationView {
 type Invitee = Pick<UserRow, 'id' | 'email'>;
 
 export class TeamInvitations implements InvitationGate {
+  private readonly invitedListeners: Array<(invitation: InvitationRow, entityName: string, inviter: UserRow) => Promise<void>> = [];
+
   constructor(
     private readonly models: EntityModels,
     private readonly mailer: Mailer,
@@ -105,7 +107,13 @@ export class TeamInvitations implements InvitationGate {
     const entityName = entity.nome ?? `entity ${entity.id}`;
     await this.audit?.record({ event: 'invitation_sent', actorId: inviter.id, details: { entity_id: entity.id, invitation_id: row.id, role } });
     runAfterAnswer(this.logger, 'could not mail an invitation', () => this.mailInvitation(row, entityName, inviter, token, links));
+    for (const listener of this.invitedListeners) runAfterAnswer(this.logger, 'could not announce an invitation', () => listener(row, entityName, inviter));
     return { invitation: viewOf(row, entityName, inviter), created: true };
+  }
+
+  /** Calls `listener` after the answer with each new invitation (the invited account, if there is one, is notified). */
+  onInvited(listener: (invitation: InvitationRow, entityName: string, inviter: UserRow) => Promise<void>): void {
+    this.invitedListeners.push(listener);
   }
 
   /** The open invitation of an address to a team, if any (for checkOperatorEmail). */

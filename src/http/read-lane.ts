@@ -8,13 +8,14 @@
  * included, as before:
  * - the operation is a GET with a handler, and no security beyond ApiKeyAuth or none, and is
  *   not one of the `excluded` (GETs that change state, and what a provider signs);
- * - each parameter it declares is a string or an integer whose schema uses only keywords the lane
- *   checks the same way (no format, default, style or content), so the contract's own schemas, compiled
- *   by AJV as the validator compiles them, decide;
+ * - each parameter it declares is a string, an integer or a boolean whose schema uses only keywords the
+ *   lane checks the same way (no format, default, style or content), so the contract's own schemas,
+ *   compiled by AJV as the validator compiles them, decide;
  * - the request has no body and names no content type (a few GETs of the seed declare an optional body,
  *   and the validator checks a named content type against it even when nothing is sent); it sends each
  *   query parameter once, none the operation lacks and none empty; an integer is written as plain digits
- *   (`-?\d{1,9}`), so it converts to the same number either way; and no value holds NUL;
+ *   (`-?\d{1,9}`), so it converts to the same number either way; a boolean is `true` or `false`, the
+ *   two strings AJV's type coercion turns into booleans; and no value holds NUL;
  * - the key authenticates (looked up once per request, so a refused key costs nothing more when the full
  *   pipeline answers it 401).
  * What the validator leaves on a request for the handler is set the same way: the typed query, the path
@@ -38,10 +39,13 @@ export interface ReadLaneOptions {
   excluded: ReadonlySet<string>;
 }
 
+/** The types of plain values, as the contract declares them. */
+type PlainType = 'string' | 'integer' | 'boolean';
+
 interface LaneParameter {
   name: string;
   required: boolean;
-  integer: boolean;
+  type: PlainType;
   validate: DeclaredParameter['validate'];
 }
 
@@ -102,16 +106,23 @@ function laneParameter(parameter: DeclaredParameter): LaneParameter {
     // Node gives header names in lower case.
     name: parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name,
     required: parameter.required,
-    integer: parameter.schema?.type === 'integer',
+    type: parameter.schema!.type as PlainType,
     validate: parameter.validate,
   };
 }
 
-/** A query, path or header parameter whose value is one plain string or integer (see PLAIN_KEYWORDS). */
+const PLAIN_TYPES = new Set<unknown>(['string', 'integer', 'boolean'] satisfies PlainType[]);
+/** What AJV's type coercion (the validator's) makes of the strings it turns into booleans; no other string is one. */
+const PLAIN_BOOLEANS = new Map([
+  ['true', true],
+  ['false', false],
+]);
+
+/** A query, path or header parameter whose value is one plain string, integer or boolean (see PLAIN_KEYWORDS). */
 function isPlain(parameter: DeclaredParameter): boolean {
   if (!['query', 'path', 'header'].includes(parameter.in)) return false;
   const schema = parameter.schema;
-  if (!schema || (schema.type !== 'string' && schema.type !== 'integer')) return false;
+  if (!schema || !PLAIN_TYPES.has(schema.type)) return false;
   // `allowReserved: true` lets a value hold reserved characters unencoded (an apostrophe in a name), as the
   // lane reads every value; without it the validator refuses them, so only `true` is plain.
   const plainField = (key: string) => PLAIN_PARAMETER_FIELDS.has(key) || (key === 'allowReserved' && parameter.allowReserved === true);
@@ -141,9 +152,11 @@ export function readLane(options: ReadLaneOptions): RequestHandler {
   };
 }
 
+type PlainValue = string | number | boolean;
+
 /** The query typed as the contract declares it, or undefined unless every parameter is plain and valid. */
-function plainQuery(sent: Record<string, unknown>, declared: Map<string, LaneParameter>): Record<string, string | number> | undefined {
-  const query: Record<string, string | number> = {};
+function plainQuery(sent: Record<string, unknown>, declared: Map<string, LaneParameter>): Record<string, PlainValue> | undefined {
+  const query: Record<string, PlainValue> = {};
   for (const name in sent) {
     const parameter = declared.get(name);
     const value = parameter && plainValue(sent[name], parameter);
@@ -155,10 +168,10 @@ function plainQuery(sent: Record<string, unknown>, declared: Map<string, LanePar
 }
 
 /** The path's parameters typed as the contract declares them, or undefined unless each is plain and valid. */
-function pathValues(route: Route, path: string, declared: LaneParameter[]): Record<string, string | number> | undefined {
+function pathValues(route: Route, path: string, declared: LaneParameter[]): Record<string, PlainValue> | undefined {
   const matched = route.matches(path);
   if (!matched) return undefined;
-  const values: Record<string, string | number> = {};
+  const values: Record<string, PlainValue> = {};
   for (const parameter of declared) {
     const value = plainValue(matched.params[parameter.name], parameter);
     if (value === undefined) return undefined;
@@ -176,12 +189,21 @@ function headersAccepted(req: Request, declared: LaneParameter[]): boolean {
 }
 
 /** One value as its schema types it, or undefined if it is not a single plain valid one. */
-function plainValue(sent: unknown, parameter: LaneParameter): string | number | undefined {
+function plainValue(sent: unknown, parameter: LaneParameter): PlainValue | undefined {
   if (typeof sent !== 'string' || sent === '' || sent.includes('\0')) return undefined;
-  if (!parameter.integer) return parameter.validate(sent) ? sent : undefined;
-  if (!PLAIN_INTEGER.test(sent)) return undefined;
-  const number = Number(sent);
-  return parameter.validate(number) ? number : undefined;
+  const value = typedValue(sent, parameter.type);
+  return value !== undefined && parameter.validate(value) ? value : undefined;
+}
+
+function typedValue(sent: string, type: PlainType): PlainValue | undefined {
+  switch (type) {
+    case 'string':
+      return sent;
+    case 'integer':
+      return PLAIN_INTEGER.test(sent) ? Number(sent) : undefined;
+    case 'boolean':
+      return PLAIN_BOOLEANS.get(sent);
+  }
 }
 
 /** As type-is (and so the body parsers) tells: Transfer-Encoding, or a Content-Length that is a number. */

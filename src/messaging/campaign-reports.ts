@@ -160,6 +160,7 @@ const MESSAGE_COLUMNS = 'm.id, m.recipient, m.contact_id, m.status, m.error_code
 
 export class SmsCampaignReports {
   private readonly sequelize: Sequelize;
+  private readonly completedListeners: Array<(campaign: CampaignRow) => Promise<void>> = [];
 
   constructor(
     private readonly models: SmsModels,
@@ -172,6 +173,11 @@ export class SmsCampaignReports {
 
   private get reader(): Reader {
     return readerOf(this.sequelize);
+  }
+
+  /** Calls `listener` with each campaign once it completed, its tally stored (its creator is notified). */
+  onCompleted(listener: (campaign: CampaignRow) => Promise<void>): void {
+    this.completedListeners.push(listener);
   }
 
   // --- Access -----------------------------------------------------------------------------------
@@ -325,8 +331,12 @@ export class SmsCampaignReports {
     });
     if (open) return false;
     const [moved] = await this.models.Campaign.update({ state: 'completed', finished_at: now }, { where: { id: campaignId, state: { [Op.in]: ['queued', 'sending'] } } });
-    if (moved === 1) await storeCampaignTally(this.models, campaignId);
-    return moved === 1;
+    if (moved !== 1) return false;
+    await storeCampaignTally(this.models, campaignId);
+    const campaign = (await this.models.Campaign.findByPk(campaignId, { raw: true })) as CampaignRow | null;
+    // Only the call that moved the campaign gets here: its listeners hear of it once.
+    if (campaign) for (const listener of this.completedListeners) await listener(campaign);
+    return true;
   }
 
   /**

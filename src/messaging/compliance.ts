@@ -24,6 +24,7 @@
  */
 import { Op, type Sequelize, type Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
+import { addDays, brasiliaDay } from '../brasilia-time.js';
 import { asIsoTimestamp, readerOf } from '../db/reader.js';
 import { courtReferenceOf, type Election } from '../elections/tse/reference.js';
 import type { ErrorDetail } from '../http/errors.js';
@@ -44,7 +45,6 @@ export const MAX_FOOTER_LENGTH = 160;
 const EXAMPLES_SHOWN = 5;
 /** Electoral propaganda is allowed from this day of the election year (Lei 9.504/1997, art. 36). */
 const PROPAGANDA_STARTS = '08-16';
-const BRASILIA = 'America/Sao_Paulo';
 
 /** How a campaign was judged: its entity's mode and the rules it breaks (none under `off`). */
 export interface Judgement {
@@ -91,17 +91,6 @@ export function footerProblem(footer: string | null): ErrorDetail | undefined {
 }
 
 // --- Days -----------------------------------------------------------------------------------------
-
-/** `YYYY-MM-DD` of `now` in Brasília. */
-export function brasiliaDay(now: Date = new Date()): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: BRASILIA, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
-}
-
-function dayBefore(day: string): string {
-  const date = new Date(`${day}T00:00:00Z`);
-  date.setUTCDate(date.getUTCDate() - 1);
-  return date.toISOString().slice(0, 10);
-}
 
 /** The last Sunday of October of `year`: the second round's day (Constitution, arts. 28, 29 and 77). */
 export function lastSundayOfOctober(year: number): string {
@@ -184,7 +173,7 @@ export class SmsCompliance {
     if (!election) return undefined;
     const result = candidacy.cd_sit_tot_turno === null ? undefined : view.codes.get('sit_tot_turno')?.get(Number(candidacy.cd_sit_tot_turno));
     const vote = election.nr_turno === 1 && runsSecondRound(result) ? secondRoundOf(election, view.elections) : voteOf(election);
-    return { starts_on: `${election.ano}-${PROPAGANDA_STARTS}`, ends_on: dayBefore(vote.dt_eleicao), source: 'election', election: vote };
+    return { starts_on: `${election.ano}-${PROPAGANDA_STARTS}`, ends_on: addDays(vote.dt_eleicao, -1), source: 'election', election: vote };
   }
 
   /** The rules a campaign breaks under its entity's mode (none under `off`, or without an entity). */

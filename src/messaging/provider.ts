@@ -95,7 +95,7 @@ const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGES = 50;
 
 /** fetch's causes for a connection that was never made, so no request reached the provider. */
-const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+export const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 type ProviderBody = { sid?: unknown; status?: unknown; code?: unknown; message?: unknown };
 

@@ -10,6 +10,9 @@ import type { TeamRole } from '../entities/models.js';
 import type { Permission, Teams } from '../entities/teams.js';
 import { defineMonitorModels, type MonitorModels, type MonitorRow } from './models.js';
 import { MonitorStore, type SocialMonitor, type Viewer } from './store.js';
+import { MonitorAlerts } from './alerts.js';
+import type { Notifications } from '../notifications/notifications.js';
+import type { Logger } from '../logger.js';
 
 export interface MonitorAccess {
   monitor: MonitorRow;
@@ -20,12 +23,21 @@ type Where = Pick<ErrorDetail, 'location' | 'field'>;
 
 export class Monitors {
   readonly store: MonitorStore;
+  readonly alerts: MonitorAlerts;
 
   constructor(
     readonly models: MonitorModels,
     private readonly teams: Teams,
+    notifications: Notifications,
+    logger: Logger,
   ) {
     this.store = new MonitorStore(models);
+    this.alerts = new MonitorAlerts(models.Monitor.sequelize!, notifications, logger);
+    // Snapshots that change something are checked against the monitor's alert rules.
+    this.store.onRecorded(async (monitorId) => {
+      const monitor = await this.store.byId(monitorId);
+      if (monitor) await this.alerts.check(monitor);
+    });
   }
 
   /**
@@ -77,6 +89,6 @@ export function viewerOf(caller: Caller): Viewer {
   return { id: caller.user.id, isAdmin: Boolean(caller.user.is_admin) };
 }
 
-export function createMonitors(sequelize: Sequelize, teams: Teams): Monitors {
-  return new Monitors(defineMonitorModels(sequelize), teams);
+export function createMonitors(sequelize: Sequelize, teams: Teams, notifications: Notifications, logger: Logger): Monitors {
+  return new Monitors(defineMonitorModels(sequelize), teams, notifications, logger);
 }

@@ -6,6 +6,7 @@
  */
 import { Op, QueryTypes, UniqueConstraintError, type Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
+import { addDays, brasiliaDay, brasiliaDaysBetween, brasiliaMidnight } from '../brasilia-time.js';
 import { withLockedTransaction } from '../db/locks.js';
 import { asIsoTimestamp, asNumber, readerOf } from '../db/reader.js';
 import type { TeamRole } from '../entities/models.js';
@@ -16,7 +17,7 @@ export type MonitoredProfile = components['schemas']['MonitoredProfile'];
 export type MetricSnapshot = components['schemas']['MetricSnapshot'];
 type DailyMetric = components['schemas']['DailyMetric'];
 
-/** How many days the daily series covers, today (UTC) included. */
+/** How many days the daily series covers, today (in Brasília) included. */
 export const SERIES_DAYS = 30;
 
 export interface NewMonitor {
@@ -46,7 +47,14 @@ export interface StoredSnapshot extends MetricSnapshot {
 }
 
 export class MonitorStore {
+  private readonly recordedListeners: Array<(monitorId: number) => Promise<void>> = [];
+
   constructor(private readonly models: MonitorModels) {}
+
+  /** Calls `listener` with the monitor's id once snapshots recorded for it changed something (its alert rules are checked). */
+  onRecorded(listener: (monitorId: number) => Promise<void>): void {
+    this.recordedListeners.push(listener);
+  }
 
   /** Creates the monitor; `name_taken` when the entity already has one with this name (ignoring case). */
   /**
@@ -116,7 +124,8 @@ export class MonitorStore {
     const sequelize = this.models.Monitor.sequelize!;
     const reader = readerOf(sequelize);
     const { sql, values } = scopeSql(viewer, scope);
-    const series = seriesQuery(scope, sql, values, seriesStart(now), now);
+    const from = seriesStart(now);
+    const series = seriesQuery(scope, sql, values, from, now);
     const [monitorRows, seriesRows] = await Promise.all([
       reader.rows<MonitorPartRow>(monitorsQuery(sql, sequelize.getDialect()), [...values, viewer.id]),
       reader.rows<SnapshotPartRow>(series.sql, series.values),
@@ -137,7 +146,8 @@ export class MonitorStore {
       if (kept) kept.push(snapshot);
       else seriesByMonitor.set(snapshot.monitor_id, [snapshot]);
     }
-    for (const [monitorId, { view }] of views) view.daily_series = dailySeries(seriesByMonitor.get(monitorId) ?? []);
+    const dayOf = brasiliaDaysBetween(from, now);
+    for (const [monitorId, { view }] of views) view.daily_series = dailySeries(seriesByMonitor.get(monitorId) ?? [], dayOf);
     return [...views.values()];
   }
 
@@ -149,7 +159,7 @@ export class MonitorStore {
    */
   async record(monitorId: number, snapshots: TimedSnapshot[], source: string, now = new Date()): Promise<RecordedSnapshots> {
     const sequelize = this.models.Snapshot.sequelize!;
-    return withLockedTransaction(sequelize, [`monitor-metrics:${monitorId}`], async (transaction) => {
+    const recorded = await withLockedTransaction(sequelize, [`monitor-metrics:${monitorId}`], async (transaction) => {
       const stored = await this.storedAt(monitorId, snapshots, transaction);
       const counts: RecordedSnapshots = { created: 0, replaced: 0, unchanged: 0, outdated: 0 };
       const fresh: Array<Partial<SnapshotRow>> = [];
@@ -174,6 +184,8 @@ export class MonitorStore {
       await this.models.Snapshot.bulkCreate(fresh, { transaction });
       return counts;
     });
+    if (recorded.created + recorded.replaced > 0) for (const listener of this.recordedListeners) await listener(monitorId);
+    return recorded;
   }
 
   /** The snapshots of these monitors taken in [from, to], oldest first. */
@@ -402,18 +414,19 @@ function profileOf(row: Pick<ProfileRow, 'nm_rede' | 'username' | 'link'>): Moni
   return { nm_rede: row.nm_rede, ...(row.username ? { username: row.username } : {}), ...(row.link ? { link: row.link } : {}) };
 }
 
-/** Midnight (UTC) of the first day of the series ending on `now`'s day. */
+/** Midnight (Brasília time) of the first day of the series ending on `now`'s day in Brasília. */
 function seriesStart(now: Date): Date {
-  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-  start.setUTCDate(start.getUTCDate() - (SERIES_DAYS - 1));
-  return start;
+  return brasiliaMidnight(addDays(brasiliaDay(now), -(SERIES_DAYS - 1)));
 }
 
-/** One point per network and day (UTC): the day's last snapshot. Input oldest first in each network; output by day, then network. */
-function dailySeries(snapshots: StoredSnapshot[]): DailyMetric[] {
+/**
+ * One point per network and day (Brasília's calendar day, `dayOf`): the day's last snapshot. Input
+ * oldest first in each network; output by day, then network.
+ */
+function dailySeries(snapshots: StoredSnapshot[], dayOf: (instant: string) => string): DailyMetric[] {
   const lastOfDay = new Map<string, DailyMetric>();
   for (const { monitor_id: _, taken_at, ...metrics } of snapshots) {
-    const date = taken_at.slice(0, 10);
+    const date = dayOf(taken_at);
     lastOfDay.set(`${date} ${metrics.network}`, { date, ...metrics });
   }
   return [...lastOfDay.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, point]) => point);

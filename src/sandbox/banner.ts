@@ -27,6 +27,8 @@ export function bannerOf(sandbox: Sandbox): string {
       'Simulated providers (on loopback, nothing leaves this machine):',
       `  SMS provider     ${simulators.sms.url}  delivers every message (priced USD 0.0075 a segment); a recipient answers with`,
       `                   curl -d '{"from":"+5511987654321","body":"SAIR"}' ${simulators.sms.url}/sandbox/replies`,
+      `  messenger        ${simulators.messenger.url}  takes any connected Page's answers and delivers them; a person writes to a Page with`,
+      `                   curl -d '{"page_id":"<page id>","sender_id":"6543210987654321","text":"Oi!"}' ${simulators.messenger.url}/sandbox/messages`,
       `  elections panel  ${simulators.electionsPanel.url}  elections_token: ${SANDBOX_ELECTIONS_TOKEN}`,
       `  searchnet OAuth  ${simulators.searchnet.url}  consents at once as a demo account`,
       `  video OAuth      ${simulators.socialVideo.url}  consents at once as a demo account`,

@@ -26,6 +26,8 @@ import { startServer, type RunningServer, type ServerParts } from '../serve.js';
 import { ElectionsPanelSimulator } from '../simulators/elections-panel.js';
 import { OAuthProviderSimulator } from '../simulators/oauth-provider.js';
 import { SmsProviderSimulator } from '../simulators/sms-provider.js';
+import { SocialnetSimulator } from '../simulators/socialnet.js';
+import webpush from 'web-push';
 import type { SandboxControl, SandboxResetReport } from './control.js';
 import { DatabaseSnapshot } from './snapshot.js';
 
@@ -83,6 +85,8 @@ export interface DemoUser {
 
 export interface SandboxSimulators {
   sms: SmsProviderSimulator;
+  /** The social network's messenger: people writing to connected Pages, and its send API. */
+  messenger: SocialnetSimulator;
   electionsPanel: ElectionsPanelSimulator;
   searchnet: OAuthProviderSimulator;
   socialVideo: OAuthProviderSimulator;
@@ -124,6 +128,11 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       // A front end's sign-up page works against the sandbox; the confirmation mail is a file in MAIL_DIR.
       SIGNUP: base.SIGNUP ?? 'open',
       SECRETS_KEY: randomBytes(32).toString('base64'),
+      // Push works in a browser against the sandbox (keys of its own unless given), and webhooks reach a
+      // receiver on the developer's machine; failed deliveries are retried within seconds, not an hour.
+      ...sandboxVapidKeys(base),
+      OUTBOUND_ALLOW_PRIVATE_ADDRESSES: base.OUTBOUND_ALLOW_PRIVATE_ADDRESSES ?? 'true',
+      WEBHOOK_RETRY_DELAY_SECONDS: base.WEBHOOK_RETRY_DELAY_SECONDS ?? '5',
       SOCIALNET_VERIFY_TOKEN: SANDBOX_SOCIALNET_VERIFY_TOKEN,
       SOCIALNET_APP_SECRET: SANDBOX_SOCIALNET_APP_SECRET,
       // Set, even empty, it is the deployment's choice; unset, the local dev servers may call.
@@ -161,6 +170,13 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     rmSync(workdir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** The VAPID keys given in the environment, or a pair made for this sandbox. */
+function sandboxVapidKeys(base: NodeJS.ProcessEnv): Record<'VAPID_PUBLIC_KEY' | 'VAPID_PRIVATE_KEY', string> {
+  if (base.VAPID_PUBLIC_KEY && base.VAPID_PRIVATE_KEY) return { VAPID_PUBLIC_KEY: base.VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY: base.VAPID_PRIVATE_KEY };
+  const { publicKey, privateKey } = webpush.generateVAPIDKeys();
+  return { VAPID_PUBLIC_KEY: publicKey, VAPID_PRIVATE_KEY: privateKey };
 }
 
 /** Seeds the demo data, gives each demo user a key, and keeps a copy of the whole database to reset to. */
@@ -223,7 +239,10 @@ async function startSimulators(url: string, logger: Logger): Promise<SandboxSimu
     simulator.consentAs({ id: `sandbox-${name}-account`, name: `Conta de demonstração (${name})`, email: `demo@${name}.sandbox.test` });
     return simulator;
   };
-  const simulators = { sms, electionsPanel, searchnet: oauthProvider('searchnet'), socialVideo: oauthProvider('socialvideo') };
+  // Pages are learned from their first answer; POST /sandbox/messages plays a person writing to one.
+  const messenger = new SocialnetSimulator(SANDBOX_SOCIALNET_APP_SECRET);
+  messenger.sandboxMode({ webhookBaseUrl: url, onError: (error) => logger.warn({ err: error }, 'the messenger simulator could not deliver an event') });
+  const simulators = { sms, messenger, electionsPanel, searchnet: oauthProvider('searchnet'), socialVideo: oauthProvider('socialvideo') };
   await Promise.all(Object.values(simulators).map((simulator) => simulator.start()));
   return simulators;
 }
@@ -237,6 +256,7 @@ function simulatorSettings(simulators: SandboxSimulators, url: string, base: Nod
   simulators.socialVideo.allowRedirectUri(socialVideoRedirect);
   return {
     SMS_PROVIDER_URL: simulators.sms.url,
+    SOCIALNET_GRAPH_URL: simulators.messenger.url,
     ELECTIONS_PANEL_URL: simulators.electionsPanel.url,
     SEARCHNET_CLIENT_ID: searchnet.clientId,
     SEARCHNET_CLIENT_SECRET: searchnet.clientSecret,

@@ -14,7 +14,7 @@ import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { MonitorStore } from '../monitors/store.js';
 import { hmac, sameBytes, sameText } from '../security/signatures.js';
 import type { SeenDeliveries } from './deliveries.js';
-import { receiveDelivery } from './events.js';
+import { receiveDelivery, type EventResult, type MessagingReceiver } from './events.js';
 import type { SocialnetRemovals } from './removals.js';
 import { checkIssuedAt, readSignedRequest } from './signed-request.js';
 
@@ -25,12 +25,14 @@ type SocialnetOperations = 'verifySocialnetSubscription' | 'receiveSocialnetEven
 export interface SocialnetHandlerDependencies {
   settings: SocialnetSettings;
   monitors: MonitorStore;
+  /** Where messenger events go (the chat inbox's messenger channel). */
+  messenger: MessagingReceiver;
   removals: SocialnetRemovals;
   deliveries: SeenDeliveries;
   urls: PublicUrlSettings;
 }
 
-export function socialnetHandlers({ settings, monitors, removals, deliveries, urls }: SocialnetHandlerDependencies): Pick<Required<OperationHandlers>, SocialnetOperations> {
+export function socialnetHandlers({ settings, monitors, messenger, removals, deliveries, urls }: SocialnetHandlerDependencies): Pick<Required<OperationHandlers>, SocialnetOperations> {
   return {
     async verifySocialnetSubscription(req, res) {
       const { 'hub.mode': mode, 'hub.challenge': challenge, 'hub.verify_token': token } = req.query;
@@ -48,11 +50,9 @@ export function socialnetHandlers({ settings, monitors, removals, deliveries, ur
     async receiveSocialnetEvents(req, res) {
       // Always there: the signature was checked over it before this handler runs.
       const rawBody = (req as { rawBody?: Buffer }).rawBody ?? Buffer.from(JSON.stringify(req.body));
-      const result = await receiveDelivery(req.body, rawBody, monitors, deliveries);
-      const changes = `${result.changes} change${result.changes === 1 ? '' : 's'}`;
-      const stored = result.created + result.replaced + result.unchanged;
+      const result = await receiveDelivery(req.body, rawBody, { monitors, messenger }, deliveries);
       // 200 for a copy seen before too: the network stops retrying only on a 2xx.
-      sendEnvelope(res, 200, result, result.duplicate ? `Delivery seen before: ${changes} ignored.` : `${changes} received; ${stored} snapshot${stored === 1 ? '' : 's'} stored.`);
+      sendEnvelope(res, 200, result, deliveryMessage(result));
     },
 
     async receiveSocialnetRemoval(req, res) {
@@ -80,6 +80,19 @@ export function socialnetHandlers({ settings, monitors, removals, deliveries, ur
       sendEnvelope(res, 200, removal, message);
     },
   };
+}
+
+/** What the network's delivery became, in words: `1 change received; 2 snapshots stored.` */
+function deliveryMessage(result: EventResult): string {
+  const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+  if (result.duplicate) return `Delivery seen before: ${count(result.changes, 'change')} ignored.`;
+  const stored = result.created + result.replaced + result.unchanged;
+  const what = [
+    ...(stored > 0 || (result.messages === 0 && result.deliveries === 0) ? [`${count(stored, 'snapshot')} stored`] : []),
+    ...(result.messages > 0 ? [`${count(result.messages, 'message')} stored in the inbox`] : []),
+    ...(result.deliveries > 0 ? [`${count(result.deliveries, 'answer')} marked delivered`] : []),
+  ];
+  return `${count(result.changes, 'change')} received; ${what.join(', ')}.`;
 }
 
 /** The event deliveries carry `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the app secret>`. */

@@ -31,6 +31,8 @@ export type RejectionOutcome =
   | { scenario_id: number; outcome: 'not_found'; scenario: null };
 
 export class Strategy {
+  private readonly finishedListeners: Array<(scenario: ScenarioRequest) => Promise<void>> = [];
+
   constructor(
     readonly scenarios: ScenarioStore,
     private readonly monitors: Monitors,
@@ -77,6 +79,16 @@ export class Strategy {
     return outcomes;
   }
 
+  /** Calls `listener` with each request whose run ended, completed or failed (its requester is notified). */
+  onFinished(listener: (scenario: ScenarioRequest) => Promise<void>): void {
+    this.finishedListeners.push(listener);
+  }
+
+  private async finished(id: number): Promise<void> {
+    const scenario = await this.scenarios.byId(id);
+    if (scenario) for (const listener of this.finishedListeners) await listener(scenario);
+  }
+
   /** The job: runs the projection of request `id` and stores the projection or why it failed. */
   async run(id: number, job: JobAttempt): Promise<{ state: string }> {
     if (!(await this.scenarios.start(id))) {
@@ -90,14 +102,19 @@ export class Strategy {
         throw new ProjectionError(`Entity ${barred} may no longer be compared on this monitor: it is neither in the requester's teams nor watched by the monitor's entity.`);
       }
       await this.scenarios.complete(id, project(await this.inputsOf(scenario)));
+      await this.finished(id);
       return { state: 'completed' };
     } catch (error) {
       if (error instanceof ProjectionError) {
         await this.scenarios.fail(id, error.message);
+        await this.finished(id);
         return { state: 'failed' };
       }
       // Not the data's fault: let the queue retry, and say so on the request only when no retry follows.
-      if (job.lastAttempt) await this.scenarios.fail(id, `The run failed ${job.attempt} times; the last error: ${(error as Error).message}`);
+      if (job.lastAttempt) {
+        await this.scenarios.fail(id, `The run failed ${job.attempt} times; the last error: ${(error as Error).message}`);
+        await this.finished(id);
+      }
       this.logger.warn({ scenario_id: id, attempt: job.attempt, err: error }, 'scenario run failed');
       throw error;
     }

@@ -2,6 +2,9 @@
  * The real application on a test database, listening on a free loopback port: migrated, optionally loaded
  * with the shared municipality file, with its logs captured so tests can read them.
  */
+import type { VapidKeys } from '../../src/push/sender.js';
+import type { LookupAll, OutboundPolicy } from '../../src/webhooks/outbound-http.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../src/webhooks/settings.js';
 import type { Server } from 'node:http';
 import type { InvitationSettings } from '../../src/entities/invitations.js';
 import type { AddressInfo } from 'node:net';
@@ -37,6 +40,7 @@ import { createJobQueue, type JobQueue } from '../../src/jobs/index.js';
 import { refusingJobQueue } from '../../src/jobs/refusing-queue.js';
 import type { SocialnetRemovals } from '../../src/socialnet/removals.js';
 import type { SeenDeliveries } from '../../src/socialnet/deliveries.js';
+import type { Inbox } from '../../src/chat/index.js';
 import type { Sms } from '../../src/messaging/sms.js';
 import type { SocialLinks } from '../../src/oauth/index.js';
 import type { ElectionsPanelSyncs } from '../../src/elections/index.js';
@@ -96,6 +100,7 @@ export interface TestApp {
   socialnetRemovals: SocialnetRemovals;
   socialnetDeliveries: SeenDeliveries;
   sms: Sms;
+  inbox: Inbox;
   socialLinks: SocialLinks;
   electionsPanelSyncs: ElectionsPanelSyncs;
   courtImports: CourtImports;
@@ -151,11 +156,21 @@ export interface TestAppOptions {
   electionsPanelUrl?: string;
   /** ELECTIONS_IMPORT_HOSTS (the court's open-data hosts by default). */
   electionsImportHosts?: string[];
+  /** SOCIALNET_GRAPH_URL (the messenger's send API; its simulator). Unset, an address nothing answers. */
+  socialnetGraphUrl?: string;
   /**
    * Listen on a port chosen beforehand and make it the app's PUBLIC_URL, so that addresses the app gives
    * out for later calls (the SMS delivery-receipt callback) reach it.
    */
   selfPublicUrl?: boolean;
+  /** VAPID keys: pushes are sent (to the push service simulator); unset, this app sends none. */
+  vapid?: VapidKeys;
+  /** Where webhooks and pushes may go: by default http and private addresses too (the tests' stand-ins are on loopback). */
+  outbound?: Partial<OutboundPolicy>;
+  /** Webhook retries and disabling (WEBHOOK_*): by default 1 s doubled, 10 retries, a day. */
+  webhooks?: Partial<WebhookSettings>;
+  /** How webhook endpoints' names resolve (the system's DNS by default). */
+  lookupAll?: LookupAll;
 }
 
 /** A provider without credentials: linking its accounts answers 503. */
@@ -211,6 +226,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     oauthPendingLinkMs: options.oauthPendingLinkMs,
     electionsPanelUrl: options.electionsPanelUrl,
     electionsImportHosts: options.electionsImportHosts,
+    socialnetGraph: { graphUrl: options.socialnetGraphUrl ?? 'http://127.0.0.1:9', graphVersion: 'v25.0' },
+    vapid: options.vapid,
+    outbound: { allowHttp: true, allowPrivateAddresses: true, timeoutMs: 5_000, ...options.outbound },
+    webhooks: { ...DEFAULT_WEBHOOK_SETTINGS, retryDelaySeconds: 1, ...options.webhooks },
+    lookupAll: options.lookupAll,
   };
   const domains = await createDomains(sequelize, { accounts, jobs, logger, settings });
   const idempotencyKeys = new IdempotencyStore(sequelize, {

@@ -285,6 +285,42 @@ export function frontEndScenarios(backend: ScenarioBackend): void {
         const gone = await failure(api.GET('/api/contacts/{contact_id}/', { params: { path: { contact_id: paulo.id } } }));
         expect([gone.status, gone.code]).toEqual([404, 'not_found']);
       });
+
+      it("opens an entity's inbox: a voter's question is answered and marked read, and the changes after a cursor show both", async () => {
+        // Every backend with state opens with a voter's question in one of its entities' inboxes.
+        const inbox = await firstConversation(api);
+        expect(inbox, 'a conversation in some inbox').toBeDefined();
+        const { entityId: inboxEntity, conversation } = inbox!;
+        expect(conversation).toEqual(expect.objectContaining({ channel: 'sms', unread_count: expect.any(Number), last_message: expect.objectContaining({ direction: 'in' }) }));
+        const entity = { params: { query: { entity_id: String(inboxEntity) } } };
+        const { cursor } = unwrap(await api.GET('/api/chat/changes/', entity));
+        const onConversation = { params: { path: { conversation_id: conversation.id } } };
+        const text = `O comício é sábado, às 18h (${suffix}).`;
+        const answer = unwrap(await api.POST('/api/chat/conversations/{conversation_id}/messages/', { ...onConversation, body: { text } }));
+        expect(answer).toEqual(expect.objectContaining({ direction: 'out', text, sent_by: expect.objectContaining({ display_name: expect.any(String) }) }));
+        const thread = unwrap(await api.GET('/api/chat/conversations/{conversation_id}/messages/', onConversation));
+        expect(thread.results.at(-1)).toEqual(expect.objectContaining({ id: answer.id, direction: 'out' }));
+        expect(unwrap(await api.POST('/api/chat/conversations/{conversation_id}/read/', onConversation)).unread_count).toBe(0);
+        // After the cursor: the answer first (a backend that sends it adds its status changes).
+        const changes = unwrap(await api.GET('/api/chat/changes/', { params: { query: { entity_id: String(inboxEntity), cursor } } }));
+        expect(changes.changes[0]).toEqual(expect.objectContaining({ kind: 'message', message: expect.objectContaining({ id: answer.id }) }));
+        expect(changes.cursor).not.toBe(cursor);
+      });
+
+      it("connects a messenger Page to an entity's inbox, lists it without its token, and disconnects it", async () => {
+        const pageId = `1048576${Math.floor(Math.random() * 1e9)}`;
+        const token = `EAAG${randomHex(24)}`;
+        const connected = await api.POST('/api/chat/messenger/pages/', { body: { entity_id: entityId, page_id: pageId, name: `Página ${suffix}`, access_token: token } });
+        expect(connected.response.status).toBe(201);
+        expect(connected.data!.data).toEqual(expect.objectContaining({ page_id: pageId, entity_id: entityId, connected_by: expect.objectContaining({ display_name: expect.any(String) }) }));
+        const listed = await api.GET('/api/chat/messenger/pages/', { params: { query: { entity_id: String(entityId) } } });
+        expect(listed.data!.data.map((page) => page.page_id)).toContain(pageId);
+        expect(JSON.stringify(listed.data)).not.toContain(token);
+        const onPage = { params: { path: { page_id: pageId } } };
+        expect(unwrap(await api.DELETE('/api/chat/messenger/pages/{page_id}/', onPage)).page_id).toBe(pageId);
+        const gone = await failure(api.DELETE('/api/chat/messenger/pages/{page_id}/', onPage));
+        expect([gone.status, gone.code]).toEqual([404, 'not_found']);
+      });
     });
   });
 }
@@ -302,6 +338,18 @@ async function failure(call: Promise<unknown>): Promise<PalanqueApiError> {
 
 function randomHex(length: number): string {
   return Array.from({ length }, () => Math.floor(Math.random() * 16).toString(16)).join('');
+}
+
+/** The first conversation of the first entity (of those the caller lists) whose inbox has one. */
+async function firstConversation(api: PalanqueClient) {
+  for (let page = 1; ; page += 1) {
+    const { results, links } = unwrap(await api.GET('/api/entidade/', { params: { query: { page } } }));
+    for (const entity of results) {
+      const [conversation] = unwrap(await api.GET('/api/chat/conversations/', { params: { query: { entity_id: String(entity.id) } } })).results;
+      if (conversation) return { entityId: entity.id, conversation };
+    }
+    if (!links.next) return undefined;
+  }
 }
 
 async function entityNames(api: PalanqueClient): Promise<string[]> {
