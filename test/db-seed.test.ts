@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryTypes } from 'sequelize';
 import { brasiliaDay } from '../src/brasilia-time.js';
-import { dailySnapshots, formatSeedReport, seedDemoData, withCurrentAge, type SeedReport } from '../src/db/seed.js';
+import { checkDemoFixtures, dailySnapshots, formatSeedReport, seedDemoData, withCurrentAge, type SeedReport } from '../src/db/seed.js';
 import { loadDemoFixtures } from '../src/db/demo-fixtures.js';
 import { readRecipients } from '../src/messaging/recipients.js';
 import { startTestApp, testAccountSettings, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
@@ -56,7 +56,7 @@ async function get(username: string, path: string): Promise<Json> {
 async function rowCounts(target: TestApp): Promise<Record<string, number>> {
   const tables = [
     'users', 'entities', 'entity_members', 'social_references', 'social_network_entries', 'marketshare_entries', 'guardianship_links',
-    'social_monitors', 'monitor_profiles', 'monitor_keywords', 'metric_snapshots', 'scenario_requests', 'scenario_entities',
+    'social_monitors', 'monitor_profiles', 'monitor_keywords', 'metric_snapshots', 'monitor_alert_rules', 'notifications', 'scenario_requests', 'scenario_entities',
     'sms_credentials', 'sms_campaigns', 'sms_messages', 'sms_replies', 'sms_opt_outs', 'research_bookmarks', 'news_sources', 'jobs',
     'tse_elections', 'tse_offices', 'tse_codes', 'tse_parties', 'tse_federations', 'tse_coalitions', 'tse_units', 'tse_candidacies',
   ];
@@ -87,6 +87,11 @@ describe('the report', () => {
     expect(created('entity').map((entry) => entry.id)).toEqual([12, 13, 14]);
     expect(created('monitor').map((entry) => entry.id)).toEqual([5, 6]);
     expect(created('metrics')).toHaveLength(2);
+    expect(created('monitor alert rule').map((entry) => entry.name)).toEqual([
+      'Maria Santos — redes oficiais: mentions_spike 1.15 on instagram',
+      'Maria Santos — redes oficiais: profile_inactive 3 on every network',
+      'João Ferreira — concorrente: followers_drop 5 on instagram',
+    ]);
     expect(created('scenario request').map((entry) => entry.id)).toEqual([31, 32, 34, 35, 36, 37]);
     expect(created('sms credential').map((entry) => entry.id)).toEqual([3]);
     expect(created('sms campaign').map((entry) => entry.id)).toEqual([77]);
@@ -208,6 +213,29 @@ describe('the real server tells the story of the spec examples', () => {
     expect(maria.latest_metrics.map(values)).toEqual(shown.latest_metrics.map(values));
     const imported = requestExample('/api/monitor_social/import_metrics/', 'post', 'twoDays');
     expect(maria.daily_series.slice(-2).map(values)).toEqual(imported.snapshots.map(values));
+  });
+
+  it("has the monitors' alert rules, and the alert Maria's month of mentions raised, once, for her team only", async () => {
+    const rules = await get('carlos.pereira', '/api/monitor_social/alert_rules/?monitor_id=5');
+    expect(rules.map((rule: Json) => pick(rule, ['monitor_id', 'kind', 'network', 'threshold', 'breached']))).toEqual([
+      // 312 mentions on the last day, 1.18 times the 7 days before (264.9 on average).
+      { monitor_id: 5, kind: 'mentions_spike', network: 'instagram', threshold: 1.15, breached: true },
+      // A post or more every day or two.
+      { monitor_id: 5, kind: 'profile_inactive', network: null, threshold: 3, breached: false },
+    ]);
+    expect(rules[0].last_fired_at).not.toBeNull();
+    // João's followers grow.
+    expect((await get('carlos.pereira', '/api/monitor_social/alert_rules/?monitor_id=6')).map((rule: Json) => [rule.kind, rule.breached])).toEqual([['followers_drop', false]]);
+
+    const alertsOf = async (username: string) => (await get(username, '/api/notifications/')).results.filter((notice: Json) => notice.type === 'monitor_alert');
+    for (const member of ['carlos.pereira', 'marcos.oliveira']) {
+      const alerts = await alertsOf(member);
+      expect(alerts).toHaveLength(1);
+      expect(alerts[0]).toMatchObject({ entity_id: 12, subject: { kind: 'monitor', id: 5 }, read_at: null });
+      expect(alerts[0].body).toContain('instagram');
+    }
+    // Ana sees every entity as the platform admin, but is not in the team: the team is who is notified.
+    expect(await alertsOf('ana.souza')).toEqual([]);
   });
 
   it('has scenario requests in every state, the examples\' ones as they show them, and real runs behind completed and failed', async () => {
@@ -367,6 +395,24 @@ describe('the fixtures', () => {
 });
 
 // Found while seeding, and fixed: the mock and the real server read the campaign example alike.
+describe('the fixtures are checked before anything is written', () => {
+  it('names an alert rule whose threshold, network or author breaks the rules addMonitorAlertRule applies', () => {
+    const broken = structuredClone(fixtures);
+    broken.monitors[0]!.alert_rules = [
+      { kind: 'mentions_spike', network: 'instagram', threshold: 0.5, created_by: 'carlos.pereira' },
+      { kind: 'followers_drop', network: 'tiktok', threshold: 5, created_by: 'carlos.pereira' },
+      { kind: 'profile_inactive', threshold: 3, created_by: 'joana.lima' },
+    ];
+    const problems = checkDemoFixtures(broken, app.catalog).filter((problem) => problem.includes('alert rule'));
+    expect(problems).toEqual([
+      'monitor 5 (Maria Santos — redes oficiais) alert rule 1: threshold 0.5 does not fit mentions_spike',
+      'monitor 5 (Maria Santos — redes oficiais) alert rule 2: tiktok is not a network of the monitor',
+      'monitor 5 (Maria Santos — redes oficiais) alert rule 3: joana.lima may not change monitors of entity 12',
+    ]);
+    expect(checkDemoFixtures(fixtures, app.catalog)).toEqual([]);
+  });
+});
+
 describe('recipients the seed relies on', () => {
   // The mock answers the example as sent and the server reads it: it must hold exactly its three numbers.
   it('the spec\'s SmsCampaignRequest example reads as its three numbers', () => {

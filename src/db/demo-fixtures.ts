@@ -79,6 +79,16 @@ export interface MonitorFixture {
   created_at: string;
   /** One snapshot a day, oldest first; the last is taken on the day of the seed (see seed.ts). */
   metrics: { network: string; daily: DailyMetricsFixture[] };
+  /** Alert rules, added before the metrics are recorded, so that a rule the month breaches fires. */
+  alert_rules?: AlertRuleFixture[];
+}
+
+/** An alert rule as addMonitorAlertRule takes it (without the monitor), and who added it. */
+export interface AlertRuleFixture {
+  kind: Schemas['MonitorAlertKind'];
+  network?: string | null;
+  threshold: number;
+  created_by: string;
 }
 
 export interface ScenarioFixture {

@@ -42,6 +42,7 @@ import { footerProblem, normalisedFooter } from '../messaging/compliance.js';
 import { readRecipients, normalisedPhone } from '../messaging/recipients.js';
 import type { Sms } from '../messaging/sms.js';
 import type { Monitors } from '../monitors/index.js';
+import { MAX_RULES_PER_MONITOR, thresholdFits } from '../monitors/alerts.js';
 import { checkKeywords, checkProfiles, checkSnapshots } from '../monitors/rules.js';
 import type { MetricSnapshot } from '../monitors/store.js';
 import type { MunicipalityCatalog } from '../municipalities/catalog.js';
@@ -99,6 +100,7 @@ export type SeedKind =
   | 'guardianship link'
   | 'monitor'
   | 'metrics'
+  | 'monitor alert rule'
   | 'scenario request'
   | 'sms credential'
   | 'sms campaign'
@@ -360,8 +362,23 @@ class Seeder {
         this.existed('metrics', fixture.name, undefined, `${stored} snapshots stored already; none added`);
         continue;
       }
+      // The rules first: recording the month checks them, as an import would, and one it breaches fires
+      // (a notification for the monitor's team), so the demo has an alert to show.
+      await this.seedAlertRules(monitorId, fixture);
       const recorded = await store.record(monitorId, dailySnapshots(fixture.metrics, this.now), SEED_SOURCE, this.now);
       this.add({ kind: 'metrics', name: fixture.name, outcome: 'created', note: `${recorded.created} daily ${fixture.metrics.network} snapshots up to today` });
+    }
+  }
+
+  /** The monitor's alert rules, when it has none yet (seeded with its metrics, once). */
+  private async seedAlertRules(monitorId: number, fixture: DemoFixtures['monitors'][number]): Promise<void> {
+    const { alerts } = this.targets.monitors;
+    if (!fixture.alert_rules?.length || (await alerts.count(monitorId)) > 0) return;
+    for (const rule of fixture.alert_rules) {
+      const network = rule.network ?? null;
+      const added = await alerts.add({ monitor_id: monitorId, kind: rule.kind, network, threshold: rule.threshold, created_by: this.user(rule.created_by) }, this.now);
+      if (added === 'max_rules') throw new SeedError(`Monitor ${monitorId} has ${MAX_RULES_PER_MONITOR} alert rules already.`);
+      this.created('monitor alert rule', `${fixture.name}: ${rule.kind} ${rule.threshold} on ${network ?? 'every network'}`, added.id, undefined);
     }
   }
 
@@ -765,6 +782,19 @@ export function checkDemoFixtures(fixtures: DemoFixtures, municipalities: Munici
     moment(what, link.created_at);
   }
 
+  // Alert rules as addMonitorAlertRule judges them, added by someone who may change the monitor.
+  const checkAlertRules = (monitor: DemoFixtures['monitors'][number], networks: ReadonlySet<string>, what: string) => {
+    const rules = monitor.alert_rules ?? [];
+    if (rules.length > MAX_RULES_PER_MONITOR) problems.push(`${what}: more than ${MAX_RULES_PER_MONITOR} alert rules`);
+    for (const [index, rule] of rules.entries()) {
+      const where = `${what} alert rule ${index + 1}`;
+      conforms('NewMonitorAlertRule', { monitor_id: monitor.id, kind: rule.kind, network: rule.network ?? null, threshold: rule.threshold }, where);
+      if (!thresholdFits(rule.kind, rule.threshold)) problems.push(`${where}: threshold ${rule.threshold} does not fit ${rule.kind}`);
+      if (rule.network != null && !networks.has(rule.network)) problems.push(`${where}: ${rule.network} is not a network of the monitor`);
+      if (knownUser(rule.created_by, where) && !may(rule.created_by, monitor.entity_id, MAY_EDIT)) problems.push(`${where}: ${rule.created_by} may not change monitors of entity ${monitor.entity_id}`);
+    }
+  };
+
   // Monitors and their metrics.
   const monitors = new Map(fixtures.monitors.map((monitor) => [monitor.id, monitor]));
   unique(fixtures.monitors, (monitor) => monitor.id, 'monitor id');
@@ -784,8 +814,10 @@ export function checkDemoFixtures(fixtures: DemoFixtures, municipalities: Munici
     if (snapshots.length === 0) problems.push(`${what}: no metrics`);
     snapshots.forEach((snapshot, index) => conforms('MetricSnapshot', snapshot, `${what} metrics day ${index + 1}`));
     const snapshotProblems: ErrorDetail[] = [];
-    checkSnapshots(snapshots, new Set(profiles.map((profile) => profile.nm_rede)), now, snapshotProblems);
+    const networks = new Set(profiles.map((profile) => profile.nm_rede));
+    checkSnapshots(snapshots, networks, now, snapshotProblems);
     details(`${what} metrics`, snapshotProblems);
+    checkAlertRules(monitor, networks, what);
   }
 
   // Scenario requests: asked by someone who may ask, decided by someone who may decide.

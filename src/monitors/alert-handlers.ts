@@ -7,7 +7,7 @@ import { invalidBody } from '../http/body-fields.js';
 import { sendEnvelope } from '../http/envelope.js';
 import { notFound, type ErrorDetail } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
-import { alertRuleView, MAX_RULES_PER_MONITOR, THRESHOLD_BOUNDS, type MonitorAlertKind } from './alerts.js';
+import { alertRuleView, MAX_RULES_PER_MONITOR, THRESHOLD_BOUNDS, thresholdFits } from './alerts.js';
 import type { Monitors } from './index.js';
 
 type AlertOperations = 'listMonitorAlertRules' | 'addMonitorAlertRule' | 'removeMonitorAlertRule';
@@ -60,9 +60,4 @@ export function monitorAlertHandlers(monitors: Monitors): Pick<Required<Operatio
       sendEnvelope(res, 200, alertRuleView(rule), `Alert rule ${rule.id} removed.`);
     },
   };
-}
-
-function thresholdFits(kind: MonitorAlertKind, threshold: number): boolean {
-  const { min, max, integer } = THRESHOLD_BOUNDS[kind];
-  return threshold > min && threshold <= max && (!integer || Number.isInteger(threshold));
 }

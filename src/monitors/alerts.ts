@@ -33,6 +33,12 @@ export const THRESHOLD_BOUNDS: Record<MonitorAlertKind, { min: number; max: numb
   profile_inactive: { min: 0, max: 365, integer: true, meaning: 'a whole number of days from 1 to 365' },
 };
 
+/** Whether `threshold` is within THRESHOLD_BOUNDS for `kind` (addMonitorAlertRule's rule `threshold_for_kind`). */
+export function thresholdFits(kind: MonitorAlertKind, threshold: number): boolean {
+  const { min, max, integer } = THRESHOLD_BOUNDS[kind];
+  return threshold > min && threshold <= max && (!integer || Number.isInteger(threshold));
+}
+
 export interface AlertRuleRow {
   id: number;
   monitor_id: number;
