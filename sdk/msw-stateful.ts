@@ -126,6 +126,10 @@ interface State {
   history: HistoryRow[];
   /** The electoral court's demo data (read-only): the candidacies entities are created from and linked to. */
   court: CourtSeed;
+  /** The monitors' alert rules, by id (the mock keeps no metrics, so none is ever breached). */
+  alertRules: Map<number, StoredAlertRule>;
+  /** Every user's in-app notifications, the oldest first. */
+  notifications: StoredNotification[];
   nextId: number;
 }
 /** An SMS campaign as the server keeps it (src/messaging/campaign-reports.ts), its messages inside. */
@@ -227,6 +231,8 @@ export function statefulHandlers({ baseUrl = 'http://palanque.test', seed = seed
     ...smsCampaignHandlers(on),
     ...contactHandlers(on),
     ...chatHandlers(on),
+    ...alertRuleHandlers(on),
+    ...notificationHandlers(on),
     ...courtReadHandlers(on),
   ];
   return {
@@ -286,7 +292,15 @@ function seeded(seed: StatefulSeed): State {
       answered_at: null,
     })),
   );
-  const monitors = new Map(copy.monitors.map(({ metrics: _metrics, created_by: _by, ...monitor }) => [monitor.id, { ...monitor, latest_metrics: [], daily_series: [] }]));
+  const monitors = new Map(copy.monitors.map(({ metrics: _metrics, created_by: _by, alert_rules: _rules, ...monitor }) => [monitor.id, { ...monitor, latest_metrics: [], daily_series: [] }]));
+  const alertRules = new Map(
+    copy.monitors.flatMap((monitor) =>
+      (monitor.alert_rules ?? []).map((rule): [number, StoredAlertRule] => {
+        const id = (nextId += 1);
+        return [id, { id, monitor_id: monitor.id, kind: rule.kind as AlertKind, network: ('network' in rule ? rule.network : undefined) ?? null, threshold: rule.threshold, breached: false, last_fired_at: null, created_at: monitor.created_at }];
+      }),
+    ),
+  );
   const bookmarks = new Map(copy.research.bookmarks.map(({ user, ...bookmark }) => [bookmark.id, { ...bookmark, user_id: userId(user) }]));
   const newsSources = new Map(copy.research.news_sources.map(({ requested_by: _by, ...source }) => [source.id, source]));
   const credentials = new Map(copy.sms.credentials.map(({ created_by: _by, ...credential }) => [credential.id, { ...credential, provider: 'provider' }]));
@@ -316,7 +330,7 @@ function seeded(seed: StatefulSeed): State {
     }),
   );
   const court = copy.elections ?? EMPTY_COURT;
-  const made: State = { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, campaigns, contacts: new Map(), compliance: new Map(), pendingSignUps: new Map(), pendingEmailChanges: new Map(), invitations, history: [], court, nextId };
+  const made: State = { users, keys: new Map(), passwords: new Map(), entities, monitors, bookmarks, newsSources, credentials, campaigns, contacts: new Map(), compliance: new Map(), pendingSignUps: new Map(), pendingEmailChanges: new Map(), invitations, history: [], court, alertRules, notifications: [], nextId };
   seedReplies.set(made, copy.sms.replies ?? []);
   return made;
 }
@@ -1071,6 +1085,15 @@ function operatorHandlers(on: On): HttpHandler[] {
         answered_at: null,
       };
       state.invitations.push(invitation);
+      if (account) {
+        notify(state, account.id, {
+          type: 'invitation_received',
+          title: `Convite para a equipe de ${String(entity.record.nome)}`,
+          body: `${displayName(user)} convidou você para a equipe de ${String(entity.record.nome)} como ${invitation.role}. Aceite ou recuse em Convites.`,
+          entity_id: entity.id,
+          subject: { kind: 'invitation', id: invitation.id },
+        });
+      }
       return envelope(201, invitationOf(state, invitation), `${email} is invited to the team of ${String(entity.record.nome)} as ${invitation.role}.`);
     }),
     on('listTeamInvitations', (context) => {
@@ -2328,6 +2351,119 @@ function chatHandlers(on: On): HttpHandler[] {
       });
       const next = answered.at(-1)?.id ?? Number(cursor);
       return envelope(200, { cursor: String(next), changes, more: after.length > answered.length }, changes.length === 0 ? 'No changes.' : `${changes.length} change${changes.length === 1 ? '' : 's'}.`);
+    }),
+  ];
+}
+
+// --- monitor alert rules and notifications ---------------------------------------------------------
+
+type AlertKind = components['schemas']['MonitorAlertKind'];
+type StoredAlertRule = components['schemas']['MonitorAlertRule'];
+type StoredNotification = components['schemas']['Notification'] & { user_id: number };
+
+const MAX_ALERT_RULES = 20;
+const NOTIFICATIONS_PER_PAGE = 30;
+/** What `threshold` may be for each kind (src/monitors/alerts.ts THRESHOLD_BOUNDS). */
+const THRESHOLDS: Record<AlertKind, { min: number; max: number; integer: boolean; meaning: string }> = {
+  followers_drop: { min: 0, max: 100, integer: false, meaning: 'over 0 and at most 100 (a percentage)' },
+  mentions_spike: { min: 1, max: 1000, integer: false, meaning: 'over 1 and at most 1000 (a multiple of the 7-day average)' },
+  profile_inactive: { min: 0, max: 365, integer: true, meaning: 'a whole number of days from 1 to 365' },
+};
+
+function notify(state: State, userId: number, notice: Omit<StoredNotification, 'id' | 'user_id' | 'created_at' | 'read_at'>): void {
+  state.notifications.push({ id: newId(state, state.notifications.map((row) => row.id)), user_id: userId, ...notice, created_at: now(), read_at: null });
+}
+
+/** The monitor if the caller's role in its team allows `permission`: otherwise the server's 404 or 403. */
+function monitorFor(context: Context, id: number, where: Pick<ErrorDetail, 'location' | 'field'>, permission: Permission) {
+  const monitor = context.state.monitors.get(id);
+  const entity = monitor && context.state.entities.get(monitor.entity_id);
+  const role = entity && roleIn(entity, context.user);
+  if (!monitor || !role) return notFound(`There is no monitor ${id} in your teams.`, [{ ...where, rule: 'in_your_teams', message: 'must be a monitor of one of your teams', value: id }]);
+  if (!may(context.user, role, permission)) return forbidden(`Your role in this team (${role}) may not ${PERMISSION_TEXT[permission]}.`);
+  return monitor;
+}
+
+function alertRuleHandlers(on: On): HttpHandler[] {
+  const plural = (count: number) => `${count} alert rule${count === 1 ? '' : 's'}`;
+  return [
+    on('listMonitorAlertRules', (context) => {
+      const monitor = monitorFor(context, Number(context.url.searchParams.get('monitor_id')), { location: 'query', field: 'monitor_id' }, 'read');
+      if (monitor instanceof Response) return monitor;
+      const rules = [...context.state.alertRules.values()].filter((rule) => rule.monitor_id === monitor.id);
+      return envelope(200, rules, `${plural(rules.length)}.`);
+    }),
+    on('addMonitorAlertRule', (context) => {
+      const { body, state } = context;
+      const monitor = monitorFor(context, Number(body.monitor_id), { location: 'body', field: 'monitor_id' }, 'edit');
+      if (monitor instanceof Response) return monitor;
+      const kind = body.kind as AlertKind;
+      const threshold = Number(body.threshold);
+      const network = (body.network ?? null) as string | null;
+      const problems: ErrorDetail[] = [];
+      const { min, max, integer, meaning } = THRESHOLDS[kind];
+      if (!(threshold > min && threshold <= max && (!integer || Number.isInteger(threshold)))) {
+        problems.push({ location: 'body', field: 'threshold', rule: 'threshold_for_kind', message: `must be ${meaning} for ${kind}`, value: threshold });
+      }
+      const networks = [...new Set(((monitor.profiles ?? []) as Json[]).map((profile) => String(profile.nm_rede)))].sort();
+      if (network !== null && !networks.includes(network)) {
+        problems.push({ location: 'body', field: 'network', rule: 'monitored_network', message: `must be one of the monitor's networks: ${networks.join(', ') || 'none'}`, value: network });
+      }
+      if (problems.length > 0) return invalidBody(problems);
+      if ([...state.alertRules.values()].filter((rule) => rule.monitor_id === monitor.id).length >= MAX_ALERT_RULES) {
+        return invalidBody([{ location: 'body', field: 'monitor_id', rule: 'max_rules', message: `a monitor has at most ${MAX_ALERT_RULES} alert rules; remove one first`, value: monitor.id }]);
+      }
+      const id = newId(state, state.alertRules.keys());
+      const rule: StoredAlertRule = { id, monitor_id: monitor.id, kind, network, threshold, breached: false, last_fired_at: null, created_at: now() };
+      state.alertRules.set(id, rule);
+      return envelope(201, rule, `Alert rule ${id} added to monitor ${monitor.id}.`);
+    }),
+    on('removeMonitorAlertRule', (context) => {
+      const id = Number(context.url.pathname.split('/').filter(Boolean).at(-1));
+      const rule = context.state.alertRules.get(id);
+      const missing = notFound(`There is no alert rule ${id} on a monitor of your teams.`, [
+        { location: 'path', field: 'rule_id', rule: 'in_your_teams', message: 'must be an alert rule of a monitor of one of your teams', value: id },
+      ]);
+      if (!rule) return missing;
+      const monitor = monitorFor(context, rule.monitor_id, { location: 'path', field: 'rule_id' }, 'edit');
+      if (monitor instanceof Response) return monitor.status === 404 ? missing : monitor;
+      context.state.alertRules.delete(id);
+      return envelope(200, rule, `Alert rule ${id} removed.`);
+    }),
+  ];
+}
+
+function notificationHandlers(on: On): HttpHandler[] {
+  const view = ({ user_id: _user, ...notification }: StoredNotification) => notification;
+  const mine = (state: State, user: User) => state.notifications.filter((row) => row.user_id === user.id);
+  const unreadOf = (state: State, user: User) => mine(state, user).filter((row) => row.read_at === null).length;
+  const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+  return [
+    on('listNotifications', ({ url, state, user, base }) => {
+      const unreadOnly = url.searchParams.get('unread_only') === 'true';
+      const found = mine(state, user).filter((row) => !unreadOnly || row.read_at === null).reverse();
+      const listUrl = new URL(`${base}/api/notifications/`);
+      if (unreadOnly) listUrl.searchParams.set('unread_only', 'true');
+      const paged = pageOf(found.map(view), Number(url.searchParams.get('page') ?? 1), NOTIFICATIONS_PER_PAGE, listUrl);
+      if (paged instanceof Response) return paged;
+      const unread = unreadOf(state, user);
+      return envelope(200, { ...paged, unread }, `${plural(found.length, 'notification')}, ${unread} unread.`);
+    }),
+    on('countUnreadNotifications', ({ state, user }) => {
+      const unread = unreadOf(state, user);
+      return envelope(200, { unread }, `${plural(unread, 'unread notification')}.`);
+    }),
+    on('markNotificationRead', ({ url, state, user }) => {
+      const id = Number(url.pathname.split('/').filter(Boolean)[2]);
+      const row = mine(state, user).find((candidate) => candidate.id === id);
+      if (!row) return notFound(`You have no notification ${id}.`, [{ location: 'path', field: 'notification_id', rule: 'yours', message: 'must be one of your notifications', value: id }]);
+      row.read_at ??= now();
+      return envelope(200, view(row), `Notification ${id} read.`);
+    }),
+    on('markAllNotificationsRead', ({ state, user }) => {
+      const unread = mine(state, user).filter((row) => row.read_at === null);
+      for (const row of unread) row.read_at = now();
+      return envelope(200, { marked: unread.length, unread: 0 }, `${plural(unread.length, 'notification')} marked read.`);
     }),
   ];
 }

@@ -479,6 +479,56 @@ describe('the messenger Pages', () => {
   });
 });
 
+describe('monitor alert rules and notifications', () => {
+  it("starts with the demo's alert rules (none breached: the mock keeps no metrics), adds one (201), 422s a bad threshold and network, 403s a viewer, removes one", async () => {
+    const rules = unwrap(await api.GET('/api/monitor_social/alert_rules/', { params: { query: { monitor_id: '5' } } }));
+    expect(rules.map((rule) => [rule.kind, rule.network, rule.threshold, rule.breached])).toEqual([
+      ['mentions_spike', 'instagram', 1.15, false],
+      ['profile_inactive', null, 3, false],
+    ]);
+    const added = await api.POST('/api/monitor_social/alert_rules/', { body: { monitor_id: 5, kind: 'followers_drop', network: 'instagram', threshold: 5 } });
+    expect(added.response.status).toBe(201);
+    const rule = unwrap(added);
+    expect(rule).toMatchObject({ monitor_id: 5, kind: 'followers_drop', breached: false, last_fired_at: null });
+    const bad = await failure(api.POST('/api/monitor_social/alert_rules/', { body: { monitor_id: 5, kind: 'profile_inactive', network: 'tiktok', threshold: 2.5 } }));
+    expect(bad).toMatchObject({ status: 422, details: [{ field: 'threshold', rule: 'threshold_for_kind' }, { field: 'network', rule: 'monitored_network', value: 'tiktok' }] });
+
+    const joana = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(joana, 'joana.lima', DEFAULT_MOCK_PASSWORD);
+    expect(await failure(joana.GET('/api/monitor_social/alert_rules/', { params: { query: { monitor_id: '5' } } }))).toMatchObject({ status: 404, details: [{ field: 'monitor_id', rule: 'in_your_teams' }] });
+    expect(await failure(joana.DELETE('/api/monitor_social/alert_rules/{rule_id}/', { params: { path: { rule_id: rule.id } } }))).toMatchObject({ status: 404, details: [{ field: 'rule_id' }] });
+
+    expect(unwrap(await api.DELETE('/api/monitor_social/alert_rules/{rule_id}/', { params: { path: { rule_id: rule.id } } }))).toMatchObject({ id: rule.id });
+    expect(unwrap(await api.GET('/api/monitor_social/alert_rules/', { params: { query: { monitor_id: '5' } } }))).toHaveLength(2);
+  });
+
+  it('notifies the invitee who has an account, and keeps what they read: one, then all', async () => {
+    const joana = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(joana, 'joana.lima', DEFAULT_MOCK_PASSWORD);
+    expect(unwrap(await joana.GET('/api/notifications/unread_count/'))).toEqual({ unread: 0 });
+    const first = unwrap(await api.POST('/api/operators/add_operator/', { body: { entity_id: 12, email: 'joana.lima@exemplo.com.br', role: 'operator' } }));
+    const second = unwrap(await api.POST('/api/operators/add_operator/', { body: { entity_id: 13, email: 'joana.lima@exemplo.com.br', role: 'viewer' } }));
+
+    const page = unwrap(await joana.GET('/api/notifications/'));
+    expect(page).toMatchObject({ count: 2, unread: 2, total_pages: 1 });
+    // The newest first.
+    expect(page.results.map((notice) => [notice.type, notice.subject, notice.entity_id])).toEqual([
+      ['invitation_received', { kind: 'invitation', id: second.id }, 13],
+      ['invitation_received', { kind: 'invitation', id: first.id }, 12],
+    ]);
+    expect(page.results[1]!.body).toBe('Carlos Pereira convidou você para a equipe de Maria da Silva Santos como operator. Aceite ou recuse em Convites.');
+    // Nobody else's.
+    expect(unwrap(await api.GET('/api/notifications/')).count).toBe(0);
+    expect(await failure(api.POST('/api/notifications/{notification_id}/read/', { params: { path: { notification_id: page.results[0]!.id } } }))).toMatchObject({ status: 404, details: [{ field: 'notification_id', rule: 'yours' }] });
+
+    const read = unwrap(await joana.POST('/api/notifications/{notification_id}/read/', { params: { path: { notification_id: page.results[1]!.id } } }));
+    expect(read.read_at).not.toBeNull();
+    expect(unwrap(await joana.GET('/api/notifications/', { params: { query: { unread_only: true } } })).results.map((notice) => notice.id)).toEqual([page.results[0]!.id]);
+    expect(unwrap(await joana.POST('/api/notifications/read_all/'))).toEqual({ marked: 1, unread: 0 });
+    expect(unwrap(await joana.GET('/api/notifications/unread_count/'))).toEqual({ unread: 0 });
+  });
+});
+
 describe('SMS compliance, footers and the preview', () => {
   it("sets an entity's mode and typed window (owner and admins), a credential's footer, and previews a campaign with its warnings", async () => {
     const settings = { params: { query: { entity_id: '12' } } };
