@@ -20,6 +20,7 @@ import { newReadablePassword } from './secrets.js';
 import { displayName, DuplicateUserError, normaliseEmail, profileAsSeenBy, publicUser, seesContactOf } from './users.js';
 import type { ResetLinks } from './password-reset.js';
 import type { SignUpLinks } from './signup.js';
+import { counted } from '../http/counted.js';
 
 const USERS_PER_PAGE = 30;
 const SESSIONS_PER_PAGE = 30;
@@ -123,7 +124,7 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
         current: row.id === caller.tokenId,
       }));
       const body = pageOf(results, total, page, SESSIONS_PER_PAGE, apiBaseUrl(req, urls) + '/api/auth/sessions/');
-      sendEnvelope(res, 200, body, `${total} live session${total === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, body, `${counted(total, 'live session')}.`);
     },
 
     async revokeMySession(req, res) {
@@ -331,7 +332,7 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
       const listUrl = new URL(apiBaseUrl(req, urls) + '/api/auth/audit_events/');
       for (const [name, value] of Object.entries({ event, user_id: userId, since, until })) if (value !== undefined) listUrl.searchParams.set(name, String(value));
       const body = pageOf(rows, total, page, AUDIT_EVENTS_PER_PAGE, listUrl.toString());
-      sendEnvelope(res, 200, body, `${total} event${total === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, body, `${counted(total, 'event')}.`);
     },
 
     async exportMyData(_req, res) {
@@ -380,7 +381,7 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
         display_name: row.display_name,
         linked_at: new Date(row.linked_at).toISOString(),
       }));
-      sendEnvelope(res, 200, data, `${data.length} linked account${data.length === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, data, `${counted(data.length, 'linked account')}.`);
     },
   };
 }

@@ -12,6 +12,7 @@ import { pageOf } from '../http/pagination.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Teams } from '../entities/teams.js';
 import type { Inbox } from './inbox.js';
+import { counted } from '../http/counted.js';
 
 type ChatOperations = 'listConversations' | 'listConversationMessages' | 'replyToConversation' | 'markConversationRead' | 'assignConversation' | 'listInboxChanges';
 
@@ -26,7 +27,6 @@ export interface ChatHandlerDependencies {
 }
 
 export function chatHandlers({ inbox, teams, urls }: ChatHandlerDependencies): Pick<Required<OperationHandlers>, ChatOperations> {
-  const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
   return {
     async listConversations(req, res) {
       const caller = callerOf(res);
@@ -39,7 +39,7 @@ export function chatHandlers({ inbox, teams, urls }: ChatHandlerDependencies): P
       listUrl.searchParams.set('entity_id', String(entity.id));
       if (unreadOnly) listUrl.searchParams.set('unread_only', 'true');
       if (assigneeId !== undefined) listUrl.searchParams.set('assignee_id', String(assigneeId));
-      sendEnvelope(res, 200, pageOf(conversations, total, page, CONVERSATIONS_PER_PAGE, listUrl.toString()), `${plural(total, 'conversation')}.`);
+      sendEnvelope(res, 200, pageOf(conversations, total, page, CONVERSATIONS_PER_PAGE, listUrl.toString()), `${counted(total, 'conversation')}.`);
     },
 
     async listConversationMessages(req, res) {
@@ -47,7 +47,7 @@ export function chatHandlers({ inbox, teams, urls }: ChatHandlerDependencies): P
       const page = req.query.page ?? 1;
       const { total, messages } = await inbox.thread(conversation.id, page, MESSAGES_PER_PAGE);
       const listUrl = `${apiBaseUrl(req, urls)}/api/chat/conversations/${conversation.id}/messages/`;
-      sendEnvelope(res, 200, pageOf(messages, total, page, MESSAGES_PER_PAGE, listUrl), `${plural(total, 'message')}.`);
+      sendEnvelope(res, 200, pageOf(messages, total, page, MESSAGES_PER_PAGE, listUrl), `${counted(total, 'message')}.`);
     },
 
     async replyToConversation(req, res) {
@@ -89,7 +89,7 @@ export function chatHandlers({ inbox, teams, urls }: ChatHandlerDependencies): P
       const found = await inbox.changes.waitAfter(entity.id, cursor, CHANGES_PER_ANSWER, (req.query.wait ?? 0) * 1000, gone.signal);
       const changes = await inbox.changeViews(found.changes, teams.may(caller, role, 'readPersonalData'));
       const next = found.changes.length === 0 ? String(cursor) : String(found.changes[found.changes.length - 1]!.id);
-      sendEnvelope(res, 200, { cursor: next, changes, more: found.more }, changes.length === 0 ? 'No changes.' : `${plural(changes.length, 'change')}.`);
+      sendEnvelope(res, 200, { cursor: next, changes, more: found.more }, changes.length === 0 ? 'No changes.' : `${counted(changes.length, 'change')}.`);
     },
   };
 }

@@ -27,6 +27,7 @@ import type { CandidateEntity } from './models.js';
 import { PERSONAL_FIELDS } from './personal-data.js';
 import { judgeCandidate } from './electoral-rules.js';
 import type { StoredEntity } from './store.js';
+import { counted } from '../http/counted.js';
 
 const HISTORY_PER_PAGE = 50;
 
@@ -70,7 +71,7 @@ export function historyHandlers({ entities, accounts, municipalities, urls }: Hi
       const listUrl = new URL(apiBaseUrl(req, urls) + '/api/entidade/history/');
       listUrl.searchParams.set('id', String(entity.id));
       if (subject) listUrl.searchParams.set('subject', subject);
-      sendEnvelope(res, 200, pageOf(rows, total, page, HISTORY_PER_PAGE, listUrl.toString()), `${total} change${total === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, pageOf(rows, total, page, HISTORY_PER_PAGE, listUrl.toString()), `${counted(total, 'change')}.`);
     },
 
     async erasePersonalData(req, res) {

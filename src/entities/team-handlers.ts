@@ -17,6 +17,7 @@ import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Entities } from './index.js';
 import type { InvitationLinks } from './invitations.js';
 import type { MemberRow, TeamRole } from './models.js';
+import { counted } from '../http/counted.js';
 
 const INVITATIONS_PER_PAGE = 50;
 
@@ -132,12 +133,12 @@ export function teamHandlers({ entities, accounts, urls }: TeamHandlerDependenci
       const listUrl = new URL(apiBaseUrl(req, urls) + '/api/operators/invitations/');
       listUrl.searchParams.set('entity_id', String(entity.id));
       if (req.query.state) listUrl.searchParams.set('state', req.query.state);
-      sendEnvelope(res, 200, pageOf(views, total, page, INVITATIONS_PER_PAGE, listUrl.toString()), `${total} invitation${total === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, pageOf(views, total, page, INVITATIONS_PER_PAGE, listUrl.toString()), `${counted(total, 'invitation')}.`);
     },
 
     async listMyInvitations(_req, res) {
       const open = await invitations.openForUser(await activeUser(callerOf(res)));
-      sendEnvelope(res, 200, open, `${open.length} open invitation${open.length === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, open, `${counted(open.length, 'open invitation')}.`);
     },
 
     async acceptInvitation(req, res) {

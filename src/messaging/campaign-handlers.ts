@@ -14,6 +14,7 @@ import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Teams } from '../entities/teams.js';
 import { EXPORT_COLUMNS, notCancelable, type SmsCampaignMessage } from './campaign-reports.js';
 import type { Sms } from './sms.js';
+import { counted } from '../http/counted.js';
 
 type CampaignOperations = 'listSmsCampaigns' | 'getSmsCampaign' | 'cancelSmsCampaign' | 'listSmsCampaignMessages' | 'exportSmsCampaignMessages';
 
@@ -28,7 +29,6 @@ export interface CampaignHandlerDependencies {
 
 export function smsCampaignHandlers({ sms, teams, urls }: CampaignHandlerDependencies): Pick<Required<OperationHandlers>, CampaignOperations> {
   const reports = sms.reports;
-  const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
   return {
     async listSmsCampaigns(req, res) {
       // Every team role may read the entity, and so its campaigns.
@@ -38,7 +38,7 @@ export function smsCampaignHandlers({ sms, teams, urls }: CampaignHandlerDepende
       const listUrl = new URL(apiBaseUrl(req, urls) + '/api/sms/campaigns/');
       listUrl.searchParams.set('entity_id', String(entity.id));
       if (req.query.state) listUrl.searchParams.set('state', req.query.state);
-      sendEnvelope(res, 200, pageOf(campaigns, total, page, CAMPAIGNS_PER_PAGE, listUrl.toString()), `${plural(total, 'campaign')}.`);
+      sendEnvelope(res, 200, pageOf(campaigns, total, page, CAMPAIGNS_PER_PAGE, listUrl.toString()), `${counted(total, 'campaign')}.`);
     },
 
     async getSmsCampaign(req, res) {
@@ -55,7 +55,7 @@ export function smsCampaignHandlers({ sms, teams, urls }: CampaignHandlerDepende
       const outcome = await reports.cancel(campaign.id, caller.user.id);
       if ('state' in outcome) throw notCancelable(campaign.id, outcome.state);
       const report = await reports.report(campaign.id);
-      sendEnvelope(res, 200, report, `Campaign ${campaign.id} was canceled; ${plural(outcome.canceled, 'message')} ${outcome.canceled === 1 ? 'was' : 'were'} not sent.`);
+      sendEnvelope(res, 200, report, `Campaign ${campaign.id} was canceled; ${counted(outcome.canceled, 'message')} ${outcome.canceled === 1 ? 'was' : 'were'} not sent.`);
     },
 
     async listSmsCampaignMessages(req, res) {
@@ -64,7 +64,7 @@ export function smsCampaignHandlers({ sms, teams, urls }: CampaignHandlerDepende
       const { total, messages } = await reports.messagePage(access, req.query.status, page, MESSAGES_PER_PAGE);
       const listUrl = new URL(`${apiBaseUrl(req, urls)}/api/sms/campaigns/${access.campaign.id}/messages/`);
       if (req.query.status) listUrl.searchParams.set('status', req.query.status);
-      sendEnvelope(res, 200, pageOf(messages, total, page, MESSAGES_PER_PAGE, listUrl.toString()), `${plural(total, 'message')}.`);
+      sendEnvelope(res, 200, pageOf(messages, total, page, MESSAGES_PER_PAGE, listUrl.toString()), `${counted(total, 'message')}.`);
     },
 
     async exportSmsCampaignMessages(req, res) {

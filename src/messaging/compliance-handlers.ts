@@ -18,6 +18,7 @@ import { dateOnly, DEFAULT_MODE, footerProblem, normalisedFooter, type SmsCompli
 import type { ComplianceRow, CredentialRow } from './models.js';
 import { sendingCredential } from './handlers.js';
 import type { SmsCredential, Sms } from './sms.js';
+import { counted } from '../http/counted.js';
 
 type ComplianceOperations = 'getSmsCompliance' | 'setSmsCompliance' | 'updateSmsCredential' | 'previewSmsCampaign';
 type CredentialChanges = components['schemas']['UpdateSmsCredentialRequest'];
@@ -95,8 +96,8 @@ export function complianceHandlers({ sms, entities }: ComplianceHandlerDependenc
         total_segments: messages * plan.segments,
         compliance: { mode, warnings, would_refuse: mode === 'enforce' && warnings.length > 0 },
       };
-      const warned = warnings.length === 0 ? '' : `; ${warnings.length} compliance warning${warnings.length === 1 ? '' : 's'}`;
-      sendEnvelope(res, 200, preview, `Preview: ${messages} message${messages === 1 ? '' : 's'} of ${plan.segments} segment${plan.segments === 1 ? '' : 's'}${warned}.`);
+      const warned = warnings.length === 0 ? '' : `; ${counted(warnings.length, 'compliance warning')}`;
+      sendEnvelope(res, 200, preview, `Preview: ${counted(messages, 'message')} of ${counted(plan.segments, 'segment')}${warned}.`);
     },
   };
 

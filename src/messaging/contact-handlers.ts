@@ -29,6 +29,7 @@ import {
 import { contactView, MAX_TAG_LENGTH, normalisedTag, type Contacts, type StoredContact } from './contacts.js';
 import type { SmsModels } from './models.js';
 import { normalisedPhone } from './recipients.js';
+import { counted } from '../http/counted.js';
 
 type ContactOperations = 'listContacts' | 'createContact' | 'importContacts' | 'getContact' | 'deleteContact' | 'eraseContact';
 
@@ -77,7 +78,7 @@ export function contactHandlers({ contacts, models, teams, audit, urls }: Contac
       if (tag !== undefined) listUrl.searchParams.set('tag', tag);
       const wholeView = whole(caller, role);
       const shown = found.map((contact) => contactView(contact, wholeView));
-      sendEnvelope(res, 200, pageOf(shown, total, page, CONTACTS_PER_PAGE, listUrl.toString()), `${total} contact${total === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, pageOf(shown, total, page, CONTACTS_PER_PAGE, listUrl.toString()), `${counted(total, 'contact')}.`);
     },
 
     async createContact(req, res) {
@@ -119,7 +120,7 @@ export function contactHandlers({ contacts, models, teams, audit, urls }: Contac
         throw importFailure(error);
       });
       const { rows, inserted, updated, unchanged, rejected } = report;
-      sendEnvelope(res, 200, report, `${rows} line${rows === 1 ? '' : 's'}: ${inserted} inserted, ${updated} updated, ${unchanged} unchanged, ${rejected} rejected.`);
+      sendEnvelope(res, 200, report, `${counted(rows, 'line')}: ${inserted} inserted, ${updated} updated, ${unchanged} unchanged, ${rejected} rejected.`);
     },
 
     async getContact(req, res) {
@@ -146,7 +147,7 @@ export function contactHandlers({ contacts, models, teams, audit, urls }: Contac
       if (erased === 'gone') throw gone(contact.id);
       if ('inFlight' in erased) {
         const count = erased.inFlight;
-        const messages = `${count} message${count === 1 ? '' : 's'}`;
+        const messages = counted(count, 'message');
         throw new ApiError(
           409,
           'conflict',
@@ -164,8 +165,8 @@ export function contactHandlers({ contacts, models, teams, audit, urls }: Contac
         details: { entity_id: contact.entity_id, contact_id: contact.id, reason, messages_masked, messages_canceled, replies_masked },
       });
       const messages = messages_masked + messages_canceled;
-      const counted = `${messages} message${messages === 1 ? '' : 's'} and ${replies_masked} ${replies_masked === 1 ? 'reply' : 'replies'}`;
-      sendEnvelope(res, 200, erased, `Contact ${contact.id} was erased; its number was removed from ${counted}.`);
+      const masked = `${counted(messages, 'message')} and ${counted(replies_masked, 'reply', 'replies')}`;
+      sendEnvelope(res, 200, erased, `Contact ${contact.id} was erased; its number was removed from ${masked}.`);
     },
   };
 }

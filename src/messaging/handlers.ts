@@ -23,6 +23,7 @@ import { providerSignatureMatches } from './provider-signature.js';
 import { footerProblem, normalisedFooter, refusalDetails } from './compliance.js';
 import { normalisedPhone } from './recipients.js';
 import type { Sms } from './sms.js';
+import { counted } from '../http/counted.js';
 
 type SmsOperations = 'listSmsCredentials' | 'createSmsCredential' | 'sendSmsCampaign' | 'listSmsOptOuts' | 'receiveSmsDeliveryReceipt' | 'receiveSmsWebhook';
 type DeliveryReceipt = components['schemas']['SmsDeliveryReceipt'];
@@ -41,7 +42,7 @@ export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pi
     async listSmsCredentials(_req, res) {
       // The contract declares the POST's body on this GET too; it was validated, and is ignored.
       const credentials = await sms.usableBy(callerOf(res));
-      sendEnvelope(res, 200, credentials, `${credentials.length} credential${credentials.length === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, credentials, `${counted(credentials.length, 'credential')}.`);
     },
 
     async createSmsCredential(req, res) {
@@ -107,8 +108,8 @@ export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pi
         );
       }
       const campaign = earlier ?? (await sms.createCampaign(caller, found.credential, plan, creationKey));
-      const warned = campaign.warnings?.length ? `; ${campaign.warnings.length} compliance warning${campaign.warnings.length === 1 ? '' : 's'}` : '';
-      sendEnvelope(res, 201, campaign, `Campaign ${campaign.id} created: ${campaign.accepted} message${campaign.accepted === 1 ? '' : 's'} queued${warned}.`);
+      const warned = campaign.warnings?.length ? `; ${counted(campaign.warnings.length, 'compliance warning')}` : '';
+      sendEnvelope(res, 201, campaign, `Campaign ${campaign.id} created: ${counted(campaign.accepted, 'message')} queued${warned}.`);
     },
 
     async listSmsOptOuts(req, res) {
@@ -122,7 +123,7 @@ export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pi
       const { total, optOuts } = await sms.optOuts.page(entity.id, page, OPT_OUTS_PER_PAGE);
       const listUrl = new URL(apiBaseUrl(req, urls) + '/api/sms/list_opt_outs/');
       listUrl.searchParams.set('entity_id', String(entity.id));
-      sendEnvelope(res, 200, pageOf(optOuts, total, page, OPT_OUTS_PER_PAGE, listUrl.toString()), `${total} opt-out${total === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, pageOf(optOuts, total, page, OPT_OUTS_PER_PAGE, listUrl.toString()), `${counted(total, 'opt-out')}.`);
     },
 
     async receiveSmsDeliveryReceipt(req, res) {

@@ -9,6 +9,7 @@ import { notFound, type ErrorDetail } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
 import { alertRuleView, MAX_RULES_PER_MONITOR, THRESHOLD_BOUNDS, thresholdFits } from './alerts.js';
 import type { Monitors } from './index.js';
+import { counted } from '../http/counted.js';
 
 type AlertOperations = 'listMonitorAlertRules' | 'addMonitorAlertRule' | 'removeMonitorAlertRule';
 
@@ -18,7 +19,7 @@ export function monitorAlertHandlers(monitors: Monitors): Pick<Required<Operatio
     async listMonitorAlertRules(req, res) {
       const { monitor } = await monitors.access(callerOf(res), Number(req.query.monitor_id), 'read', { location: 'query', field: 'monitor_id' });
       const rules = await alerts.list(monitor.id);
-      sendEnvelope(res, 200, rules.map(alertRuleView), `${rules.length} alert rule${rules.length === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, rules.map(alertRuleView), `${counted(rules.length, 'alert rule')}.`);
     },
 
     async addMonitorAlertRule(req, res) {

@@ -11,6 +11,7 @@ import type { Teams } from '../entities/teams.js';
 import type { EditHistory } from '../entities/history.js';
 import { viewerOf, type Monitors } from './index.js';
 import { checkKeywords, checkProfiles, checkSnapshots } from './rules.js';
+import { counted } from '../http/counted.js';
 
 type MonitorOperations = 'getSocialMonitorData' | 'createSocialMonitor' | 'importMonitorMetrics';
 
@@ -24,7 +25,7 @@ export function monitorHandlers(monitors: Monitors, teams: Teams, history?: Edit
         req.query.id_monitor === undefined
           ? await monitors.readable(caller)
           : [await monitors.view(caller, Number(req.query.id_monitor), { location: 'query', field: 'id_monitor' })];
-      sendEnvelope(res, 200, views, `${views.length} monitor${views.length === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, views, `${counted(views.length, 'monitor')}.`);
     },
 
     async createSocialMonitor(req, res) {
@@ -70,7 +71,7 @@ export function monitorHandlers(monitors: Monitors, teams: Teams, history?: Edit
       // Imports carry no change times: none is ever outdated.
       const { created, replaced, unchanged } = await store.record(monitorId, snapshots, 'import');
       const data = { monitor_id: monitorId, received: snapshots.length, created, replaced, unchanged };
-      sendEnvelope(res, 200, data, `${snapshots.length} snapshot${snapshots.length === 1 ? '' : 's'} imported into monitor ${monitorId}.`);
+      sendEnvelope(res, 200, data, `${counted(snapshots.length, 'snapshot')} imported into monitor ${monitorId}.`);
     },
   };
 }

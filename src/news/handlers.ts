@@ -9,6 +9,7 @@ import { ApiError, notFound, type ErrorDetail } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
 import { checkWebAddress } from '../web-address.js';
 import { publicNewsSource, type NewsSources } from './sources.js';
+import { counted } from '../http/counted.js';
 
 type NewsOperations = 'listRequestedNewsSources' | 'requestNewsSource';
 
@@ -26,7 +27,7 @@ export function newsHandlers(sources: NewsSources): Pick<Required<OperationHandl
       // relative to this request's own address so they hold behind any base path or proxy.
       const links = [...(page < pages ? [`<?page=${page + 1}>; rel="next"`] : []), ...(page > 1 ? [`<?page=${page - 1}>; rel="prev"`] : [])];
       if (links.length > 0) res.setHeader('Link', links.join(', '));
-      sendEnvelope(res, 200, rows.map(publicNewsSource), `${total} news source${total === 1 ? '' : 's'}; page ${page} of ${pages}.`);
+      sendEnvelope(res, 200, rows.map(publicNewsSource), `${counted(total, 'news source')}; page ${page} of ${pages}.`);
     },
 
     async requestNewsSource(req, res) {

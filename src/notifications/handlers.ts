@@ -13,13 +13,12 @@ import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import { RefusedDestination } from '../webhooks/outbound-http.js';
 import { notificationView, type Notifications } from './notifications.js';
 import { subscriptionView, type PushSubscriptions } from './push-subscriptions.js';
+import { counted } from '../http/counted.js';
 
 type NotificationOperations = 'listNotifications' | 'countUnreadNotifications' | 'markNotificationRead' | 'markAllNotificationsRead';
 type PushOperations = 'getPushPublicKey' | 'listPushSubscriptions' | 'addPushSubscription' | 'removePushSubscription';
 
 const NOTIFICATIONS_PER_PAGE = 30;
-
-const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
 export function notificationHandlers(notifications: Notifications, urls: PublicUrlSettings): Pick<Required<OperationHandlers>, NotificationOperations> {
   return {
@@ -31,12 +30,12 @@ export function notificationHandlers(notifications: Notifications, urls: PublicU
       const listUrl = new URL(`${apiBaseUrl(req, urls)}/api/notifications/`);
       if (unreadOnly) listUrl.searchParams.set('unread_only', 'true');
       const data = { ...pageOf(rows.map(notificationView), total, page, NOTIFICATIONS_PER_PAGE, listUrl.toString()), unread };
-      sendEnvelope(res, 200, data, `${plural(total, 'notification')}, ${unread} unread.`);
+      sendEnvelope(res, 200, data, `${counted(total, 'notification')}, ${unread} unread.`);
     },
 
     async countUnreadNotifications(_req, res) {
       const unread = await notifications.unread(callerOf(res).user.id);
-      sendEnvelope(res, 200, { unread }, `${plural(unread, 'unread notification')}.`);
+      sendEnvelope(res, 200, { unread }, `${counted(unread, 'unread notification')}.`);
     },
 
     async markNotificationRead(req, res) {
@@ -50,7 +49,7 @@ export function notificationHandlers(notifications: Notifications, urls: PublicU
 
     async markAllNotificationsRead(_req, res) {
       const result = await notifications.markAllRead(callerOf(res).user.id);
-      sendEnvelope(res, 200, result, `${plural(result.marked, 'notification')} marked read.`);
+      sendEnvelope(res, 200, result, `${counted(result.marked, 'notification')} marked read.`);
     },
   };
 }
@@ -64,7 +63,7 @@ export function pushHandlers(push: PushSubscriptions): Pick<Required<OperationHa
 
     async listPushSubscriptions(_req, res) {
       const rows = await push.list(callerOf(res).user.id);
-      sendEnvelope(res, 200, rows.map(subscriptionView), `${plural(rows.length, 'push subscription')}.`);
+      sendEnvelope(res, 200, rows.map(subscriptionView), `${counted(rows.length, 'push subscription')}.`);
     },
 
     async addPushSubscription(req, res) {

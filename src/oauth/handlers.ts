@@ -16,6 +16,7 @@ import type { Logger } from '../logger.js';
 import { ExchangeError, type LinkableProvider } from './providers.js';
 import type { SocialLinks } from './index.js';
 import type { StateRefusal } from './states.js';
+import { counted } from '../http/counted.js';
 
 type OAuthOperations = 'startSocialLogin' | 'searchnetOAuthCallback' | 'socialVideoOAuthCallback' | 'listPendingSocialLogins' | 'confirmSocialLogin';
 
@@ -86,7 +87,7 @@ export function oauthHandlers(links: SocialLinks, urls: PublicUrlSettings, logge
     async listPendingSocialLogins(req, res) {
       const confirmUrl = confirmUrlFor(req);
       const data = (await links.waitingFor(callerOf(res).user.id)).map((pending) => ({ ...pending, confirm_url: confirmUrl }));
-      sendEnvelope(res, 200, data, `${data.length} link${data.length === 1 ? '' : 's'} waiting for your confirmation.`);
+      sendEnvelope(res, 200, data, `${counted(data.length, 'link')} waiting for your confirmation.`);
     },
 
     async confirmSocialLogin(req, res) {

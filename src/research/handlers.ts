@@ -9,6 +9,7 @@ import { ApiError, notFound, type ErrorDetail } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
 import { checkWebAddress } from '../web-address.js';
 import { MAX_BOOKMARKS_PER_USER, type ResearchBookmarkRow, type ResearchBookmarks } from './bookmarks.js';
+import { counted } from '../http/counted.js';
 
 type ResearchOperations = 'listResearchBookmarks' | 'addResearchBookmark' | 'removeResearchBookmark';
 
@@ -16,7 +17,7 @@ export function researchHandlers(bookmarks: ResearchBookmarks): Pick<Required<Op
   return {
     async listResearchBookmarks(_req, res) {
       const rows = await bookmarks.list(callerOf(res).user.id);
-      sendEnvelope(res, 200, rows.map(publicBookmark), `${rows.length} bookmark${rows.length === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, rows.map(publicBookmark), `${counted(rows.length, 'bookmark')}.`);
     },
 
     async addResearchBookmark(req, res) {

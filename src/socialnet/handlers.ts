@@ -17,6 +17,7 @@ import type { SeenDeliveries } from './deliveries.js';
 import { receiveDelivery, type EventResult, type MessagingReceiver } from './events.js';
 import type { SocialnetRemovals } from './removals.js';
 import { checkIssuedAt, readSignedRequest } from './signed-request.js';
+import { counted } from '../http/counted.js';
 
 type SocialnetRemovalNotice = components['schemas']['SocialnetRemovalNotice'];
 
@@ -84,15 +85,14 @@ export function socialnetHandlers({ settings, monitors, messenger, removals, del
 
 /** What the network's delivery became, in words: `1 change received; 2 snapshots stored.` */
 function deliveryMessage(result: EventResult): string {
-  const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
-  if (result.duplicate) return `Delivery seen before: ${count(result.changes, 'change')} ignored.`;
+  if (result.duplicate) return `Delivery seen before: ${counted(result.changes, 'change')} ignored.`;
   const stored = result.created + result.replaced + result.unchanged;
   const what = [
-    ...(stored > 0 || (result.messages === 0 && result.deliveries === 0) ? [`${count(stored, 'snapshot')} stored`] : []),
-    ...(result.messages > 0 ? [`${count(result.messages, 'message')} stored in the inbox`] : []),
-    ...(result.deliveries > 0 ? [`${count(result.deliveries, 'answer')} marked delivered`] : []),
+    ...(stored > 0 || (result.messages === 0 && result.deliveries === 0) ? [`${counted(stored, 'snapshot')} stored`] : []),
+    ...(result.messages > 0 ? [`${counted(result.messages, 'message')} stored in the inbox`] : []),
+    ...(result.deliveries > 0 ? [`${counted(result.deliveries, 'answer')} marked delivered`] : []),
   ];
-  return `${count(result.changes, 'change')} received; ${what.join(', ')}.`;
+  return `${counted(result.changes, 'change')} received; ${what.join(', ')}.`;
 }
 
 /** The event deliveries carry `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the app secret>`. */

@@ -13,6 +13,7 @@ import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Entities } from '../entities/index.js';
 import { viewerOf, type Monitors } from '../monitors/index.js';
 import type { Strategy } from './index.js';
+import { counted } from '../http/counted.js';
 
 const REQUESTS_PER_PAGE = 30;
 
@@ -53,7 +54,7 @@ export function strategyHandlers({ strategy, monitors, entities, urls }: Strateg
       const listUrl = new URL(apiBaseUrl(req, urls) + '/api/strategy/get_scenario_requests/');
       listUrl.searchParams.set('monitor_id', String(monitorId));
       if (req.query.state) listUrl.searchParams.set('state', req.query.state);
-      sendEnvelope(res, 200, pageOf(requests, total, page, REQUESTS_PER_PAGE, listUrl.toString()), `${total} scenario request${total === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, pageOf(requests, total, page, REQUESTS_PER_PAGE, listUrl.toString()), `${counted(total, 'scenario request')}.`);
     },
 
     async approvePendingScenarioRequests(req, res) {

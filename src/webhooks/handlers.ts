@@ -15,6 +15,7 @@ import type { Teams } from '../entities/teams.js';
 import { RefusedDestination } from './outbound-http.js';
 import type { EndpointRow } from './models.js';
 import { deliveryView, endpointView, MAX_ENDPOINTS_PER_ENTITY, type Webhooks } from './webhooks.js';
+import { counted } from '../http/counted.js';
 
 type WebhookOperations =
   | 'listWebhookEndpoints'
@@ -68,7 +69,7 @@ export function webhookHandlers({ webhooks, teams, urls }: WebhookHandlerDepende
     async listWebhookEndpoints(req, res) {
       const { entity } = await teams.access(callerOf(res), Number(req.query.entity_id), 'manageTeam', { location: 'query', field: 'entity_id' });
       const rows = await webhooks.ofEntity(entity.id);
-      sendEnvelope(res, 200, rows.map(endpointView), `${rows.length} webhook endpoint${rows.length === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, rows.map(endpointView), `${counted(rows.length, 'webhook endpoint')}.`);
     },
 
     async addWebhookEndpoint(req, res) {

@@ -9,6 +9,7 @@ import { sendEnvelope } from '../../http/envelope.js';
 import { ApiError } from '../../http/errors.js';
 import type { OperationHandlers } from '../../http/operations.js';
 import { pageNotFound, type MessengerChannel } from './channel.js';
+import { counted } from '../../http/counted.js';
 
 type MessengerOperations = 'listMessengerPages' | 'connectMessengerPage' | 'disconnectMessengerPage';
 
@@ -22,7 +23,7 @@ export function messengerHandlers({ messenger, teams }: MessengerHandlerDependen
     async listMessengerPages(req, res) {
       const { entity } = await teams.access(callerOf(res), Number(req.query.entity_id), 'read', { location: 'query', field: 'entity_id' });
       const pages = await messenger.pages(entity.id);
-      sendEnvelope(res, 200, pages, `${pages.length} Page${pages.length === 1 ? '' : 's'}.`);
+      sendEnvelope(res, 200, pages, `${counted(pages.length, 'Page')}.`);
     },
 
     async connectMessengerPage(req, res) {

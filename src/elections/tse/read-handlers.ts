@@ -29,6 +29,7 @@ import { apiBaseUrl, type PublicUrlSettings } from '../../http/public-url.js';
 import { maskCpf, maskVoterId } from '../../entities/personal-data.js';
 import { CANDIDACIES_PER_PAGE, searchWords, type CandidacyRecord, type CourtCatalog, type CourtData } from './catalog.js';
 import type { components } from '../../../sdk/schema.js';
+import { counted } from '../../http/counted.js';
 
 type CourtReadOperations = 'listElections' | 'listElectionOffices' | 'listElectionParties' | 'getElectionCodes' | 'searchCandidacies' | 'getCandidacy';
 type Candidacy = components['schemas']['Candidacy'];
@@ -43,8 +44,6 @@ const SEARCH_PATH = '/api/elections/candidacies/';
 const SEARCH_FILTERS = ['nome', 'nr_candidato', 'partido', 'cd_cargo', 'uf', 'codigo_ibge', 'cd_eleicao'] as const;
 /** Kept by the client, never by a shared cache (a candidacy may carry personal data), and revalidated. */
 const CACHE_CONTROL = 'private, no-cache';
-
-const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
 
 export function courtReadHandlers({ catalog, urls }: CourtReadDependencies): Pick<Required<OperationHandlers>, CourtReadOperations> {
   /** Sets the answer's ETag (see the top of this file); true when If-None-Match holds it and the 304 was sent. */
@@ -62,14 +61,14 @@ export function courtReadHandlers({ catalog, urls }: CourtReadDependencies): Pic
       const data = await catalog.current();
       if (answeredNotModified(req, res, data, 'listElections', req.query.ano, req.query.abrangencia)) return;
       const elections = await data.elections({ ano: req.query.ano, abrangencia: req.query.abrangencia });
-      sendEnvelope(res, 200, elections, `${plural(elections.length, 'election', 'elections')}.`);
+      sendEnvelope(res, 200, elections, `${counted(elections.length, 'election')}.`);
     },
 
     async listElectionOffices(req, res) {
       const data = await catalog.current();
       if (answeredNotModified(req, res, data, 'listElectionOffices')) return;
       const offices = await data.offices();
-      sendEnvelope(res, 200, offices, `${plural(offices.length, 'office', 'offices')}.`);
+      sendEnvelope(res, 200, offices, `${counted(offices.length, 'office')}.`);
     },
 
     async listElectionParties(req, res) {
@@ -86,14 +85,14 @@ export function courtReadHandlers({ catalog, urls }: CourtReadDependencies): Pic
       }
       if (answeredNotModified(req, res, data, 'listElectionParties', code)) return;
       const { partidos, federacoes, eleicao } = parties;
-      sendEnvelope(res, 200, parties, `${plural(partidos.length, 'party', 'parties')} and ${plural(federacoes.length, 'federation', 'federations')} in ${eleicao.ds_eleicao}.`);
+      sendEnvelope(res, 200, parties, `${counted(partidos.length, 'party', 'parties')} and ${counted(federacoes.length, 'federation')} in ${eleicao.ds_eleicao}.`);
     },
 
     async getElectionCodes(req, res) {
       const data = await catalog.current();
       if (answeredNotModified(req, res, data, 'getElectionCodes', req.query.table)) return;
       const tables = await data.codeTables(req.query.table);
-      sendEnvelope(res, 200, tables, `${plural(Object.keys(tables).length, 'code table', 'code tables')}.`);
+      sendEnvelope(res, 200, tables, `${counted(Object.keys(tables).length, 'code table')}.`);
     },
 
     async searchCandidacies(req, res) {
@@ -115,7 +114,7 @@ export function courtReadHandlers({ catalog, urls }: CourtReadDependencies): Pic
       for (const filter of SEARCH_FILTERS) if (req.query[filter] !== undefined) listUrl.searchParams.set(filter, String(req.query[filter]));
       if (answeredNotModified(req, res, data, 'searchCandidacies', listUrl.search, page)) return;
       const { total, results } = await data.search({ nome, nr_candidato, partidos, cd_cargo, uf, codigo_ibge, cd_eleicao }, page);
-      sendEnvelope(res, 200, pageOf(results, total, page, CANDIDACIES_PER_PAGE, listUrl.toString()), `${plural(total, 'candidacy', 'candidacies')}.`);
+      sendEnvelope(res, 200, pageOf(results, total, page, CANDIDACIES_PER_PAGE, listUrl.toString()), `${counted(total, 'candidacy', 'candidacies')}.`);
     },
 
     async getCandidacy(req, res) {
