@@ -40,16 +40,37 @@ export interface ConversationAccess {
 }
 
 const userColumns = (alias: string, prefix: string) => ['id', 'username', 'first_name', 'last_name', 'deleted_at'].map((name) => `${alias}.${name} AS ${prefix}_${name}`);
-const MESSAGE_COLUMNS = (alias: string, prefix: string) => [
-  ...['id', 'conversation_id', 'direction', 'body', 'created_at'].map((name) => `${alias}.${name} AS ${prefix}_${name}`),
+/**
+ * The columns messageView reads, without their prefix, and where each comes from: the message (`alias`),
+ * its sms_messages row (`m`) and its sender (`u`), as MESSAGE_JOINS joins them.
+ */
+const MESSAGE_VIEW_COLUMNS = [
+  'id', 'conversation_id', 'direction', 'body', 'created_at', 'own_status', 'own_error_code', 'sms_status', 'error_code', 'error_message',
+  'sender_id', 'sender_username', 'sender_first_name', 'sender_last_name', 'sender_deleted_at',
+] as const;
+type MessageColumn = (typeof MESSAGE_VIEW_COLUMNS)[number];
+const messageColumnSource = (alias: string): Record<MessageColumn, string> => ({
+  id: `${alias}.id`,
+  conversation_id: `${alias}.conversation_id`,
+  direction: `${alias}.direction`,
+  body: `${alias}.body`,
+  created_at: `${alias}.created_at`,
   // A messenger answer's own status and error; an SMS answer's are its sms_messages row's.
-  `${alias}.status AS ${prefix}_own_status`,
-  `${alias}.error_code AS ${prefix}_own_error_code`,
-  `m.status AS ${prefix}_sms_status`,
-  `m.error_code AS ${prefix}_error_code`,
-  `m.error_message AS ${prefix}_error_message`,
-  ...userColumns('u', `${prefix}_sender`),
-];
+  own_status: `${alias}.status`,
+  own_error_code: `${alias}.error_code`,
+  sms_status: 'm.status',
+  error_code: 'm.error_code',
+  error_message: 'm.error_message',
+  sender_id: 'u.id',
+  sender_username: 'u.username',
+  sender_first_name: 'u.first_name',
+  sender_last_name: 'u.last_name',
+  sender_deleted_at: 'u.deleted_at',
+});
+const MESSAGE_COLUMNS = (alias: string, prefix: string) => {
+  const source = messageColumnSource(alias);
+  return MESSAGE_VIEW_COLUMNS.map((name) => `${source[name]} AS ${prefix}_${name}`);
+};
 const MESSAGE_JOINS = (alias: string) => `LEFT JOIN sms_messages m ON m.id = ${alias}.sms_message_id LEFT JOIN users u ON u.id = ${alias}.sent_by`;
 /** A conversation with its contact's name, its assignee, and its last message (`last_` columns), read in one query. */
 const CONVERSATION_COLUMNS = [
@@ -304,12 +325,6 @@ function conversationView(row: ConversationViewRow, wholeNumbers: boolean): Conv
   };
 }
 
-/** The columns messageView reads, without their prefix. */
-const MESSAGE_VIEW_COLUMNS = [
-  'id', 'conversation_id', 'direction', 'body', 'created_at', 'own_status', 'own_error_code', 'sms_status', 'error_code', 'error_message',
-  'sender_id', 'sender_username', 'sender_first_name', 'sender_last_name', 'sender_deleted_at',
-] as const;
-type MessageColumn = (typeof MESSAGE_VIEW_COLUMNS)[number];
 /** Each column's name under each prefix, made once: a list of 30 conversations built 450 names a request. */
 const prefixed = (prefix: string) => Object.fromEntries(MESSAGE_VIEW_COLUMNS.map((name) => [name, `${prefix}_${name}`])) as Record<MessageColumn, string>;
 const MESSAGE_KEYS = { last: prefixed('last'), message: prefixed('message') };
