@@ -4547,6 +4547,11 @@ export interface paths {
          *     Event types: `sms_campaign.completed`, `conversation.message_received`, `scenario_request.finished`,
          *     `monitor.alert`; `webhook.test` is sent by `sendTestWebhook` only.
          *
+         *     Delivery is at least once from the moment an event is recorded: a receiver drops repeats by
+         *     `webhook-id`. An event is recorded just after the change it reports is committed, so a server
+         *     that stops in that instant (a crash, a kill) loses that event; the change itself is kept, and the
+         *     list operations show it.
+         *
          *     - **200**: `data` is the list (at most 20).
          *     - **400** `bad_request`: `entity_id` is missing or not a positive integer.
          *     - **401** `unauthorized`: no valid key.
