@@ -232,7 +232,8 @@ describe('the real server tells the story of the spec examples', () => {
       const alerts = await alertsOf(member);
       expect(alerts).toHaveLength(1);
       expect(alerts[0]).toMatchObject({ entity_id: 12, subject: { kind: 'monitor', id: 5 }, read_at: null });
-      expect(alerts[0].body).toContain('instagram');
+      // The multiples to two decimals: to one, both read 1,2.
+      expect(alerts[0].body).toBe('Monitor Maria Santos — redes oficiais: 312 menções no instagram, 1,18 vezes a média dos 7 dias anteriores (264,9); o limite é 1,15 vezes.');
     }
     // Ana sees every entity as the platform admin, but is not in the team: the team is who is notified.
     expect(await alertsOf('ana.souza')).toEqual([]);

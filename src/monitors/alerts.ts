@@ -185,7 +185,9 @@ export class MonitorAlerts {
         const average = await this.averageMentions(monitorId, network, new Date(takenAt - MENTIONS_WINDOW_MS), new Date(takenAt), transaction);
         const mentions = Number(newest.mentions);
         if (!average || mentions < rule.threshold * average) return undefined;
-        return { summary: `${format(mentions)} menções no ${network}, ${format(mentions / average)} vezes a média dos 7 dias anteriores (${format(average)}); o limite é ${format(rule.threshold)} vezes`, measured: { value: mentions, reference: average } };
+        // Multiples to two decimals: to one, 1.18 against a limit of 1.15 read as "1,2 vezes ... o limite é 1,2 vezes".
+        const multiple = (value: number) => value.toLocaleString('pt-BR', { maximumFractionDigits: 2 });
+        return { summary: `${format(mentions)} menções no ${network}, ${multiple(mentions / average)} vezes a média dos 7 dias anteriores (${format(average)}); o limite é ${multiple(rule.threshold)} vezes`, measured: { value: mentions, reference: average } };
       }
       case 'profile_inactive': {
         const before = await this.newestSnapshot(monitorId, network, new Date(takenAt - rule.threshold * DAY_MS), transaction);
