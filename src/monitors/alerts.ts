@@ -128,16 +128,18 @@ export class MonitorAlerts {
    * Checks the monitor's rules against its newest snapshots (called once snapshots were recorded), and
    * fires the alerts of the rules that became breached, after the rules' new state is committed.
    */
-  async check(monitor: Pick<MonitorRow, 'id' | 'entity_id' | 'name'>, now = new Date()): Promise<MonitorAlert[]> {
+  async check(monitorId: number, monitorOf: (id: number) => Promise<Pick<MonitorRow, 'id' | 'entity_id' | 'name'> | undefined>, now = new Date()): Promise<MonitorAlert[]> {
     try {
-      // Most monitors have no rule: their imports take no lock and open no transaction for alerts.
-      if ((await this.count(monitor.id)) === 0) return [];
+      // Most monitors have no rule: their imports read nothing more, take no lock and open no transaction.
+      if ((await this.count(monitorId)) === 0) return [];
+      const monitor = await monitorOf(monitorId);
+      if (!monitor) return [];
       const alerts = await withLockedTransaction(this.sequelize, [lockOf(monitor.id)], (transaction) => this.evaluate(monitor, now, transaction));
       for (const alert of alerts) await this.fire(alert);
       return alerts;
     } catch (error) {
       // The snapshots are stored; an alert that could not be checked must not fail their delivery.
-      this.logger.error({ err: error, monitor: monitor.id }, 'monitor alert rules could not be checked');
+      this.logger.error({ err: error, monitor: monitorId }, 'monitor alert rules could not be checked');
       return [];
     }
   }

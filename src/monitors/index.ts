@@ -35,8 +35,7 @@ export class Monitors {
     this.alerts = new MonitorAlerts(models.Monitor.sequelize!, notifications, logger);
     // Snapshots that change something are checked against the monitor's alert rules.
     this.store.onRecorded(async (monitorId) => {
-      const monitor = await this.store.byId(monitorId);
-      if (monitor) await this.alerts.check(monitor);
+      await this.alerts.check(monitorId, (id) => this.store.byId(id));
     });
   }
 
