@@ -7,7 +7,8 @@
  * A notification or an event that cannot be made is logged, never thrown into the work that caused it.
  * It is made after that work committed, so a process that stops in between loses it (the work stands).
  */
-import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Sequelize } from 'sequelize';
+import { readerOf, type Reader } from '../db/reader.js';
 import type { InboxChanges, InboundMessage } from '../chat/changes.js';
 import type { TeamInvitations } from '../entities/invitations.js';
 import type { InvitationRow } from '../entities/models.js';
@@ -139,15 +140,15 @@ function alertEvent(alert: MonitorAlert): object {
 
 /** The few reads the announcements need. */
 class UserLookups {
-  constructor(private readonly sequelize: Sequelize) {}
+  private readonly reader: Reader;
 
-  private async one<Row extends object>(sql: string, replacements: unknown[]): Promise<Row | undefined> {
-    const [row] = await this.sequelize.query<Row>(sql, { replacements, type: QueryTypes.SELECT });
-    return row;
+  constructor(sequelize: Sequelize) {
+    // What they read was committed before the events that ask are told.
+    this.reader = readerOf(sequelize);
   }
 
   async inbound(message: InboundMessage): Promise<{ assignee_id: number | null; body: string; channel: 'sms' | 'messenger' } | undefined> {
-    const row = await this.one<{ assignee_id: number | null; body: string; page_id: string | null }>(
+    const row = await this.reader.row<{ assignee_id: number | null; body: string; page_id: string | null }>(
       'SELECT c.assignee_id, cm.body, c.page_id FROM conversation_messages cm JOIN conversations c ON c.id = cm.conversation_id WHERE cm.id = ?',
       [message.messageId],
     );
@@ -155,12 +156,12 @@ class UserLookups {
   }
 
   async entityOfMonitor(monitorId: number): Promise<number | undefined> {
-    const row = await this.one<{ entity_id: number }>('SELECT entity_id FROM social_monitors WHERE id = ?', [monitorId]);
+    const row = await this.reader.row<{ entity_id: number }>('SELECT entity_id FROM social_monitors WHERE id = ?', [monitorId]);
     return row ? Number(row.entity_id) : undefined;
   }
 
   async byEmail(email: string): Promise<number | undefined> {
-    const row = await this.one<{ id: number }>('SELECT id FROM users WHERE email = ? AND deleted_at IS NULL', [email]);
+    const row = await this.reader.row<{ id: number }>('SELECT id FROM users WHERE email = ? AND deleted_at IS NULL', [email]);
     return row ? Number(row.id) : undefined;
   }
 }
