@@ -13,8 +13,8 @@
  * Every request is recorded with what it carried and what it was answered.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { listenOnLoopback, type LoopbackServer } from './loopback.js';
 
 export const BATCHES_PATH = '/v1/candidates/batches';
 
@@ -75,7 +75,7 @@ export class ElectionsPanelSimulator {
   private readonly tokens = new Set<string>();
   private readonly failures: ScriptedFailure[] = [];
   private gate: { promise: Promise<void>; open: () => void } | undefined;
-  private server: Server | undefined;
+  private loopback: LoopbackServer | undefined;
 
   /** Accepts this Bearer token. */
   addToken(token: string): void {
@@ -109,19 +109,17 @@ export class ElectionsPanelSimulator {
   }
 
   async start(): Promise<void> {
-    this.server = createServer((req, res) => {
+    this.loopback = await listenOnLoopback((req, res) => {
       void this.receive(req).then(({ status, body }) => {
         res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = this.loopback.url;
   }
 
   async stop(): Promise<void> {
     this.resume();
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await this.loopback?.stop();
   }
 
   private async receive(req: IncomingMessage): Promise<{ status: number; body: object }> {

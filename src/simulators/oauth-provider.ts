@@ -19,8 +19,8 @@
  * (`authorizations`, `tokenRequests`, `profileRequests`) and issued (`issued`).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { listenOnLoopback, type LoopbackServer } from './loopback.js';
 
 /** An account at the provider: the OpenID `sub` or the channel id, and its name (or channel title). */
 export interface SimulatedAccount {
@@ -112,7 +112,7 @@ export class OAuthProviderSimulator {
   private readonly tokenFailures: ScriptedAnswer[] = [];
   private readonly profileFailures: ScriptedAnswer[] = [];
   private consent: { account: SimulatedAccount } | { denial: string } | undefined;
-  private server: Server | undefined;
+  private loopback: LoopbackServer | undefined;
 
   constructor(readonly client: { clientId: string; clientSecret: string }) {}
 
@@ -147,7 +147,7 @@ export class OAuthProviderSimulator {
   }
 
   async start(): Promise<void> {
-    this.server = createServer((req, res) => {
+    this.loopback = await listenOnLoopback((req, res) => {
       // A mistake of the test itself (no user at the consent page) is a 500 naming it, not a hung request.
       const answered = this.handle(req).catch((error: Error): Answer => ({ status: 500, body: { error: 'simulator_error', error_description: error.message } }));
       void answered.then(({ status, headers, body }) => {
@@ -156,13 +156,11 @@ export class OAuthProviderSimulator {
         res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', ...headers }).end(text);
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = this.loopback.url;
   }
 
   async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await this.loopback?.stop();
   }
 
   private async handle(req: IncomingMessage): Promise<Answer> {

@@ -18,8 +18,8 @@
  * - 201 Created with the message's `Location` otherwise, and `received` holds the decrypted message.
  */
 import { createECDH, createDecipheriv, createPublicKey, hkdfSync, randomBytes, verify, type ECDH } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listenOnLoopback, type LoopbackServer } from './loopback.js';
 
 /** A browser's `PushSubscription.toJSON()`: the endpoint, and its public key and auth secret in base64url. */
 export interface SimulatedSubscription {
@@ -52,18 +52,14 @@ export class PushServiceSimulator {
   private readonly subscriptions = new Map<string, BrowserSide>();
 
   private constructor(
-    private readonly server: Server,
+    private readonly loopback: LoopbackServer,
     readonly url: string,
   ) {}
 
   static async start(options: { port?: number } = {}): Promise<PushServiceSimulator> {
     let simulator: PushServiceSimulator | undefined;
-    const server = createServer((req, res) => void simulator!.handle(req, res));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? 0, '127.0.0.1', resolve);
-    });
-    simulator = new PushServiceSimulator(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const loopback = await listenOnLoopback((req, res) => void simulator!.handle(req, res), options.port);
+    simulator = new PushServiceSimulator(loopback, loopback.url);
     return simulator;
   }
 
@@ -95,8 +91,7 @@ export class PushServiceSimulator {
   }
 
   async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.loopback.stop();
   }
 
   /** A mistake of the test (an endpoint of another simulator, a typo) is an error, not an empty list. */

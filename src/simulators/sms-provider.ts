@@ -24,8 +24,8 @@
  * recipient answering the last message sent to them (a `SAIR` opts the number out).
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listenOnLoopback, type LoopbackServer } from './loopback.js';
 
 export interface SimulatedMessage {
   sid: string;
@@ -74,7 +74,7 @@ export class SmsProviderSimulator {
   private sendDelayMs = 0;
   private pricing: { perSegment: string; unit: string } | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
-  private server: Server | undefined;
+  private loopback: LoopbackServer | undefined;
   private sandbox: { inboundWebhookUrl: string; deliveryDelayMs: number; onError: (error: Error) => void } | undefined;
   url = '';
 
@@ -113,17 +113,15 @@ export class SmsProviderSimulator {
   }
 
   async start(): Promise<void> {
-    this.server = createServer((req, res) => {
+    this.loopback = await listenOnLoopback((req, res) => {
       void this.handle(req).then((reaction) => this.react(req, res, reaction));
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = this.loopback.url;
   }
 
   async stop(): Promise<void> {
     for (const timer of this.timers) clearTimeout(timer);
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await this.loopback?.stop();
   }
 
   private react(req: IncomingMessage, res: ServerResponse, reaction: Reaction): void {

@@ -10,8 +10,8 @@
  * Signatures are computed here with node:crypto, independently of the server's code, so a bug there cannot hide itself.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { listenOnLoopback, type LoopbackServer } from './loopback.js';
 
 export const WEBHOOK_PATH = '/api/webhook/socialnet/';
 export const REMOVAL_PATH = '/api/callback/socialnet_removal/';
@@ -163,7 +163,7 @@ export class SocialnetSimulator {
   private readonly lastWritten = new Map<string, Date>();
   private readonly script: Array<ScriptedGraphFailure | ScriptedGraphReset> = [];
   private readonly timers = new Set<NodeJS.Timeout>();
-  private server: Server | undefined;
+  private loopback: LoopbackServer | undefined;
   private sandbox: { webhookBaseUrl: string; deliveryDelayMs: number; onError: (error: Error) => void } | undefined;
   url = '';
 
@@ -189,20 +189,18 @@ export class SocialnetSimulator {
   }
 
   async start(): Promise<void> {
-    this.server = createServer((req, res) => {
+    this.loopback = await listenOnLoopback((req, res) => {
       void this.handle(req).then((reaction) => {
         if ('reset' in reaction) req.socket.destroy();
         else res.writeHead(reaction.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(reaction.body));
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = this.loopback.url;
   }
 
   async stop(): Promise<void> {
     for (const timer of this.timers) clearTimeout(timer);
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await this.loopback?.stop();
   }
 
   /**
