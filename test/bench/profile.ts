@@ -8,36 +8,13 @@
  * PROFILE_DATABASE_URL (a PostgreSQL server to profile against instead of SQLite), PROFILE_OWNER (whose
  * team the read sees: 0, 1 or 2 for the owners of 1,000, 10,000 and 100,000 entities; default 0).
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
-import { BENCH_PASSWORD, adminQuery, prepareDatabase, type BenchData } from './data.js';
+import { dataDirectory, keyless, logInOwner, municipiosSource, preparedData, reads } from './reads.js';
 import { buildServer, root, startPalanque } from './servers.js';
 
-const reads: Record<string, (data: BenchData, userId: number) => string> = {
-  municipalities: () => '/api/municipios/?page=186',
-  'login-attempt': () => '/api/check/login_attempt/',
-  account: (_data, userId) => `/api/usuario/${userId}/`,
-  'entity-list': () => '/api/entidade/',
-  'get-entity': (data) => `/api/entidade/data/?id=${data.entityId}`,
-  operators: (data) => `/api/operators/get_operators/?id=${data.entityId}`,
-  bookmarks: () => '/api/research/get_user_research_bookmarks/',
-  'scenario-requests': (data) => `/api/strategy/get_scenario_requests/?monitor_id=${data.monitorIds[0]}`,
-  'sms-credentials': () => '/api/sms/list_credentials/',
-  'monitor-data': (data) => `/api/monitor_social/data/?id_monitor=${data.monitorIds[0]}`,
-  'sms-campaigns': (data) => `/api/sms/campaigns/?entity_id=${data.entityId}`,
-  'sms-campaign-report': (data) => `/api/sms/campaigns/${data.campaignId}/`,
-  conversations: (data) => `/api/chat/conversations/?entity_id=${data.entityId}`,
-  'inbox-changes': (data) => `/api/chat/changes/?entity_id=${data.entityId}&cursor=${data.inboxCursor}`,
-  // The court's 100,000 generated candidacies (issue 22), as the bench searches them.
-  'candidacy-name': () => '/api/elections/candidacies/?nome=maria%20silva&cd_eleicao=619',
-  'candidacy-office': () => '/api/elections/candidacies/?cd_eleicao=619&cd_cargo=13&uf=SP&page=3',
-};
-
-/** The reads sent without a key. */
-const keyless = ['municipalities', 'login-attempt'];
 const name = process.argv[2];
 if (!name || !reads[name]) {
   console.error(`Usage: npm run bench:profile -- <${Object.keys(reads).join('|')}>`);
@@ -46,13 +23,10 @@ if (!name || !reads[name]) {
 const seconds = Number(process.env.PROFILE_SECONDS ?? 10);
 /** PROFILE_CPU=false measures without the profiler (its overhead is part of a profiled run's rate). */
 const profiling = process.env.PROFILE_CPU !== 'false';
-const directory = process.env.PROFILE_DIR ?? join(tmpdir(), 'palanque-profile');
-mkdirSync(directory, { recursive: true });
-const municipiosSource = process.env.MUNICIPIOS_SOURCE ?? join(root, '..', 'shared', 'data', 'municipios.csv');
 
 buildServer();
 const data = await preparedData();
-const profiles = join(directory, `cpu-${Date.now()}`);
+const profiles = join(dataDirectory, `cpu-${Date.now()}`);
 const server = await startPalanque({
   databaseUrl: data.url,
   validateResponses: process.env.VALIDATE_RESPONSES === 'true',
@@ -61,12 +35,7 @@ const server = await startPalanque({
   nodeArguments: profiling ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [],
 });
 try {
-  const login = await fetch(`${server.baseUrl}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: data.bench.owners[Number(process.env.PROFILE_OWNER ?? 0)], password: data.password }),
-  });
-  const session = (await login.json()).data as { token: string; user: { id: number } };
+  const session = await logInOwner(server.baseUrl, data);
   const path = reads[name]!(data.bench, session.user.id);
   const headers = keyless.includes(name) ? {} : { authorization: `Token ${session.token}` };
   const idle = server.residentByKind();
@@ -79,24 +48,6 @@ try {
   await server.stop();
 }
 if (profiling) summarise(join(profiles, readdirSync(profiles)[0]!));
-
-/** The SQLite database of the benchmark, prepared once per PROFILE_DIR (its password kept beside it). */
-async function preparedData(): Promise<{ url: string; bench: BenchData; password: string }> {
-  const postgres = process.env.PROFILE_DATABASE_URL;
-  const saved = join(directory, postgres ? 'postgres.json' : 'sqlite.json');
-  if (existsSync(saved)) return JSON.parse(readFileSync(saved, 'utf8'));
-  let url = `sqlite:${join(directory, 'bench.sqlite')}`;
-  if (postgres) {
-    const server = new URL(postgres);
-    server.pathname = `/palanque_profile_${randomBytes(4).toString('hex')}`;
-    url = server.toString();
-    await adminQuery(url, `CREATE DATABASE ${server.pathname.slice(1)}`);
-  }
-  const bench = await prepareDatabase(url, municipiosSource);
-  const prepared = { url, bench, password: BENCH_PASSWORD };
-  writeFileSync(saved, JSON.stringify(prepared));
-  return prepared;
-}
 
 interface ProfileNode {
   id: number;

@@ -1,6 +1,7 @@
 /** The servers the benchmark measures, each in its own process on this machine. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, stopProcess, waitFor } from '../helpers/process.js';
 
@@ -22,6 +23,8 @@ export interface PalanqueSettings {
   secretsKey: string;
   /** Options for node itself, before the script (`--cpu-prof`). */
   nodeArguments?: string[];
+  /** The checkout whose built server runs (default this one; `npm run bench:ab` runs another beside it). */
+  directory?: string;
 }
 
 /**
@@ -31,9 +34,10 @@ export interface PalanqueSettings {
  */
 export async function startPalanque(settings: PalanqueSettings): Promise<RunningServer> {
   const port = await freePort();
-  const start = startCommand();
+  const directory = settings.directory ?? root;
+  const start = startCommand(directory);
   const child = spawn(process.execPath, [...start.nodeArguments, ...(settings.nodeArguments ?? []), 'dist/src/server.js'], {
-    cwd: root,
+    cwd: directory,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
       ...process.env,
@@ -69,8 +73,8 @@ export async function startPalanque(settings: PalanqueSettings): Promise<Running
  * What `npm start` sets (package.json's `start`: `[NAME=value ...] node <options> dist/src/server.js`):
  * the environment before `node`, and node's options.
  */
-function startCommand(): { environment: Record<string, string>; nodeArguments: string[] } {
-  const start = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start;
+function startCommand(directory: string): { environment: Record<string, string>; nodeArguments: string[] } {
+  const start = (JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const words = start.split(/\s+/);
   const node = words.indexOf('node');
   const environment = Object.fromEntries(words.slice(0, node).map((word) => word.split('=', 2) as [string, string]));
