@@ -22,7 +22,10 @@ export async function request(
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     (init.headers as Record<string, string>)['Content-Type'] = 'application/json';
   }
-  const response = await fetch(baseUrl + path, init);
+  // fetch says only "fetch failed"; its cause (a refused or reset connection, a timeout) says why.
+  const response = await fetch(baseUrl + path, init).catch((error: Error) => {
+    throw new Error(`${method} ${path}: ${error.message}: ${String(error.cause ?? 'no cause given')}`, { cause: error });
+  });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, body: text ? JSON.parse(text) : undefined };
 }
