@@ -51,15 +51,17 @@ const MAX_JWT_LIFETIME_SECONDS = 24 * 60 * 60;
 export class PushServiceSimulator {
   private readonly subscriptions = new Map<string, BrowserSide>();
 
-  private constructor(
-    private readonly loopback: LoopbackServer,
-    readonly url: string,
-  ) {}
+  private constructor(private readonly loopback: LoopbackServer) {}
+
+  /** `http://127.0.0.1:<port>`. */
+  get url(): string {
+    return this.loopback.url;
+  }
 
   static async start(options: { port?: number } = {}): Promise<PushServiceSimulator> {
     let simulator: PushServiceSimulator | undefined;
     const loopback = await listenOnLoopback((req, res) => void simulator!.handle(req, res), options.port);
-    simulator = new PushServiceSimulator(loopback, loopback.url);
+    simulator = new PushServiceSimulator(loopback);
     return simulator;
   }
 
