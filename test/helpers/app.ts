@@ -24,7 +24,8 @@ import { migrate } from '../../src/db/migrator.js';
 import { MunicipalityCatalog } from '../../src/municipalities/catalog.js';
 import { importMunicipalities } from '../../src/municipalities/import.js';
 import { defineMunicipalityModel, loadAllMunicipalities, type Municipality } from '../../src/municipalities/model.js';
-import { DEFAULT_MUNICIPIOS_SHA256, type OAuthClientSettings } from '../../src/config.js';
+import { DEFAULT_MUNICIPIOS_SHA256, loadConfig, type OAuthClientSettings } from '../../src/config.js';
+import { createHttpServer, type ServerLimits } from '../../src/http/listen.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -56,6 +57,9 @@ export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
  * (and a margin) before asking the provider, yet far above what a loopback simulator takes.
  */
 export const TEST_SMS_SEND_TIMEOUT_MS = 2_000;
+
+/** The server's timeouts and header bound as an empty environment configures them. */
+const PRODUCTION_SERVER_LIMITS: ServerLimits = loadConfig({});
 
 /** Accounts as configured by default, except a cheap password hash: tests log in hundreds of times. */
 export const testAccountSettings: AccountSettings = {
@@ -254,8 +258,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     idempotencyKeys,
     handlers: options.handlers,
   });
+  // The HTTP server production runs (src/serve.ts), with its default limits. Node's own default keeps an
+  // idle connection 5 s: on a loaded machine fetch reused one the server was closing (ECONNRESET).
   const server: Server = await new Promise((resolve) => {
-    const listening = app.listen(port, '127.0.0.1', () => resolve(listening));
+    const listening = createHttpServer(app, PRODUCTION_SERVER_LIMITS).listen(port, '127.0.0.1', () => resolve(listening));
   });
   const { port: listeningPort } = server.address() as AddressInfo;
   return {
