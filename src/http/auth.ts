@@ -10,7 +10,7 @@
  * and within a second on the others (accounts/key-cache.ts); the caller is then only what the key says of
  * its user (`KeyHolder`: id, username, admin and active flags), and a handler that needs more reads it.
  */
-import type { Request, Response } from 'express';
+import type { Application, Request, Response } from 'express';
 import type { Authenticated } from '../accounts/tokens.js';
 import type { OpenApiDocument } from './contract.js';
 import { ApiError, unauthorized } from './errors.js';
@@ -52,11 +52,29 @@ export function authenticateOnce(req: Request, key: string, authenticate: KeyAut
   return caller;
 }
 
-export function apiKeySecurityHandler(authenticate: KeyAuthenticator) {
+const keyAuthenticators = new WeakMap<Application, KeyAuthenticator>();
+
+/**
+ * Sets how an app looks up keys. The contract validator that runs the security handler is shared by the
+ * apps of a process (validation.ts), so the handler asks the request's app for its lookup.
+ */
+export function bindKeyAuthenticator(app: Application, authenticate: KeyAuthenticator): void {
+  keyAuthenticators.set(app, authenticate);
+}
+
+/** The key lookup bound to the request's app. */
+export function keyAuthenticatorOf(req: Request): KeyAuthenticator {
+  const authenticate = keyAuthenticators.get(req.app);
+  if (!authenticate) throw new Error('No key lookup is bound to this app (bindKeyAuthenticator)');
+  return authenticate;
+}
+
+/** A handler of the ApiKeyAuth scheme (express-openapi-validator's, the read lane's), with the request's key lookup. */
+export function apiKeySecurityHandler(authenticatorOf: (req: Request) => KeyAuthenticator) {
   return async (req: Request): Promise<true> => {
     const key = apiKeyIn(req.get('Authorization'));
     if (!key) throw unauthorized('The Authorization header must be "Token <key>" or "Bearer <key>".');
-    const caller = await authenticateOnce(req, key, authenticate);
+    const caller = await authenticateOnce(req, key, authenticatorOf(req));
     if (!caller) throw unauthorized('The API key is invalid, expired or revoked. Log in again.');
     req.res!.locals.caller = caller;
     return true;

@@ -15,11 +15,11 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'
 const parsed = new Map<string, { version: string; document: OpenApiDocument }>();
 
 /**
- * The contract file, parsed: a fresh copy each call, since the validator works on the document it is
- * given. The YAML (700 kB) is parsed again only when the file changed (the hybrid mode edits its copy):
- * a copy costs a fraction of a parse, and every app this process builds (every test app) needs one.
+ * The contract file, parsed, as one object shared by every caller in this process: it must never be
+ * changed. The YAML (700 kB) is parsed again only when the file changed (the hybrid mode edits its
+ * copy), which gives a new object: what is built from the contract can be kept per object.
  */
-export function loadContract(file = specFile): OpenApiDocument {
+export function sharedContract(file = specFile): Readonly<OpenApiDocument> {
   const { mtimeMs, size } = statSync(file);
   const version = `${mtimeMs}:${size}`;
   let cached = parsed.get(file);
@@ -27,7 +27,15 @@ export function loadContract(file = specFile): OpenApiDocument {
     cached = { version, document: parse(readFileSync(file, 'utf8')) as OpenApiDocument };
     parsed.set(file, cached);
   }
-  return structuredClone(cached.document);
+  return cached.document;
+}
+
+/**
+ * The contract file, parsed: a fresh copy each call, for a caller that may change it. A copy costs a
+ * fraction of a parse, and every app this process builds (every test app) needs one.
+ */
+export function loadContract(file = specFile): OpenApiDocument {
+  return structuredClone(sharedContract(file));
 }
 
 export interface Route {

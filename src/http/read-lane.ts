@@ -131,7 +131,7 @@ function isPlain(parameter: DeclaredParameter): boolean {
 
 export function readLane(options: ReadLaneOptions): RequestHandler {
   const lane = laneOperations(options);
-  const checkKey = apiKeySecurityHandler(options.authenticate);
+  const checkKey = apiKeySecurityHandler(() => options.authenticate);
   return async (req, res, next) => {
     // The path guard has made HEAD a GET, and answered OPTIONS, unknown paths and other methods.
     if (req.method !== 'GET' || hasBody(req) || req.headers['content-type'] !== undefined) return next();

@@ -8,25 +8,39 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { Request, RequestHandler } from 'express';
 import { ApiError, unauthorized, type ErrorDetail, type ErrorTranslator } from './errors.js';
 import type { OpenApiDocument } from './contract.js';
-import { apiKeySecurityHandler, type KeyAuthenticator } from './auth.js';
+import { apiKeySecurityHandler, keyAuthenticatorOf } from './auth.js';
 import { withoutBranchNoise } from '../../sdk/error-details.js';
 
-export function contractValidator(
-  document: OpenApiDocument,
-  basePath: string,
-  validateResponses: boolean,
-  authenticate: KeyAuthenticator,
-): RequestHandler[] {
+/** The validators built in this process, per contract object, then per base path and response validation. */
+const builtValidators = new WeakMap<Readonly<OpenApiDocument>, Map<string, RequestHandler[]>>();
+
+/**
+ * The contract's validator for an app. Building one costs half a second of CPU (the validator bundles
+ * the contract's references and compiles its response schemas), so the apps of one process (the test
+ * suite starts hundreds) share it for the same contract object and settings. Nothing in it is an app's:
+ * the key lookup its security handler calls is the request's app's (bindKeyAuthenticator).
+ */
+export function contractValidator(contract: Readonly<OpenApiDocument>, basePath: string, validateResponses: boolean): RequestHandler[] {
+  let built = builtValidators.get(contract);
+  if (!built) builtValidators.set(contract, (built = new Map()));
+  const settings = `${validateResponses ? 'responses' : 'requests'} under ${basePath || '/'}`;
+  let validator = built.get(settings);
+  if (!validator) built.set(settings, (validator = buildContractValidator(contract, basePath, validateResponses)));
+  return validator;
+}
+
+function buildContractValidator(contract: Readonly<OpenApiDocument>, basePath: string, validateResponses: boolean): RequestHandler[] {
   rememberCompiledPaths();
   rememberMatchedOperations();
   // The validator matches requests under the document's servers; ours is the configured base path only.
-  const apiSpec = { ...structuredClone(document), servers: [{ url: basePath || '/' }] };
+  // It changes the document it is given: it gets a copy.
+  const apiSpec = { ...structuredClone(contract), servers: [{ url: basePath || '/' }] };
   return OpenApiValidator.middleware({
     apiSpec: apiSpec as never,
     validateApiSpec: false, // the spec is linted and tested; validating it again only slows start-up
     validateRequests: { allowUnknownQueryParameters: false, allErrors: true },
     validateResponses: validateResponses ? { removeAdditional: false } : false,
-    validateSecurity: { handlers: { ApiKeyAuth: apiKeySecurityHandler(authenticate) } },
+    validateSecurity: { handlers: { ApiKeyAuth: apiKeySecurityHandler(keyAuthenticatorOf) } },
   }) as RequestHandler[];
 }
 
