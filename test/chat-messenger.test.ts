@@ -213,7 +213,7 @@ describe("the network's rules and failures", () => {
     const outcome = await settled(limitedPerson.conversationId, limited.body.data.id);
     expect(outcome).toMatchObject({ status: 'sent', error_code: null });
     expect(network.sent.filter((message) => message.recipientId === limitedPerson.person)).toHaveLength(1);
-  }, 30_000);
+  });
 
   it('never sends again a message whose answer was lost: it is failed with outcome_unknown', async () => {
     const { person, conversationId } = await personWhoWrote();

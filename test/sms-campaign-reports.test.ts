@@ -151,7 +151,7 @@ describe('a campaign completed by its receipts', () => {
     expect(((await (await provider.sendReceipt(first!, 'read')).json()) as { data: { applied: boolean } }).data.applied).toBe(true);
     expect((await get(app, team.owner, `/api/sms/campaigns/${campaignId}/`)).body.data).toMatchObject({ state: 'completed', finished_at: done.finished_at, messages: { delivered: 2 } });
     provider.reportPrices(undefined);
-  }, 30_000);
+  });
 
   it("lists the entity's campaigns newest first, by state, to every team role and to nobody else", async () => {
     const newer = await post(app, team.owner, '/api/sms/list_credentials/', { titulo: 'Outra', credencial: team.credentialId, mensagem: { recipient_list_str: recipients(1)[0]!, mensagem: freshBody('Outra') } });
@@ -169,7 +169,7 @@ describe('a campaign completed by its receipts', () => {
     expectError(await get(app, team.owner, `/api/sms/campaigns/?entity_id=${team.entityId}&page=2`), 404, 'not_found');
     expectError(await get(app, team.owner, `/api/sms/campaigns/?entity_id=${team.entityId}&state=done`), 400, 'bad_request');
     expectError(await get(app, team.owner, '/api/sms/campaigns/'), 400, 'bad_request');
-  }, 30_000);
+  });
 
   it('lists the messages, one per recipient, with whole numbers for the owner and masked ones for operators and viewers', async () => {
     const whole = await get(app, team.owner, `/api/sms/campaigns/${campaignId}/messages/`);
@@ -285,7 +285,7 @@ describe('a campaign completed by the receipt timeout', () => {
     expect((await tallied()).counts).toEqual(expect.arrayContaining([{ status: 'sending', count: 1 }, { status: 'delivered', count: 2 }]));
     const late = (await get(direct, directTeam.owner, `/api/sms/campaigns/${campaignId}/`)).body.data;
     expect(late).toMatchObject({ state: 'completed', finished_at: report.finished_at, messages: { sending: 1, sent: 0, delivered: 2 } });
-  }, 30_000);
+  });
 });
 
 describe('a campaign canceled midway', () => {
@@ -337,7 +337,7 @@ describe('a campaign canceled midway', () => {
     expect(again.body.error.details[0]).toMatchObject({ rule: 'cancelable_state', value: 'canceled' });
     const canceledOnes = await get(direct, directTeam.owner, `/api/sms/campaigns/${campaignId}/messages/?status=canceled`);
     expect(canceledOnes.body.data.results.map((message: { recipient: string }) => message.recipient)).toEqual(to.slice(2));
-  }, 30_000);
+  });
 
   it('cancels a campaign still queued: none of its messages is sent', async () => {
     const to = recipients(2);
@@ -367,5 +367,5 @@ describe('the CSV export of a large campaign', () => {
     expect(new Set(ids).size).toBe(1_235);
     expect(rows.at(-1)![1]).toBe('+55*******1233');
     expect(csv.lines.filter((line) => line.startsWith('id,'))).toHaveLength(1);
-  }, 30_000);
+  });
 });

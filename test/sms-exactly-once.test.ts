@@ -259,7 +259,7 @@ describe('the send job run by hand', () => {
     expect(sent).toHaveLength(1);
     expect(await messageRow(direct, messageId)).toMatchObject({ status: 'accepted', provider_sid: sent[0]!.sid, send_attempts: 1 });
     expect((await attemptsOf(direct, [messageId])).map((row) => [row.attempt, row.outcome])).toEqual([[1, 'accepted']]);
-  }, 30_000);
+  });
 
   /** A message whose attempt 1 was claimed `startedAgoMs` ago by a process that died in the call. */
   async function leftPending(recipient: string, body: string, startedAgoMs: number): Promise<{ messageId: number; startedAt: Date }> {
@@ -283,7 +283,7 @@ describe('the send job run by hand', () => {
     expect(directProvider.attempts).toBe(attemptsBefore);
     expect(await messageRow(direct, messageId)).toMatchObject({ status: 'accepted', provider_sid: taken.sid });
     expect((await attemptsOf(direct, [messageId])).map((row) => [row.attempt, row.outcome, row.provider_sid])).toEqual([[1, 'found', taken.sid]]);
-  }, 30_000);
+  });
 
   it('sends once a message whose pending attempt never reached the provider', async () => {
     const [to] = recipients(1);
@@ -296,7 +296,7 @@ describe('the send job run by hand', () => {
       [1, 'unknown'],
       [2, 'accepted'],
     ]);
-  }, 30_000);
+  });
 
   it('settles an unknown outcome on the last try before failing: a 500 after the provider took it is recorded, not failed', async () => {
     const [to] = recipients(1);
@@ -306,7 +306,7 @@ describe('the send job run by hand', () => {
     const sent = directProvider.messages.filter((message) => message.to === to);
     expect(sent).toHaveLength(1);
     expect(await messageRow(direct, messageId)).toMatchObject({ status: 'accepted', provider_sid: sent[0]!.sid, error_code: null });
-  }, 30_000);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------
