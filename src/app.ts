@@ -12,7 +12,7 @@ import type { IncomingMessage } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
-import { buildRoutes, loadContract, sharedContract } from './http/contract.js';
+import { buildRoutes, sharedContract } from './http/contract.js';
 import { specFile } from './project-root.js';
 import { readLane } from './http/read-lane.js';
 import { ContractSchemas } from './http/contract-schemas.js';
@@ -167,7 +167,8 @@ export function createApp(dependencies: AppDependencies): Express {
   app.set('etag', false); // ETags are set where they mean something (the municipality list)
 
   const contractFile = dependencies.contractFile ?? specFile;
-  const contract = loadContract(contractFile);
+  // Shared by the apps of this process and read only: what is built from it may be kept per contract object.
+  const contract = sharedContract(contractFile);
   const handlers: OperationHandlers = {
     listMunicipalities: listMunicipalities(municipalities, config),
     createMunicipality: createMunicipality(municipalityModel, municipalities),
@@ -256,7 +257,7 @@ export function createApp(dependencies: AppDependencies): Express {
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimit, verify: keepRawBody }));
   app.use(express.text({ limit: config.bodyLimit, verify: keepRawBody }));
   bindKeyAuthenticator(app, authenticate);
-  app.use(contractValidator(sharedContract(contractFile), config.basePath, config.validateResponses));
+  app.use(contractValidator(contract, config.basePath, config.validateResponses));
   app.use(refuseNonFiniteNumbers);
   app.use(refuseNulCharacters);
   app.use(providerSignatures(signatureChecks));

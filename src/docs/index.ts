@@ -102,7 +102,7 @@ function renderPage(title: string): string {
 
 /** The handlers of getApiDocs, getOpenApiYaml and getOpenApiJson. The document is read once, when the app is built. */
 export function docsHandlers(contract: OpenApiDocument, contractFile = specFile): Pick<Required<OperationHandlers>, 'getApiDocs' | 'getOpenApiYaml' | 'getOpenApiJson'> {
-  // The bytes the validator's contract was parsed from (loadContract reads the same file).
+  // The bytes the validator's contract was parsed from (sharedContract reads the same file).
   const yaml = representation(readFileSync(contractFile), 'application/yaml');
   const json = once(() => representation(Buffer.from(JSON.stringify(parse(yaml.body.toString('utf8')))), 'application/json; charset=utf-8'));
   const info = (contract.info ?? {}) as { title?: string; version?: string };
