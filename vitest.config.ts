@@ -25,7 +25,10 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The chaos test runs on its own, after the rest (vitest.chaos.config.ts, npm run test:chaos).
     // test/frontend/ holds front-end projects that tests copy out of the repository and run there.
-    exclude: [...configDefaults.exclude, 'test/chaos/**', 'test/frontend/**'],
+    // test/pooler/ needs a PgBouncer, which .ci/run starts for it (vitest.pooler.config.ts, npm run test:pooler).
+    // test/backup-restore.test.ts (pg_dump and pg_restore) always runs on PostgreSQL: only in the suite's
+    // PostgreSQL run (TEST_DATABASE_URL set, as .ci/run sets it), not twice.
+    exclude: [...configDefaults.exclude, 'test/chaos/**', 'test/frontend/**', 'test/pooler/**', ...(process.env.TEST_DATABASE_URL ? [] : ['test/backup-restore.test.ts'])],
     // Most test time is spent waiting on sockets, databases, child processes and timers, not on the
     // CPU, so three files at a time keep two cores busy (vitest's default is one fewer than the cores:
     // a single worker here). Every file uses its own database, ports and folders, so files never clash.

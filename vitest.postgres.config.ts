@@ -14,6 +14,8 @@ const SAME_ON_EVERY_DATABASE = [
   'test/openapi-version.test.ts', 'test/scenarios-msw.test.ts', 'test/scenarios-prism.test.ts', 'test/sdk-size.test.ts',
   'test/sdk-types.test.ts', 'test/sdk-vite-app.test.ts', 'test/seed-contract.test.ts', 'test/spec-examples.test.ts',
   'test/spec-lint-rules.test.ts', 'test/strategy-projection.test.ts', 'test/web-address.test.ts',
+  // The Dockerfile, compose.yaml and deploy/ read as files.
+  'test/image.test.ts',
   // The push sender and the webhooks' HTTP client, against servers on loopback.
   'test/push.test.ts', 'test/webhook-outbound-http.test.ts',
   // The embedded SQLite by design: the quick start's `npm start`, the sandbox, and the hybrid mode on it.

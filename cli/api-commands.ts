@@ -21,8 +21,13 @@ import { COMMANDS, GROUPS, type OperationId } from './operations.js';
 import { isPage, printAnswer, printJson, printRows } from './output.js';
 import { progressBar } from './progress.js';
 import { addBulkSendOptions, bulkSendRequested, sendInBatches } from './sms.js';
+import { FORMER_COMMANDS } from './former-commands.js';
+import { addRejectOptions, refuseRejectedLines } from './rejects.js';
 import { SPEC_OPERATIONS } from './spec-operations.js';
 import type { SpecOperation, SpecParameter, SpecValue } from './spec-types.js';
+
+/** `sms send` checks a bulk send's whole list with the preview before the first batch (cli/sms.ts). */
+const PREVIEW_OPERATION = SPEC_OPERATIONS.find((operation) => operation.operationId === 'previewSmsCampaign')!;
 
 /** Flags every command has already (global options and the body options). */
 const RESERVED_FLAGS = new Set(['help', 'version', 'json', 'envelope', 'profile', 'base-url', 'mock', 'retry', 'no-retry', 'request-id', 'idempotency-key', 'file', 'data', 'all']);
@@ -37,6 +42,19 @@ export function flagOf(name: string): string {
     .replace(/^-+|-+$/g, '')
     .toLowerCase();
 }
+
+/**
+ * Commands that some options turn into a task of this machine instead of the call (`elections import
+ * --file`, cli/admin/commands.ts): the task says whether it ran.
+ */
+const localTasks = new Map<Command, (command: Command) => Promise<boolean>>();
+
+export function takeOverWith(command: Command, task: (command: Command) => Promise<boolean>): void {
+  localTasks.set(command, task);
+}
+
+/** Operations whose `--file` names a file that a task of this machine imports (cli/admin/commands.ts), not the request body: that is `--data` or the field options. */
+const FILE_IS_LOCAL: ReadonlySet<string> = new Set(['startElectionsImport']);
 
 /** The group command `name` under the program, created on first use. */
 export function groupCommand(program: Command, name: string): Command {
@@ -62,6 +80,14 @@ export function addApiCommands(program: Command): void {
     const command = parent.command(name).description(operation.summary);
     commandOfOperation.set(operation.operationId, command);
     buildOperationCommand(command, operation, naming.flags ?? {}, naming.examples ?? []);
+  }
+  // Former names, kept hidden, each running its operation with a note on stderr (cli/former-commands.ts).
+  for (const former of FORMER_COMMANDS) {
+    const operation = SPEC_OPERATIONS.find((candidate) => candidate.operationId === former.operationId)!;
+    const naming = COMMANDS[former.operationId];
+    const command = groupCommand(program, former.path[0]).command(former.path[1], { hidden: true }).description(`${operation.summary} (now: palanque ${naming.path.join(' ')})`);
+    buildOperationCommand(command, operation, naming.flags ?? {}, naming.examples ?? []);
+    command.hook('preAction', (_self, action) => void process.stderr.write(former.note(action.opts())));
   }
 }
 
@@ -93,9 +119,11 @@ function buildOperationCommand(command: Command, operation: SpecOperation, renam
   }
   if (operation.body) {
     const text = isTextBody(operation);
-    command.option('--file <path>', `the request body (${operation.body.contentType}), as a ${text ? '' : 'JSON '}file; - reads standard input`);
+    if (FILE_IS_LOCAL.has(operation.operationId)) command.option('--file <path>', 'a file of this machine, imported into the database directly (a database task, no server needed; see below)');
+    else command.option('--file <path>', `the request body (${operation.body.contentType}), as a ${text ? '' : 'JSON '}file; - reads standard input`);
     command.option(text ? '--data <text>' : '--data <json>', `the request body, as ${text ? 'text' : 'JSON text'}`);
     if (operation.operationId === 'sendSmsCampaign') addBulkSendOptions(command, used);
+    if (operation.operationId === 'importContacts') addRejectOptions(command, used);
     for (const field of operation.body.fields) bind(field, 'field', 'field');
   }
   if (operation.paged) command.option('--all', 'follow every page and print all the results (with a progress bar on a terminal)');
@@ -103,6 +131,7 @@ function buildOperationCommand(command: Command, operation: SpecOperation, renam
   withExamples(command, examples, helpTextOf(operation));
   command.action(async (...args: unknown[]) => {
     const self = args[args.length - 1] as Command;
+    if (await localTasks.get(self)?.(self)) return;
     const context = await contextOf(self);
     const path = Object.fromEntries(pathParameters.map((parameter, index) => [parameter.name, args[index]]));
     const values = (target: Binding['target']) =>
@@ -126,7 +155,14 @@ function buildOperationCommand(command: Command, operation: SpecOperation, renam
         body = { ...(body as object | undefined), ...fields };
       }
       if (operation.operationId === 'sendSmsCampaign' && bulkSendRequested(options)) {
-        await sendInBatches(context, (body ?? {}) as Record<string, unknown>, options, (campaign) => call(context, operation, { path, query, header, body: campaign }));
+        // Each batch carries its own idempotency key (cli/sms.ts), and a preview carries none of the user's.
+        const { 'Idempotency-Key': _userKey, ...headers } = context.headers;
+        const { 'Idempotency-Key': _userParameter, ...header_ } = header;
+        const withKey = (key: string | undefined): Context => ({ ...context, headers: key ? { ...headers, 'Idempotency-Key': key } : headers });
+        await sendInBatches(context, (body ?? {}) as Record<string, unknown>, options, {
+          send: (campaign, key) => call(withKey(key), operation, { path, query, header: header_, body: campaign }),
+          preview: (campaign) => call(withKey(undefined), PREVIEW_OPERATION, { path: {}, query: {}, header: {}, body: campaign }),
+        });
         return;
       }
       if (body === undefined && operation.body.required) {
@@ -141,6 +177,7 @@ function buildOperationCommand(command: Command, operation: SpecOperation, renam
     }
     const answer = await call(context, operation, { path, query, header, body });
     if (answer !== NOT_MODIFIED) printAnswer(context.output, answer);
+    if (operation.operationId === 'importContacts') refuseRejectedLines(context.output, answer, Boolean(options.allowRejects));
   });
 }
 
@@ -266,7 +303,9 @@ function helpTextOf(operation: SpecOperation): string {
   const lines = [''];
   if (operation.description) lines.push(operation.description, '');
   lines.push(`Calls ${operation.method.toUpperCase()} ${operation.path} (operation ${operation.operationId}; ${operation.auth ? 'needs a key: palanque login' : 'no key needed'}).`);
-  if (operation.body) {
+  if (operation.body && FILE_IS_LOCAL.has(operation.operationId)) {
+    lines.push(`Body: ${operation.body.contentType}, with --data <json>, or field by field with the options above (they override it).`);
+  } else if (operation.body) {
     lines.push(
       `Body: ${operation.body.contentType}${operation.body.required ? '' : ' (optional)'}, with --file <path> (- for standard input) or --data <${isTextBody(operation) ? 'text' : 'json'}>` +
         (operation.body.fields.length > 0 ? ', or field by field with the options above (they override the file).' : '.'),

@@ -1,12 +1,12 @@
 /**
  * The per-user configuration file: one profile per server, each with its address and, once logged in,
- * its API key. The key is a credential, so the file is written with mode 0600 (its folder 0700), and
+ * its API key and the device token its logins send. The key is a credential, so the file is written with mode 0600 (its folder 0700), and
  * replaced atomically (a temporary file renamed over it), so an interrupted write never leaves half a file.
  *
  * Location: $PALANQUE_CONFIG, else $XDG_CONFIG_HOME/palanque/config.json, else ~/.config/palanque/config.json.
  *
  *   { "defaultProfile": "default",
- *     "profiles": { "default": { "baseUrl": "http://127.0.0.1:8000", "token": "plq_...", "username": "ana.souza", "userId": 1 } } }
+ *     "profiles": { "default": { "baseUrl": "http://127.0.0.1:8000", "token": "plq_...", "username": "ana.souza", "userId": 1, "deviceToken": "plqd_..." } } }
  */
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -24,6 +24,11 @@ export interface Profile {
   userId?: number;
   /** When the token stops working (ISO 8601). */
   expiresAt?: string;
+  /**
+   * The device token of the last login to this server (`data.device_token`): sent with the next login,
+   * so that others' failed logins at the name never delay this machine's. Kept after logout.
+   */
+  deviceToken?: string;
 }
 
 export interface ConfigFile {

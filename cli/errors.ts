@@ -7,18 +7,22 @@
  *      server's 400 for a parameter that is missing: some the contract leaves optional are required)
  *   3  the API answered with an error (PalanqueApiError): its status, code, message, details and request id go to stderr
  *   4  the API could not be reached (PalanqueNetworkError): refused, reset, timed out, after the retries
+ *   5  an import was done but rejected lines (contacts import without --allow-rejects): the rest went in
+ * 130  stopped by Ctrl-C (128 + SIGINT), after saying what was done
  */
 import { CommanderError } from 'commander';
 import { PalanqueApiError, PalanqueNetworkError } from '../sdk/index.js';
 
-export const EXIT = { ok: 0, failure: 1, usage: 2, api: 3, network: 4 } as const;
+export const EXIT = { ok: 0, failure: 1, usage: 2, api: 3, network: 4, rejected: 5, interrupted: 130 } as const;
 
 export const EXIT_CODES_HELP = `Exit codes:
   0  success
   1  any other failure (configuration, database task, unexpected error)
   2  usage error: unknown command or option, missing or invalid argument (also when the server says one is missing)
   3  API error: the server answered with an error (status, code, message and request id on stderr)
-  4  network error: the server could not be reached`;
+  4  network error: the server could not be reached
+  5  some lines were rejected (contacts import, unless --allow-rejects): the other lines were imported
+  130  stopped by Ctrl-C (a bulk SMS send, elections import --file): what was done is printed first`;
 
 /** A mistake on the command line that commander cannot see (a body that is not JSON, a missing password). */
 export class UsageError extends Error {

@@ -46,6 +46,7 @@ export const GROUPS: Readonly<Record<string, string>> = {
   municipios: 'The 5,570 Brazilian municipalities (Location)',
   callbacks: 'Provider callbacks and webhooks, as a provider would call them (callbacks, webhooks)',
   webhooks: "An entity's outbound webhooks: endpoints, signed deliveries and their log, tests and resends (webhooks)",
+  jobs: "Background jobs by queue and state, one more try for a dead job, the purge of a canceled campaign's jobs, for platform admins (controle)",
   docs: "The API's own documentation (docs)",
   sandbox: "A sandbox server's demo data (testes)",
 };
@@ -63,6 +64,10 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   validatePasswordResetToken: { path: ['auth', 'check-reset-token'], examples: ['auth check-reset-token --email ana.souza@palanque.app --token <token>'] },
   checkEmail: { path: ['auth', 'check-email'], examples: ['auth check-email --email nova.pessoa@exemplo.com.br'] },
   checkLoginAttempt: { path: ['auth', 'login-attempt'], examples: ['auth login-attempt'] },
+  requestLoginUnlock: {
+    path: ['auth', 'unlock'],
+    examples: ['auth unlock --username ana.souza   # mails an unlock token; then: palanque login -u ana.souza --unlock-token <token>'],
+  },
   signUp: {
     path: ['signup', 'create'],
     examples: [
@@ -195,6 +200,10 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   requestNewsSource: { path: ['news', 'request'], examples: ['news request --name "Jornal da Cidade" --url https://jornaldacidade.com.br'] },
   // Control and the root
   basicStatus: { path: ['status'], examples: ['status', 'status --json'] },
+  listJobQueues: { path: ['jobs', 'queues'], examples: ['jobs queues   # how many jobs each queue holds in each state'] },
+  listJobs: { path: ['jobs', 'list'], examples: ['jobs list sms-send --state dead', 'jobs list webhook-delivery --state failed --limit 10 --json'] },
+  retryJob: { path: ['jobs', 'retry'], examples: ['jobs retry webhook-delivery 5f0c2b7e-3a41-4d6b-9a8e-2c1d0e9f8a7b   # a dead job, once more'] },
+  purgeJobs: { path: ['jobs', 'purge'], examples: ['jobs purge sms-send --campaign-id 77   # the waiting sends of a canceled campaign'] },
   systemIsOnline: { path: ['online'], examples: ['online'] },
   getApiRoot: { path: ['root'], examples: ['root'] },
   resetSandbox: { path: ['sandbox', 'reset'], examples: ['sandbox reset   # back to the demo data (a sandbox server only)'] },
@@ -214,14 +223,19 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   getContact: { path: ['contacts', 'get'], examples: ['contacts get 41'] },
   deleteContact: { path: ['contacts', 'remove'], examples: ['contacts remove 41   # past messages keep the number; to erase it too: contacts erase'] },
   eraseContact: { path: ['contacts', 'erase'], examples: ['contacts erase 41 --reason LGPD-2026-0107   # at the person\'s request: recorded in the audit log'] },
+  getContactRetention: { path: ['contacts', 'retention'], examples: ['contacts retention --entity-id 12   # when its contacts are erased after its election'] },
+  holdContactRetention: { path: ['contacts', 'retention-hold'], examples: ['contacts retention-hold --entity-id 12 --reason "AIME nº 0600123-45.2024.6.21.0001"   # platform admins: proceedings pending'] },
+  releaseContactRetention: { path: ['contacts', 'retention-release'], examples: ['contacts retention-release --entity-id 12   # platform admins'] },
   // SMS and elections
   listSmsCredentials: { path: ['sms', 'credentials'], examples: ['sms credentials'] },
   createSmsCredential: { path: ['sms', 'add-credential'], examples: ['sms add-credential --file credential.json'] },
   listSmsOptOuts: { path: ['sms', 'opt-outs'], examples: ['sms opt-outs --entity-id 12', 'sms opt-outs --entity-id 12 --all --json'] },
+  optOutSmsNumber: { path: ['sms', 'opt-out'], examples: ["sms opt-out --entity-id 12 --phone '(11) 98765-4321'   # a voter who asked by phone"] },
   listConversations: { path: ['inbox', 'list'], examples: ['inbox list --entity-id 12', 'inbox list --entity-id 12 --unread-only true --assignee-id 7 --json'] },
   listConversationMessages: { path: ['inbox', 'thread'], examples: ['inbox thread 41   # oldest first', 'inbox thread 41 --all --json'] },
   replyToConversation: { path: ['inbox', 'reply'], examples: ['inbox reply 41 --text "O comício é sábado, às 18h."   # sent once through the provider'] },
   markConversationRead: { path: ['inbox', 'read'], examples: ['inbox read 41'] },
+  optOutConversation: { path: ['inbox', 'opt-out'], examples: ['inbox opt-out 41   # the conversation\'s number, out of the entity\'s campaigns'] },
   assignConversation: { path: ['inbox', 'assign'], examples: ['inbox assign 41 --assignee-id 7', 'inbox assign 41 --assignee-id null   # to nobody'] },
   listInboxChanges: { path: ['inbox', 'changes'], examples: ['inbox changes --entity-id 12   # the current cursor', 'inbox changes --entity-id 12 --cursor 1876 --wait 25   # waits up to 25 s for a change'] },
   // chatMessenger
@@ -271,6 +285,7 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   listElections: { path: ['elections', 'list'], flags: { ano: 'year', abrangencia: 'scope' }, examples: ['elections list', 'elections list --year 2024 --scope MUNICIPAL'] },
   listElectionOffices: { path: ['elections', 'offices'], examples: ['elections offices   # with the digits of each office\'s ballot numbers'] },
   listElectionParties: { path: ['elections', 'parties'], flags: { cd_eleicao: 'election' }, examples: ['elections parties --election 619   # its parties and federations'] },
+  listRegisteredParties: { path: ['elections', 'registered-parties'], flags: { em: 'on' }, examples: ['elections registered-parties --on 2024-10-06   # the parties that existed on that day'] },
   getElectionCodes: { path: ['elections', 'codes'], examples: ['elections codes', 'elections codes --table grau_instrucao'] },
   searchCandidacies: {
     path: ['elections', 'search'],
@@ -287,6 +302,10 @@ export const COMMANDS: Readonly<Record<OperationId, CommandName>> = {
   },
   getElectionsImport: { path: ['elections', 'import-status'], examples: ['elections import-status 5d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a'] },
   getCandidacy: { path: ['elections', 'candidacy'], examples: ['elections candidacy --id 501'] },
+  listElectionCalendar: { path: ['elections', 'calendar'], examples: ['elections calendar', 'elections calendar --json'] },
+  createElectionCalendarLine: { path: ['elections', 'calendar-add'], examples: ['elections calendar-add --file suplementar.json   # platform admins; audited'] },
+  updateElectionCalendarLine: { path: ['elections', 'calendar-update'], examples: ['elections calendar-update 4 --file suplementar.json   # platform admins; audited'] },
+  deleteElectionCalendarLine: { path: ['elections', 'calendar-remove'], examples: ['elections calendar-remove 4   # platform admins; audited'] },
   // Municipalities
   listMunicipalities: {
     path: ['municipios', 'list'],

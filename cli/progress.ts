@@ -14,13 +14,17 @@ export interface Progress {
 
 const silent: Progress = { setTotal() {}, increment() {}, update() {}, stop() {} };
 
-export function progressBar(label: string, unit: string, options: { json: boolean; stream?: NodeJS.WriteStream }): Progress {
+/**
+ * `counting`: for work whose total is not known beforehand (the lines of a court zip, streamed), a
+ * running count and the time so far instead of a bar and a percentage.
+ */
+export function progressBar(label: string, unit: string, options: { json: boolean; stream?: NodeJS.WriteStream; counting?: boolean }): Progress {
   const stream = options.stream ?? process.stderr;
   if (options.json || !stream.isTTY || process.env.PALANQUE_NO_PROGRESS) return silent;
   const bar = new cliProgress.SingleBar(
     {
       stream,
-      format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {duration_formatted}`,
+      format: options.counting ? `${label} {value} ${unit} | {duration_formatted}` : `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {duration_formatted}`,
       hideCursor: true,
       clearOnComplete: true,
       etaBuffer: 20,

@@ -16,19 +16,24 @@ export function addSessionCommands(program: Command): void {
     .command('login')
     .description('Log in to a server and keep its key in the profile (operation login)')
     .option('-u, --username <name>', 'username or e-mail address (asked when missing)')
-    .option('--password-stdin', 'read the password from standard input (for scripts) instead of asking for it');
+    .option('--password-stdin', 'read the password from standard input (for scripts) instead of asking for it')
+    .option('--unlock-token <token>', 'the token of an unlock mail (palanque auth unlock), to log in without the delay others\' failures impose');
   withExamples(
     loginCommand,
     [
       'login --base-url http://127.0.0.1:8000 -u ana.souza',
       'login --profile prod --base-url https://api.palanque.app/v1 -u ana.souza',
       `login -u ana.souza --password-stdin < senha.txt`,
+      'login -u ana.souza --unlock-token plqu_...   # the token of an unlock mail (auth unlock)',
     ],
     `Asks for the password without echoing it, logs in (POST /api/auth/login) and stores the key in the
 profile (--profile, $PALANQUE_PROFILE, or "default") of the configuration file, written with mode 0600.
-The server is --base-url, --mock, $PALANQUE_BASE_URL, or the profile's; it is kept in the profile.`,
+The server is --base-url, --mock, $PALANQUE_BASE_URL, or the profile's; it is kept in the profile.
+The profile also keeps the device token each login answers, and the next login to the same server sends
+it: others' failed logins at your name then never delay yours. Without one (a new machine), ask for an
+unlock mail (palanque auth unlock -u <name>) and pass its token with --unlock-token.`,
   );
-  loginCommand.action(async (options: { username?: string; passwordStdin?: boolean }, command: Command) => {
+  loginCommand.action(async (options: { username?: string; passwordStdin?: boolean; unlockToken?: string }, command: Command) => {
       const globals = globalsOf(command);
       const output = outputOf(globals);
       const file = configPath();
@@ -40,9 +45,18 @@ The server is --base-url, --mock, $PALANQUE_BASE_URL, or the profile's; it is ke
       if (!username) throw new UsageError('a username is needed: --username <name>');
       const password = options.passwordStdin ? await passwordFromStdin() : await promptPassword(`Password for ${username} at ${baseUrl}:`);
 
-      const client = createApiClient({ baseUrl, retry: retryOf(globals) });
-      const session = await login(client, username, password);
-      const profile: Profile = { baseUrl, token: session.token, username: session.user.username, userId: session.user.id, expiresAt: session.expires_at };
+      // A device token belongs to its server: one kept for another address is not sent.
+      const deviceToken = previous?.baseUrl === baseUrl ? previous.deviceToken : undefined;
+      const client = createApiClient({ baseUrl, deviceToken, retry: retryOf(globals) });
+      const session = await login(client, username, password, options.unlockToken);
+      const profile: Profile = {
+        baseUrl,
+        token: session.token,
+        username: session.user.username,
+        userId: session.user.id,
+        expiresAt: session.expires_at,
+        deviceToken: session.device_token,
+      };
       // Read again: another command may have changed the file while the password was typed.
       const latest = await readConfig(file);
       latest.profiles[name] = profile;

@@ -26,6 +26,42 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "required": true,
           "type": "string",
           "description": ""
+        },
+        {
+          "name": "device_token",
+          "required": false,
+          "type": "string",
+          "description": "The `device_token` an earlier login of this account answered on this device."
+        },
+        {
+          "name": "unlock_token",
+          "required": false,
+          "type": "string",
+          "description": "The token of an unlock mail (`requestLoginUnlock`): the login is judged like one with a device token; it works for one successful login."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "requestLoginUnlock",
+    "method": "post",
+    "path": "/api/auth/unlock/",
+    "tag": "Login/Register",
+    "summary": "Mail an unlock token to log in without the delay",
+    "description": "For the owner of a name that others' failures keep delayed (429 `login_locked`), on a device\nwithout a `device_token`: mails a single-use unlock token to the address of the account that\nhas this username or e-mail. A `login` carrying it as `unlock_token` is judged like one from a\ntrusted device (see `login`): others' failures neither delay nor lock it. The token works for\none successful login within 15 minutes, dies after 5 failed ones, and goes only to the\naccount's own address. When the server is configured with a front-end login page\n(`FRONTEND_UNLOCK_URL`), the mail links to it with `unlock_token` in its query.\n\nThe answer is the same, and takes the same time, whether or not the name has an account (the\nlookup and the mail come after it), so it reveals no accounts. At most one mail per account a\nminute: a request sooner sends nothing.",
+    "auth": false,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "username",
+          "required": true,
+          "type": "string",
+          "description": "Username or e-mail address, as typed at `login`."
         }
       ]
     },
@@ -295,7 +331,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/check/email/",
     "tag": "Login/Register",
     "summary": "Is an e-mail free for sign-up?",
-    "description": "Tells the sign-up form whether an e-mail address can still be used. The address is\nnormalised (trimmed, lower-cased) before the check, as accounts store it. Its budget in requests per\nminute is tight, because the answer necessarily says whether an account uses the address.",
+    "description": "Tells the sign-up form whether an e-mail address can still be used. The address is\nnormalised (trimmed, lower-cased) before the check, as accounts store it. The answer necessarily\nsays whether an account uses the address, so the operation has a budget of its own, apart from the\nother authentication operations and tighter: `RATE_LIMIT_CHECK_EMAIL`, 10 requests a minute per\nclient address by default (429 `rate_limited` with `Retry-After` past it).",
     "auth": false,
     "parameters": [
       {
@@ -397,7 +433,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/auth/audit_events/",
     "tag": "Accounts",
     "summary": "The audit log of security events (admins)",
-    "description": "Lists security events, the newest first, 50 per page. Platform admins only. Each event says\nwhat happened (`event`), who did it (`actor_id`; null when nobody was logged in, as for a\nlogin or a reset by e-mail), whose account it concerns (`user_id`), from which client address,\nand `details` (counts and reasons; never a secret, nor what a client typed: a failed login\nnames the account only when one has that name). Events:\n\n| event | when |\n|---|---|\n| `login_succeeded` | a login issued a key |\n| `login_failed` | a wrong password, at login or at a password confirmation (`details.during`) |\n| `login_locked` | the login lock refused a check (`details.retry_after_seconds`) |\n| `keys_revoked` | a logout, a revoked session, or an admin ending a user's sessions (`details.reason`, `details.count`) |\n| `password_changed` | `changePassword` (`details.keys_revoked`) |\n| `password_reset` | a completed password reset (every key revoked) |\n| `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |\n| `account_created` | by an admin, or a confirmed sign-up (`details.via`) |\n| `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |\n| `account_deleted` | `deleteMyAccount`, after the erasure; the account is named by its id, now under a pseudonym (`details.keys_revoked`, `teams_left`, `entities_handed_over`, `entities_deleted`: counts) |\n| `team_member_added`, `team_member_removed` | `acceptInvitation` (`details.invitation_id`, `details.invited_by`), `removeOperator` (a member leaving included): `user_id` joined or left the team of `details.entity_id` with `details.role`; a role changes by a removal and a new invitation |\n| `invitation_sent`, `invitation_withdrawn` | `addOperator`, `withdrawInvitation`: `actor_id` invited to (or withdrew invitation `details.invitation_id` of) the team of `details.entity_id`; the address is not logged |\n| `invitation_accepted`, `invitation_declined` | the invitee (`user_id`) answered invitation `details.invitation_id` |\n| `personal_data_erased`, `personal_data_corrected` | `erasePersonalData`, `correctPersonalData`: `details.entity_id`, `details.fields` (comma-separated) and `details.reason` (the data subject's request reference); never a value |\n| `contact_erased` | `eraseContact`: contact `details.contact_id` of entity `details.entity_id` erased at the person's request (`details.reason`, the request's reference), with the counts of messages masked and canceled and replies masked; never the number or the name |\n\nFilters combine: `event`, `user_id` (events done by the user or concerning them), `since`\n(inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five\nyears, by default), then deleted.",
+    "description": "Lists security events, the newest first, 50 per page. Platform admins only. Each event says\nwhat happened (`event`), who did it (`actor_id`; null when nobody was logged in, as for a\nlogin or a reset by e-mail), whose account it concerns (`user_id`), from which client address,\nand `details` (counts and reasons; never a secret, nor what a client typed: a failed login\nnames the account only when one has that name). Events:\n\n| event | when |\n|---|---|\n| `login_succeeded` | a login issued a key (`details.with`: `device_token` or `unlock_token` when judged by one) |\n| `login_failed` | a wrong password, at login or at a password confirmation (`details.during`), or with a device or unlock token (`details.with`) |\n| `login_locked` | the login lock refused a check (`details.retry_after_seconds`) |\n| `keys_revoked` | a logout, a revoked session, or an admin ending a user's sessions (`details.reason`, `details.count`) |\n| `password_changed` | `changePassword`, or the admin CLI's `user set-password` on the database (`details.keys_revoked`; from the CLI `actor_id` is null and `details.via` is `cli`, with `os_user` and `host`, who ran it where) |\n| `password_reset` | a completed password reset (every key revoked) |\n| `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |\n| `account_created` | by an admin, a confirmed sign-up, the admin CLI's `user create` on the database, or the server's first start on an empty database (`details.via`: `admin`, `signup`, `cli` with `os_user`, `host` and `is_admin`, `first_start`) |\n| `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |\n| `account_deleted` | `deleteMyAccount`, after the erasure; the account is named by its id, now under a pseudonym (`details.keys_revoked`, `teams_left`, `entities_handed_over`, `entities_deleted`: counts) |\n| `team_member_added`, `team_member_removed` | `acceptInvitation` (`details.invitation_id`, `details.invited_by`), `removeOperator` (a member leaving included): `user_id` joined or left the team of `details.entity_id` with `details.role`; a role changes by a removal and a new invitation |\n| `invitation_sent`, `invitation_withdrawn` | `addOperator`, `withdrawInvitation`: `actor_id` invited to (or withdrew invitation `details.invitation_id` of) the team of `details.entity_id`; the address is not logged |\n| `invitation_accepted`, `invitation_declined` | the invitee (`user_id`) answered invitation `details.invitation_id` |\n| `personal_data_erased`, `personal_data_corrected` | `erasePersonalData`, `correctPersonalData`: `details.entity_id`, `details.fields` (comma-separated) and `details.reason` (the data subject's request reference); never a value |\n| `contact_erased` | `eraseContact`: contact `details.contact_id` of entity `details.entity_id` erased at the person's request (`details.reason`, the request's reference), with the counts of messages masked and canceled and replies masked; never the number or the name |\n| `contacts_retention_erased` | the retention sweep erased the contacts of entity `details.entity_id` after the certification of its election (`details.election_id`, `details.certification_on`; `details.erased`, and `details.left_in_flight` left for the next sweep); `actor_id` is null (see getContactRetention) |\n| `contact_retention_held`, `contact_retention_released` | `holdContactRetention` (`details.reason`, the pending case) and `releaseContactRetention`: a platform admin held or released the erasure of the contacts of entity `details.entity_id` |\n| `election_calendar_changed` | `createElectionCalendarLine`, `updateElectionCalendarLine`, `deleteElectionCalendarLine`: a platform admin (`actor_id`) changed line `details.calendar_id` of the election calendar (`details.action`: `created`, `updated` or `deleted`) |\n| `sms_compliance_relaxed` | `setSmsCompliance`: a platform admin (`actor_id`) relaxed the SMS compliance mode of entity `details.entity_id` from `details.from` to `details.to` (`enforce` to `warn` or `off`, `warn` to `off`) |\n\nFilters combine: `event`, `user_id` (events done by the user or concerning them), `since`\n(inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five\nyears, by default), then deleted.",
     "auth": true,
     "parameters": [
       {
@@ -433,7 +469,12 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "invitation_withdrawn",
           "personal_data_erased",
           "personal_data_corrected",
-          "contact_erased"
+          "contact_erased",
+          "contacts_retention_erased",
+          "contact_retention_held",
+          "contact_retention_released",
+          "sms_compliance_relaxed",
+          "election_calendar_changed"
         ],
         "description": "Only events of this kind."
       },
@@ -449,14 +490,14 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
         "in": "query",
         "required": false,
         "type": "string",
-        "description": "Only events at or after this instant."
+        "description": "Only events at or after this instant (RFC 3339, e.g."
       },
       {
         "name": "until",
         "in": "query",
         "required": false,
         "type": "string",
-        "description": "Only events before this instant."
+        "description": "Only events before this instant (RFC 3339, e.g."
       }
     ],
     "answer": "application/json",
@@ -468,7 +509,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/auth/my_data/",
     "tag": "Accounts",
     "summary": "Everything the service holds about the caller (LGPD access)",
-    "description": "The data subject's right of access (LGPD, art. 18, II), as one JSON document to download\n(`Content-Disposition: attachment`): the caller's account, and each table's rows about them,\ngrouped in `sections`, each naming where it comes from (`source`: the table and the column that\nnames the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),\n`password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,\n`social_login_attempts`, `memberships` (teams and roles), `entities_owned`,\n`entities_last_written`, `guardianship_links_created`, `research_bookmarks`,\n`news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),\n`sms_credentials_added`, `sms_campaigns_sent`, `sms_campaigns_canceled`, `contacts_added`\n(which contacts of an entity the caller added, without their numbers), `sms_compliance_set`,\n`chat_replies_written` (the caller's replies in an entity's inbox, with their text),\n`chat_conversations_assigned`, `messenger_pages_connected` (the messenger Pages the caller\nconnected to an entity's inbox, without their tokens), `notifications` (the caller's own),\n`push_subscriptions` (the caller's devices, without their endpoints and keys),\n`monitor_alert_rules_added`, `webhook_endpoints_added` (without their secrets), `elections_panel_syncs`,\n`social_network_removals`, `security_events` (the audit log's events done by the caller or\nconcerning them), `edits_made` (the caller's changes to entities, from their edit\nhistory: which entity, what and when, without the values), `membership_counts` (teams per entity type, kept for paging), and\n`failed_logins` (failed password checks of the username or address, with the client address\neach came from). Timestamps are ISO 8601 in UTC. Never a secret: no password\nhash, key or token (nor their hashes), sealed provider token or SMS account secret.\n\nThe records of an entity the caller's team keeps (a candidate's record, its monitors' data)\nare the team's, not the caller's: `memberships` lists the teams, and each team's records are\nread through the operations of the entities.",
+    "description": "The data subject's right of access (LGPD, art. 18, II), as one JSON document to download\n(`Content-Disposition: attachment`): the caller's account, and each table's rows about them,\ngrouped in `sections`, each naming where it comes from (`source`: the table and the column that\nnames the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),\n`login_devices` (trusted devices and unlock tokens: kind, created, last used, expiry),\n`password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,\n`social_login_attempts`, `memberships` (teams and roles), `entities_owned`,\n`entities_last_written`, `guardianship_links_created`, `research_bookmarks`,\n`news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),\n`sms_credentials_added`, `sms_campaigns_sent`, `sms_campaigns_canceled`, `contacts_added`\n(which contacts of an entity the caller added, without their numbers), `sms_compliance_set`,\n`sms_opt_outs_recorded` (opt-outs the caller recorded by hand, without the numbers),\n`contact_retention_holds`, `election_calendar_changed`,\n`chat_replies_written` (the caller's replies in an entity's inbox, with their text),\n`chat_conversations_assigned`, `messenger_pages_connected` (the messenger Pages the caller\nconnected to an entity's inbox, without their tokens), `notifications` (the caller's own),\n`push_subscriptions` (the caller's devices, without their endpoints and keys),\n`monitor_alert_rules_added`, `webhook_endpoints_added` (without their secrets), `elections_panel_syncs`,\n`social_network_removals`, `security_events` (the audit log's events done by the caller or\nconcerning them), `edits_made` (the caller's changes to entities, from their edit\nhistory: which entity, what and when, without the values), `membership_counts` (teams per entity type, kept for paging), and\n`failed_logins` (failed password checks of the username or address, with the client address\neach came from). Timestamps are ISO 8601 in UTC. Never a secret: no password\nhash, key or token (nor their hashes), sealed provider token or SMS account secret.\n\nThe records of an entity the caller's team keeps (a candidate's record, its monitors' data)\nare the team's, not the caller's: `memberships` lists the teams, and each team's records are\nread through the operations of the entities.",
     "auth": true,
     "parameters": [],
     "answer": "application/json",
@@ -768,7 +809,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/elections/imports/",
     "tag": "Elections",
     "summary": "Import the electoral court's candidacy files (platform admins)",
-    "description": "Not in the seed (issue 22). Queues a background import of the court's (TSE) candidacy file or\nzip at `source` (`consulta_cand_<year>.zip` of one `;`-separated Latin-1 file per state plus\n`_BRASIL`, or one such file) into the elections, offices, parties, federations, coalitions, code\ntables and candidacies that `listElections`, `searchCandidacies` and the others read. The answer\ncarries the import; `getElectionsImport` follows it: `rows_read` moves on after each batch of\n1,000 rows is written, and a `completed` import has its `report` (inserted, updated, unchanged\nand rejected lines, with the first 100 rejections' file, line and reason, and the court's\nmunicipalities whose name matched no IBGE municipality).\n\nThe import is streamed and idempotent (keyed by election and `SQ_CANDIDATO`): importing the\nsame file again writes nothing and counts every line unchanged. Nothing is written if the\ndownload fails, `sha256` does not match, or a file lacks a column the import needs; those\nfailures are final (`failed`, with the reason). A failure mid-way (the court's server stopped\nanswering) is retried twice; the batches already written stay. On a server's machine,\n`npm run elections:import -- --source <file, zip or URL>` does the same from a local file.\n\nOnly an http(s) URL on a host that `ELECTIONS_IMPORT_HOSTS` allows (the court's open-data\nhosts by default) is accepted: the server downloads it, and may reach nothing else.",
+    "description": "Not in the seed (issue 22). Queues a background import of the court's (TSE) candidacy file or\nzip at `source` (`consulta_cand_<year>.zip` of one `;`-separated Latin-1 file per state plus\n`_BRASIL`, or one such file) into the elections, offices, parties, federations, coalitions, code\ntables and candidacies that `listElections`, `searchCandidacies` and the others read. The answer\ncarries the import; `getElectionsImport` follows it: `rows_read` moves on after each batch of\n1,000 rows is written, and a `completed` import has its `report` (inserted, updated, unchanged\nand rejected lines, with the first 100 rejections' file, line and reason, and the court's\nmunicipalities whose name matched no IBGE municipality).\n\nThe import is streamed and idempotent (keyed by election and `SQ_CANDIDATO`): importing the\nsame file again writes nothing and counts every line unchanged. Nothing is written if the\ndownload fails, `sha256` does not match, or a file lacks a column the import needs; those\nfailures are final (`failed`, with the reason). A failure mid-way (the court's server stopped\nanswering) is retried twice; the batches already written stay. On a server's machine,\n`npm run elections:import -- --source <file, zip or URL>` does the same from a local file.\n\nOnly an https URL on a host that `ELECTIONS_IMPORT_HOSTS` allows (the court's open-data\nhosts by default) is accepted, or a plain http one on a host it lists with an explicit\n`http://` (a test server): the server downloads it, and may reach nothing else. A listed\nname that resolves to a private, loopback or link-local address when the server connects\nfails the import. A record longer than `ELECTIONS_IMPORT_MAX_RECORD_BYTES` (8 KiB by\ndefault; the court's longest are about 1.5 KB) fails the import at once, naming the file\nand the line.",
     "auth": true,
     "parameters": [],
     "body": {
@@ -779,7 +820,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "name": "source",
           "required": true,
           "type": "string",
-          "description": "The http(s) URL of the court's candidacy zip or file, on a host `ELECTIONS_IMPORT_HOSTS` allows."
+          "description": "The https URL of the court's candidacy zip or file, on a host `ELECTIONS_IMPORT_HOSTS` allows (http only on a host it lists as `http://host`)."
         },
         {
           "name": "sha256",
@@ -852,6 +893,80 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "paged": false
   },
   {
+    "operationId": "listElectionCalendar",
+    "method": "get",
+    "path": "/api/elections/calendar/",
+    "tag": "Elections",
+    "summary": "The election calendar",
+    "description": "Not in the seed (issue 42). The election calendar as data: one line per election (a\nsupplementary election names its `uf` and `municipality_ibge`), each with its registration\ndeadline (until 19h Brasília of 15 August, Lei 9.504/1997 art. 11), propaganda start (16\nAugust, art. 36), voting days (first Sunday of October, and the last Sunday for the second\nround: CF arts. 28, 29 II, 77), certification of the winners (diplomação, the court's\ncalendar) and the legal source of each date (`sources`), ordered by first round. Seeded with\nthe 2024 municipal, 2026 general and 2028 municipal elections (the 2028 certification day is\nthe court's usual 19 December until it publishes its calendar, as `sources` says).\n`inaugurations` gives the day the winners of each office take office (CF art. 29 III: mayors\nand councillors 1 January; from 2027 the President 5 January, CF art. 82, and governors 6\nJanuary, art. 28, as amended by EC 111/2021, 1 January before; senators and deputies 1\nFebruary, art. 57 §4º); a supplementary election has none.\n\nThe calendar decides the propaganda window of every entity and when its election is over\n(see `getSmsCompliance`). Not paginated: it holds a few lines. Any logged-in user reads it;\nplatform admins change it (`createElectionCalendarLine`, `updateElectionCalendarLine`,\n`deleteElectionCalendarLine`), each change recorded in the audit log\n(`election_calendar_changed`).",
+    "auth": true,
+    "parameters": [],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "createElectionCalendarLine",
+    "method": "post",
+    "path": "/api/elections/calendar/",
+    "tag": "Elections",
+    "summary": "Add an election to the calendar (platform admins)",
+    "description": "Not in the seed (issue 42). Adds a line to the election calendar (see `listElectionCalendar`),\ntypically a supplementary election (`supplementary: true`, with its `uf` and, for a municipal\none, `municipality_ibge`). Its days must be real and in order: the registration deadline\nbefore the propaganda start, which is not after the first round; the second round after the\nfirst; certification not before the last round (rule `calendar_order`, naming the field). A\nsupplementary line names its state (rule `required`); an ordinary one names none (rule\n`ordinary_scope`). Each date carries its legal source in `sources`. Recorded in the audit log\n(`election_calendar_changed`, `details.action` `created`, `details.calendar_id`).",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": []
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "updateElectionCalendarLine",
+    "method": "put",
+    "path": "/api/elections/calendar/{calendar_id}/",
+    "tag": "Elections",
+    "summary": "Replace a line of the election calendar (platform admins)",
+    "description": "Not in the seed (issue 42). Replaces line `calendar_id` of the election calendar with the body,\nchecked as `createElectionCalendarLine` checks it. Recorded in the audit log\n(`election_calendar_changed`, `details.action` `updated`, `details.calendar_id`).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "calendar_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the election calendar line (`listElectionCalendar`)."
+      }
+    ],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": []
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "deleteElectionCalendarLine",
+    "method": "delete",
+    "path": "/api/elections/calendar/{calendar_id}/",
+    "tag": "Elections",
+    "summary": "Remove a line of the election calendar (platform admins)",
+    "description": "Not in the seed (issue 42). Removes line `calendar_id` (an election cancelled, or entered by\nmistake); entities it judged are judged by the next hint (see `getSmsCompliance`). Removing\nagain is 404. Recorded in the audit log (`election_calendar_changed`, `details.action`\n`deleted`, `details.calendar_id`).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "calendar_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the election calendar line (`listElectionCalendar`)."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
     "operationId": "listElectionOffices",
     "method": "get",
     "path": "/api/elections/offices/",
@@ -893,6 +1008,26 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
         "required": false,
         "type": "integer",
         "description": "The election's code, `CD_ELEICAO` (required in practice; missing gives 400)."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listRegisteredParties",
+    "method": "get",
+    "path": "/api/elections/registered_parties/",
+    "tag": "Partidos",
+    "summary": "The parties registered with the electoral court, with their registration and merger days",
+    "description": "Not in the seed (issue 42). The political parties registered with the electoral court (TSE)\nsince 2020, reference data of their own (seeded from the court's list, \"Partidos políticos\nregistrados no TSE\", and its decisions on mergers and incorporations), not read from imported\ncandidacies: number, acronym, name, the day the court registered the party's statute, and, for a\nparty that no longer exists, the day it ceased, how (`FUSÃO`: merged into a new party;\n`INCORPORAÇÃO`: absorbed by another) and its successor. Numbers are reused (25 was DEM's until\n2022 and is PRD's since 2023), so a party is its number and registration day. PEN became\nPatriota (2018), which merged with PTB into PRD 25 (9 November 2023); PSL and DEM into União\nBrasil 44 (8 February 2022); PROS was incorporated into Solidariedade (14 February 2023), PSC\ninto Podemos (15 June 2023).\n\nWith `em` (a day, YYYY-MM-DD, 2020-01-01 or later), only the parties that existed on that day.\nThe entity rules judge a ballot number's party (`partido`, `nr_urna`) and a coalition's parties\n(`partidosLegenda`) by the parties that could run in the entity's election: existing on its day\nand registered at least six months before it (Lei 9.504/1997 art. 4º). Read-only; any logged-in\nuser reads it.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "em",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "A day (YYYY-MM-DD, 2020-01-01 or later); only the parties that existed on it."
       }
     ],
     "answer": "application/json",
@@ -1487,7 +1622,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/entidade/add/",
     "tag": "entidades",
     "summary": "Add or update an entity",
-    "description": "Creates an entity of type `tp` (default `candidato`) owned by the caller, or updates one when\nthe body carries the `id` of an entity the caller may edit.\n\n**Updates change only what is sent.** A field left out keeps its stored value; a field sent as\n`null` clears it; `nome` is always required. The nested records keep their identity:\n- `marketshare` entries are matched by their `id` (an entry without `id` is new; an `id` that\n  is not one of this entity's entries is 422);\n- `referencia_social.social_network` entries are matched by (`nm_rede`, `id`), since their\n  `id` is the profile's id on that network, not a row id;\n- within a matched entry, and within `referencia_social`, the same rule applies: fields left\n  out keep their values;\n- when an array is sent, its order is kept and the stored entries it leaves out are removed;\n  when it is omitted, nothing changes; `null` (or `[]`) removes every entry, and\n  `\"referencia_social\": null` removes the reference with its entries.\n\nThe read-only fields of `getEntity`'s answer (`tp`, `updated_at`, `updated_by`, the nested\n`referencia_social.id` and each entry's `referencia_social`) are ignored when posted back.\n`tp` of an existing entity never changes.\n\n**Edit conflicts.** The answer's `ETag` is the entity's new version. With `If-Match` set to\nthe version the change was made on, a write to an entity someone else changed meanwhile is\nrefused with 409 `edit_conflict` (naming the current version) and changes nothing. Without\n`If-Match` the write goes through, as older clients expect. `If-Match` is only for updates:\nsent without `id` it is 400.\n\nBeyond the schema, the server checks: CPF check digits, voter-id check digits (12 digits, or\n13 for some older títulos of SP and MG), a real birth date in the past with `idade`\nconsistent with it, state codes among the 27, municipalities of dispute and base existing in\nthe municipality list, party acronyms, and that `nr_urna` starts with `partido`.\n\n**Electoral checks, once the court's data is loaded.** Where the elections import has loaded\nthe electoral court's tables, the body is also judged by them (example `ballotDigits`); where\nit has not, none of these checks applies and the body is accepted as before:\n- the coded fields against the court's code tables, each once its table is loaded:\n  `instrucao` (education, `grau_instrucao`), `ocupacao` (occupation), `estado_civil`,\n  `raca` (race/colour, `cor_raca`) and `nacionalidade`: 422 `court_code` naming the field\n  and the allowed codes (for a table of more than 20 codes, such as occupation's hundreds,\n  the table to read them from). `genero` is free text and is not checked.\n- `nr_urna`'s length against the office (`ballot_digits`: president, governor and mayor and\n  their vices 2 digits; senator and substitutes 3; federal deputy 4; state and district\n  deputy and councillor 5), and its first two digits, and `partido`, against the parties\n  running in the election (`party_of_election`, naming them).\n- `partidosLegenda`, a coalition's party acronyms, against the acronyms of the parties\n  running in the election (`party_of_election`, naming them; accents, case and spaces\n  aside: `PC do B` is `PCdoB`) instead of the parties registered today: a 2022 coalition\n  may name PTB, merged into PRD since. Without such an election it is judged against the\n  parties registered with the court today (`registered_party`).\n\nThe office and the election are the linked candidacy's (`candidacy_id`). Without a link,\nthe office is the one whose court name `position` spells, ignoring case, accents and hyphens\n(`prefeito`, `Vereador`, `deputado federal`; feminine forms such as `prefeita`, `vereadora`\nand `deputada estadual` too), and the election is the first round of the latest loaded\nelection of that office's scope (municipal for mayor, vice-mayor and councillor; federal for\npresident and vice-president; state for the others), the one with the most parties when the\nyear has several (an ordinary election rather than a supplementary one). Without a link or a\n`position` the office names, the length and party checks do not apply. Like the other rules between two\nfields, these judge the entity as it will be whenever the body names `nr_urna`, `partido`,\n`position` or `candidacy_id` (and, for the coalition's parties, `partidosLegenda`).\n\n**Candidacies.** `candidacy_id` links the entity to a candidacy of the court's data (or to\nanother one); `null` unlinks it; nothing else changes, and the edit history records it as\nany other field. `getEntity` then shows the candidacy's election, office, situation and\nresult (`candidacy`, read-only). To create an entity filled in from a candidacy, use\n`createEntityFromCandidacy`.\n\n**Personal data.** `cpf`, `titulo_eleitor`, `raca`, `cepBase` and `endBase` are read whole\nonly by the owner, admins and platform admins; operators read them masked or not at all (see\n`getEntity`), and so:\n- a masked `cpf` (`***.982.247-**`), `titulo_eleitor` (`********0183`) or `cepBase`\n  (`01310-***`) in an update stands for the stored value and leaves it unchanged, whoever\n  sends it, so a record read masked can be posted back as it is; on a create it is 422\n  `whole_value`;\n- an operator may send the five only as it reads them, masked or left out: any other value,\n  `null` included, is 403 `forbidden` with a `whole_view_required` detail naming each field,\n  *even one equal to the stored value*, so that no answer confirms a guessed CPF or race;\n- the answer (`data`) is masked for the caller's role, as `getEntity` would answer it.",
+    "description": "Creates an entity of type `tp` (default `candidato`) owned by the caller, or updates one when\nthe body carries the `id` of an entity the caller may edit.\n\n**Updates change only what is sent.** A field left out keeps its stored value; a field sent as\n`null` clears it; `nome` is always required. The nested records keep their identity:\n- `marketshare` entries are matched by their `id` (an entry without `id` is new; an `id` that\n  is not one of this entity's entries is 422);\n- `referencia_social.social_network` entries are matched by (`nm_rede`, `id`), since their\n  `id` is the profile's id on that network, not a row id;\n- within a matched entry, and within `referencia_social`, the same rule applies: fields left\n  out keep their values;\n- when an array is sent, its order is kept and the stored entries it leaves out are removed;\n  when it is omitted, nothing changes; `null` (or `[]`) removes every entry, and\n  `\"referencia_social\": null` removes the reference with its entries.\n\nThe read-only fields of `getEntity`'s answer (`tp`, `updated_at`, `updated_by`, the nested\n`referencia_social.id` and each entry's `referencia_social`) are ignored when posted back.\n`tp` of an existing entity never changes.\n\n**Edit conflicts.** The answer's `ETag` is the entity's new version. With `If-Match` set to\nthe version the change was made on, a write to an entity someone else changed meanwhile is\nrefused with 409 `edit_conflict` (naming the current version) and changes nothing. Without\n`If-Match` the write goes through, as older clients expect. `If-Match` is only for updates:\nsent without `id` it is 400.\n\nBeyond the schema, the server checks: CPF check digits, voter-id check digits (12 digits, or\n13 for some older títulos of SP and MG), a real birth date in the past with `idade`\nconsistent with it, state codes among the 27, municipalities of dispute and base existing in\nthe municipality list, party acronyms, and that `nr_urna` starts with `partido`.\n\n**Electoral checks, once the court's data is loaded.** Where the elections import has loaded\nthe electoral court's tables, the body is also judged by them (example `ballotDigits`); where\nit has not, none of these checks applies and the body is accepted as before:\n- the coded fields against the court's code tables, each once its table is loaded:\n  `instrucao` (education, `grau_instrucao`), `ocupacao` (occupation), `estado_civil`,\n  `raca` (race/colour, `cor_raca`) and `nacionalidade`: 422 `court_code` naming the field\n  and the allowed codes (for a table of more than 20 codes, such as occupation's hundreds,\n  the table to read them from). `genero` is free text and is not checked.\n- `nr_urna`'s length against the office (`ballot_digits`: president, governor and mayor and\n  their vices 2 digits; senator and substitutes 3; federal deputy 4; state and district\n  deputy and councillor 5), and its first two digits, and `partido`, against the parties\n  that could run in the election (`party_of_election`, naming them): the parties registered\n  with the court (`listRegisteredParties`) that existed on the election's day and were\n  registered at least six months before it (Lei 9.504/1997 art. 4º), not those the imported\n  candidacies happen to name (PL 22 and PRD 25 in 2024, PTB 14 not). An election before 2020,\n  which that list does not cover, is judged by the parties its imported candidacies name.\n- `partidosLegenda`, a coalition's party acronyms, against the acronyms of the same parties\n  (`party_of_election`, naming them; accents, case and spaces\n  aside: `PC do B` is `PCdoB`) instead of the parties registered today: a 2022 coalition\n  may name PTB, merged into PRD since. Without such an election it is judged against the\n  parties registered with the court today (`registered_party`).\n\nThe office and the election are the linked candidacy's (`candidacy_id`). Without a link,\nthe office is the one whose court name `position` spells, ignoring case, accents and hyphens\n(`prefeito`, `Vereador`, `deputado federal`; feminine forms such as `prefeita`, `vereadora`\nand `deputada estadual` too), and the election is the first round of the latest loaded\nelection of that office's scope (municipal for mayor, vice-mayor and councillor; federal for\npresident and vice-president; state for the others), the one with the most parties when the\nyear has several (an ordinary election rather than a supplementary one). Without a link or a\n`position` the office names, the length and party checks do not apply. Like the other rules between two\nfields, these judge the entity as it will be whenever the body names `nr_urna`, `partido`,\n`position` or `candidacy_id` (and, for the coalition's parties, `partidosLegenda`).\n\n**Candidacies the court would refuse.** For a candidate (`tp=candidato`; never a competitor or\na party), by the law and whether or not the court's data is loaded (example `candidacyLaw`):\n- `ballot_name_length`: `nm_urna` has at most 30 characters, spaces included (Res. TSE\n  23.609/2019 art. 25; Lei 9.504/1997 art. 12).\n- `office_scope`: the office fits `tipoDisputa` when it holds a scope word (`municipal` for\n  mayor, vice-mayor and councillor; `estadual`, `distrital`, `federal` or `geral` for\n  governor, senator and deputies; `federal`, `nacional` or `geral` for President and vice):\n  a governor in a `municipal` contest is refused. The Federal District (`estado_disputa`,\n  else `uf`) has no mayor, vice-mayor, councillor or state deputy, and district deputies\n  exist only there (CF art. 32 and §3º).\n- `proportional_coalition`: a councillor's or deputy's `partidosLegenda` names one party, or\n  the parties of one federation (the entity's own when `partido` is known): proportional\n  offices have no coalitions since 2020 (CF art. 17 §1º, EC 97/2017), and a federation acts\n  as one party for its term (Lei 9.504/1997 art. 6-A; Lei 9.096/1995 art. 11-A, from Lei\n  14.208/2021). A majoritarian coalition names all of a federation's parties or none (the\n  detail names `partidosLegenda`). The federations are those of the court's tables for the\n  election, else the three registered in 2022 (Brasil da Esperança: PT, PCdoB, PV; PSDB\n  Cidadania; PSOL REDE). A list of one party is no coalition.\n- `minimum_age`: `data_nascimento` makes the candidate 18 (councillor) by the election's\n  registration deadline, or 21 (mayor, vice-mayor, deputies), 30 (governor and vice) or 35\n  (President, vice, senator) by the day the office's winners take office (CF art. 14 §3º\n  VI; Lei 9.504/1997 art. 11 §2º). The election is the calendar's that judges the entity:\n  its linked candidacy's, else the one `disputa_eleitoral` names, else the next of its\n  office's scope. Without an election (or an office, or a real birth date) the age is not\n  judged.\nThe office is the linked candidacy's, else the one `position` spells (as above), from the\nlaw's list of offices. Each rule judges the entity as it will be when the body sends a\nfield it reads (`nm_urna`; `position`, `candidacy_id`, `tipoDisputa`, `uf`,\n`estado_disputa`; `partidosLegenda`, `partido`, `position`, `candidacy_id`;\n`data_nascimento`, `position`, `candidacy_id`, `disputa_eleitoral`): a stored value is not\njudged again by an update that sends none of them.\n\n**Candidacies.** `candidacy_id` links the entity to a candidacy of the court's data (or to\nanother one); `null` unlinks it; nothing else changes, and the edit history records it as\nany other field. `getEntity` then shows the candidacy's election, office, situation and\nresult (`candidacy`, read-only). To create an entity filled in from a candidacy, use\n`createEntityFromCandidacy`.\n\n**Personal data.** `cpf`, `titulo_eleitor`, `raca`, `cepBase` and `endBase` are read whole\nonly by the owner, admins and platform admins; operators read them masked or not at all (see\n`getEntity`), and so:\n- a masked `cpf` (`***.982.247-**`), `titulo_eleitor` (`********0183`) or `cepBase`\n  (`01310-***`) in an update stands for the stored value and leaves it unchanged, whoever\n  sends it, so a record read masked can be posted back as it is; on a create it is 422\n  `whole_value`;\n- an operator may send the five only as it reads them, masked or left out: any other value,\n  `null` included, is 403 `forbidden` with a `whole_view_required` detail naming each field,\n  *even one equal to the stored value*, so that no answer confirms a guessed CPF or race;\n- the answer (`data`) is masked for the caller's role, as `getEntity` would answer it.",
     "auth": true,
     "parameters": [
       {
@@ -1524,7 +1659,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/entidade/from_candidacy/",
     "tag": "entidades",
     "summary": "Create an entity filled in from the electoral court's candidacy",
-    "description": "Not in the seed: creates an entity of type `tp` (default `candidato`; `concorrente` for a\ncompetitor) owned by the caller, filled in from candidacy `candidacy_id` of the court's data\n(the elections operations find it) and linked to it (`candidacy_id`), so that a team need not\ntype its candidate's or a competitor's data by hand. `getEntity` then shows the candidacy's\nsituation and, after the vote, its result. The team edits the entity as any other\n(`addEntity`); the court's later imports change the candidacy, never the entity.\n\nWhat is filled in, from the court's columns: `nome`, `nm_urna`, `nr_urna`, `partido` (the\nparty number), `position` (the office, in lower case: `prefeito`, `vereador`...),\n`tipoDisputa` (`municipal`, `estadual` or `federal`), `ballot` (`primeiro_turno` or\n`segundo_turno`), `uf`, `estado_disputa` and `paisDisputa` (`BR`), `municipio_disputa` (the\nIBGE code the court's municipality maps to) and `cidade` in municipal elections,\n`data_nascimento` with `idade`, `nacionalidade`, `estado_nascimento` with `pais_nascimento`\n(`BR`), `municipio_nascimento`, `genero` (the label, in lower case), `instrucao`, `ocupacao`,\n`estado_civil`, `reeleicao`, and, for a coalition of several parties, `asLegenda`,\n`nomeLegenda` and `partidosLegenda`. Names are kept as the court writes them (upper case).\nA value the file withholds is left unset.\n\n**Personal data.** `cpf` (formatted), `titulo_eleitor` and `raca` are filled in only for a\ncaller who reads the court's candidacies whole (platform admins): anyone else gets the entity\nwithout them, and may type them. Once created, the entity's personal data is shown by team\nrole, as `getEntity` says (the owner reads it whole, viewers masked).\n\nA value the entity rules of `addEntity` would refuse (an invalid check digit, a coalition\nparty that the election's party table lacks) is left out, and the answer's `message` names\nit.",
+    "description": "Not in the seed: creates an entity of type `tp` (default `candidato`; `concorrente` for a\ncompetitor) owned by the caller, filled in from candidacy `candidacy_id` of the court's data\n(the elections operations find it) and linked to it (`candidacy_id`), so that a team need not\ntype its candidate's or a competitor's data by hand. `getEntity` then shows the candidacy's\nsituation and, after the vote, its result. The team edits the entity as any other\n(`addEntity`); the court's later imports change the candidacy, never the entity.\n\nWhat is filled in, from the court's columns: `nome`, `nm_urna`, `nr_urna`, `partido` (the\nparty number), `position` (the office, in lower case: `prefeito`, `vereador`...),\n`tipoDisputa` (`municipal`, `estadual` or `federal`), `ballot` (`primeiro_turno` or\n`segundo_turno`), `uf`, `estado_disputa` and `paisDisputa` (`BR`), `municipio_disputa` (the\nIBGE code the court's municipality maps to) and `cidade` in municipal elections,\n`data_nascimento` with `idade`, `nacionalidade`, `estado_nascimento` with `pais_nascimento`\n(`BR`), `municipio_nascimento`, `genero` (the label, in lower case), `instrucao`, `ocupacao`,\n`estado_civil`, `reeleicao`, and, for a coalition of several parties, `asLegenda`,\n`nomeLegenda` and `partidosLegenda`. Names are kept as the court writes them (upper case).\nA value the file withholds is left unset.\n\n**Personal data.** `cpf` (formatted), `titulo_eleitor` and `raca` are filled in only for a\ncaller who reads the court's candidacies whole (platform admins): anyone else gets the entity\nwithout them, and may type them. Once created, the entity's personal data is shown by team\nrole, as `getEntity` says (the owner reads it whole, viewers masked).\n\nA value the entity rules of `addEntity` would refuse (an invalid check digit, a coalition\nparty that the election's party table lacks) is left out, and the answer's `message` names\nit. A candidacy the court would refuse is no candidate entity: for `tp=candidato`, a\ncandidacy that breaks `ballot_name_length`, `office_scope`, `proportional_coalition` or\n`minimum_age` (as `addEntity` says) is 422 naming the rule, each detail on `candidacy_id`\nwith the entity field in its message (example `courtWouldRefuse`);\n`tp=concorrente` tracks it as the court lists it.",
     "auth": true,
     "parameters": [
       {
@@ -2097,6 +2232,118 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "paged": false
   },
   {
+    "operationId": "listJobQueues",
+    "method": "get",
+    "path": "/api/admin/jobs/",
+    "tag": "controle",
+    "summary": "Background jobs by queue and state (admins)",
+    "description": "For platform admins (`palanque jobs`): how many background jobs each queue (kind of job, such\nas `sms-send`) holds in each state. States: `queued` (waiting to run), `running`, `completed`,\n`failed` (the last try failed and another will follow) and `dead` (no try left; `retryJob`\ngives it one more). Queues and states without jobs are left out. On PostgreSQL, completed\nand dead jobs leave the counts once pg-boss archives them (after 12 hours).",
+    "auth": true,
+    "parameters": [],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "listJobs",
+    "method": "get",
+    "path": "/api/admin/jobs/{queue}/",
+    "tag": "controle",
+    "summary": "The jobs of a queue in one state (admins)",
+    "description": "For platform admins (`palanque jobs list`): the jobs of one queue in one `state`, the most\nrecently changed first, at most `limit` (50 unless given). Each job shows its data (ids of\nthe records it works on, never a secret), its tries and, when it failed, the reason. A queue\nwithout jobs, or an unknown one, lists none.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "queue",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "A queue (kind of background job), as `listJobQueues` names it."
+      },
+      {
+        "name": "state",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "enum": [
+          "queued",
+          "running",
+          "completed",
+          "failed",
+          "dead"
+        ],
+        "description": "The state whose jobs are listed."
+      },
+      {
+        "name": "limit",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "The most jobs listed."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "retryJob",
+    "method": "post",
+    "path": "/api/admin/jobs/{queue}/{job_id}/retry/",
+    "tag": "controle",
+    "summary": "Give a dead job one more try (admins)",
+    "description": "For platform admins (`palanque jobs retry`): a `dead` job (its last try failed) is queued\nagain for one more try, keeping its data and its tries so far. Its handler runs as for any\ntry: a job whose work was done meanwhile finds it done. A `failed` job will be retried on its\nown; other states have nothing to retry.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "queue",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "A queue (kind of background job), as `listJobQueues` names it."
+      },
+      {
+        "name": "job_id",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "The job's id, as `listJobs` shows it."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "purgeJobs",
+    "method": "post",
+    "path": "/api/admin/jobs/{queue}/purge/",
+    "tag": "controle",
+    "summary": "Purge a canceled campaign's waiting jobs (admins)",
+    "description": "For platform admins (`palanque jobs purge`): deletes the jobs of `queue` that wait to run\n(`queued`, or `failed` and waiting for their retry) whose data names the campaign\n`campaign_id`. Only a `canceled` campaign's: its messages are canceled already, so its jobs\nwould find nothing to send; purging them frees the queue sooner. A job already running\nfinishes as the cancel has it (`cancelSmsCampaign`). Purging twice purges nothing the second\ntime.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "queue",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "A queue (kind of background job), as `listJobQueues` names it."
+      }
+    ],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "campaign_id",
+          "required": true,
+          "type": "integer",
+          "description": "A canceled SMS campaign, whose waiting jobs are purged."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
     "operationId": "getApiRoot",
     "method": "get",
     "path": "/",
@@ -2126,7 +2373,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/sms/list_credentials/",
     "tag": "SMS",
     "summary": "Send an SMS campaign",
-    "description": "Sends `mensagem.mensagem` to every number in `mensagem.recipient_list_str` with credential\n`credencial`. The numbers are found in the text as people write them (`(21) 98765-4321`,\n`21 98765-4321`, `+55 21 98765-4321`, `21987654321`), one per line or separated by commas or\nsemicolons, or several on a line separated by spaces; any other text in the list is an invalid\nentry. They are normalised to E.164 (Brazil as the default region) and deduplicated; numbers\nthat opted out of the campaigns of the credential's entity (they replied an opt-out keyword to one of its\ncredentials: see `receiveSmsWebhook`) are skipped and counted. Each accepted recipient\nbecomes a message sent by a background job, retried with backoff when the provider fails; a\nmessage whose number opts out before it is sent is canceled.\n\nNot in the seed (issue 23): instead of a list, `mensagem.contatos` sends to the contacts of the\ncredential's entity (see `listContacts`), all of them or those with any of `mensagem.contatos.tags`;\neach message then names its contact. Exactly one of the two is given. The credential's footer\n(see `updateSmsCredential`) is added, after a line break, to every message, and counted in\n`segments`; `previewSmsCampaign` shows the text as it will go without sending it. The campaign\nis judged by the compliance mode of the credential's entity (see `getSmsCompliance`): numbers\nwithout consent on record (`consent_missing`), a credential without a footer\n(`footer_missing`) and a send outside the entity's propaganda window\n(`outside_campaign_window`) are listed in `warnings` under `warn` (the default; the campaign is\nsent), refused under `enforce` (422 naming each rule), and not judged under `off` or for a\ncredential without an entity.",
+    "description": "Sends `mensagem.mensagem` to every number in `mensagem.recipient_list_str` with credential\n`credencial`. The numbers are found in the text as people write them (`(21) 98765-4321`,\n`21 98765-4321`, `+55 21 98765-4321`, `21987654321`), one per line or separated by commas or\nsemicolons, or several on a line separated by spaces; any other text in the list is an invalid\nentry. They are normalised to E.164 (Brazil as the default region) and deduplicated; numbers\nthat opted out of the campaigns of the credential's entity (they replied an opt-out keyword to one of its\ncredentials: see `receiveSmsWebhook`) are skipped and counted. Each accepted recipient\nbecomes a message sent by a background job, retried with backoff when the provider fails; a\nmessage whose number opts out before it is sent is canceled.\n\nNot in the seed (issue 23): instead of a list, `mensagem.contatos` sends to the contacts of the\ncredential's entity (see `listContacts`), all of them or those with any of `mensagem.contatos.tags`;\neach message then names its contact. Exactly one of the two is given. The credential's footer\n(see `updateSmsCredential`) is added, after a line break, to every message, and counted in\n`segments`; `previewSmsCampaign` shows the text as it will go without sending it. The campaign\nis judged by the compliance mode of the credential's entity (see `getSmsCompliance`): numbers\nwithout consent on record (`consent_missing`), a credential without a footer\n(`footer_missing`) and a send outside the entity's propaganda window\n(`outside_campaign_window`) are refused under `enforce` (the default for an entity created\nafter migration 0033: 422 naming each rule, nothing queued), listed in `warnings` under `warn`\nand `off` (the campaign is sent; under `off` too it is judged and the rules it breaks recorded),\nand not judged for a credential without an entity. **Decided change to the seed's behaviour**\n(see \"Decided changes to what the seed accepts\"): a seed-only front end that pastes numbers\nwithout consent for a new entity gets 422 `consent_missing`.\n\nNot in the seed (issue 42): `declaracao_nao_eleitoral` declares that the campaign is not\nelectoral propaganda, it asks for no vote (Lei 9.504/1997 art. 36-A); such a campaign may go\noutside the propaganda window (the window rule does not judge it), while consent and the\nfooter still apply. The declaration, who made it (the sender) and when are kept with the\ncampaign and shown in its report (`non_electoral_declaration`, see `getSmsCampaign`).\n\nNot in the seed (issue 42): a campaign that links or attaches synthetic content (image or sound\nmade or altered by artificial intelligence) declares it in `synthetic_content`, naming the\ntechnology; its message must then carry the label that says so (Res. TSE 23.610/2019 art. 9-B;\nrule `synthetic_content_label`, judged as the rules above), and a declared deepfake is refused\nunder every mode (`deepfake_banned`, art. 9-C §1º). The campaign keeps the declaration\n(`synthetic_content` in its report).\n\nNot in the seed (issue 42): only Brazilian mobile numbers can receive an SMS\n(libphonenumber's type `MOBILE`: a 2-digit area code, then 9 and 8 digits). A landline\n(`(11) 3222-1234`), a toll-free number (`0800 123 4567`) or a foreign one (`+1 202 555 0143`)\nin the list, or a contact flagged `can_receive_sms: false`, is skipped as opted-out numbers\nare: counted in `not_mobile_skipped` and the first five named, masked, in\n`not_mobile_examples` (rule `not_mobile`), in the answer, the preview and the report. A list\nor audience with no mobile number left is 422 `not_mobile`.",
     "auth": true,
     "parameters": [],
     "body": {
@@ -2144,6 +2391,12 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "required": true,
           "type": "integer",
           "description": "Id of the SMS credential to send with."
+        },
+        {
+          "name": "declaracao_nao_eleitoral",
+          "required": false,
+          "type": "string",
+          "description": "Not in the seed (issue 42); optional."
         }
       ]
     },
@@ -2230,6 +2483,36 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     ],
     "answer": "application/json",
     "paged": true
+  },
+  {
+    "operationId": "optOutSmsNumber",
+    "method": "post",
+    "path": "/api/sms/opt_outs/",
+    "tag": "SMS",
+    "summary": "Opt a number out of an entity's SMS campaigns by hand",
+    "description": "Not in the seed (issue 42). Opts `phone` out of the campaigns of entity `entity_id`, as a\nreply asking to stop does (see `receiveSmsWebhook`): for someone who asked by phone, in\nperson, by e-mail or in words the phrase list does not read. LGPD (Lei 13.709/2018) art. 8\n§5º lets a person withdraw consent at any time; Lei 9.504/1997 art. 57-G gives the sender 48\nhours to remove them. From then on every campaign of the entity skips the number (counted in\n`opted_out_skipped`), a message queued for it is canceled before it is sent, and the inbox\ndoes not write to it.\n\nThe opt-out is also kept as a **suppression**: HMAC-SHA256 of the number under a random key\nof the entity's own, sealed with the server's `SECRETS_KEY`. Erasing the person's contact\n(`eraseContact`) removes the number itself, this opt-out's included, but not the\nsuppression, so a list pasted later still skips the number. The table of suppressions\ncannot be reversed by trying every number without the server's secret.\n\nThe entity's owner, admins and operators may (those who may send its campaigns; platform\nadmins too). Opting out a number that opted out already changes nothing and answers the\nopt-out kept.",
+    "auth": true,
+    "parameters": [],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "entity_id",
+          "required": true,
+          "type": "integer",
+          "description": "The entity whose campaigns the number leaves."
+        },
+        {
+          "name": "phone",
+          "required": true,
+          "type": "string",
+          "description": "The number, as people write it (`(11) 98765-4321`, `+55 11 98765-4321`); stored in E.164."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
   },
   {
     "operationId": "listSmsCampaigns",
@@ -2381,7 +2664,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/sms/compliance/",
     "tag": "SMS",
     "summary": "An entity's SMS compliance mode and propaganda window",
-    "description": "Not in the seed (issue 23). Brazilian electoral law lets a campaign message only people who\ngave their number voluntarily, requires every message to identify its sender and to offer a\nway out, and allows electoral propaganda only from 16 August of the election year until the\neve of the vote. An entity's compliance mode says what `sendSmsCampaign` does with a campaign,\nsent with one of the entity's credentials, that breaks one of these rules:\n\n| rule | broken when |\n|---|---|\n| `consent_missing` | a number is not a contact of the entity with consent on record (a `consent.source`; see `createContact`) |\n| `footer_missing` | the credential has no footer (see `updateSmsCredential`) |\n| `outside_campaign_window` | today (in Brasília) is outside the entity's effective propaganda window |\n\nUnder `off` nothing is judged; under `warn` (the mode of an entity never set) the campaign is\nsent and its answer lists the rules broken in `warnings`; under `enforce` it is refused (422)\nnaming them. Credentials without an entity (platform admins only) are judged by nothing.\n\n`window` is the propaganda window typed for the entity (null: none). `effective_window` is the\none the rule judges by. For an entity linked to a candidacy of the court's data\n(`candidacy_id`), it runs from 16 August of its election's year to the eve of the vote; for a\ncandidate whose result (`sit_tot_turno`) is `2º TURNO`, to the eve of the second round: the\nsame year's election of the same kind with `nr_turno` 2 in the court's data, or, when that is\nnot loaded, the last Sunday of October, as the Constitution sets it (`election.cd_eleicao`\nnull). For an entity not linked to a candidacy, it is the typed window. It is null when\nneither gives one: then the window rule judges nothing. Days are Brasília's\n(America/Sao_Paulo), both ends included.\n\nEvery role of the entity's team may read it (platform admins too).",
+    "description": "Not in the seed (issue 23). Brazilian electoral law lets a campaign message only people who\ngave their number voluntarily, requires every message to identify its sender and to offer a\nway out, and allows electoral propaganda only from 16 August of the election year until the\neve of the vote. An entity's compliance mode says what `sendSmsCampaign` does with a campaign,\nsent with one of the entity's credentials, that breaks one of these rules:\n\n| rule | broken when |\n|---|---|\n| `consent_missing` | a number is not a contact of the entity with consent on record (a `consent.source`; see `createContact`) |\n| `footer_missing` | the credential has no footer (see `updateSmsCredential`) |\n| `outside_campaign_window` | today (in Brasília) is in none of the spans of the entity's effective propaganda window |\n| `election_over` | the election that judges the entity is over: today (in Brasília) is after its last vote for the entity (the second round for a run-off candidate, else the first); judged for non-electoral campaigns too (issue 42) |\n\nUnder `enforce` (the mode of an entity never set: the safe path is the default, issue 42) the\ncampaign is refused (422) naming the rules it breaks, before anything is queued; under `warn`\nit is sent and its answer and report list them in `warnings`; under `off` it is sent too,\njudged all the same and its `warnings` recorded. Entities that existed before migration 0033\nwere given an explicit `warn` (the mode they had), so nothing changed for them. Relaxing the\nmode is a platform admin's decision (see `setSmsCompliance`). A campaign declared\nnon-electoral (`declaracao_nao_eleitoral`, Lei 9.504/1997 art. 36-A) is not judged by the\nwindow rule. Credentials without an entity (platform admins only) are judged by nothing.\n\n`window` is the propaganda window typed for the entity (null: none). `effective_window` is the\none the rule judges by (issue 42): a set of `spans`, each a run of open days, both ends\nincluded; `starts_on` and `ends_on` are only the outer bounds (the first span's start, the\nlast span's end): a day between them but in no span is closed. No voting day is ever in a\nspan: new propaganda on a voting day is a crime (Lei 9.504/1997 art. 39 §5º).\n\nThe election that judges an entity (for the window, `election_over` and the minimum age) is,\nin order: the election of the court candidacy it is linked to (`candidacy_id`); else the one\nits `disputa_eleitoral` names, which is the court's election code (`cd_eleicao`, of either\nround, as `listElections` lists it), not a year; else the next ordinary election of its\noffice's scope (municipal for prefeito, vice-prefeito and vereador, general for the others,\nthe office read from `position`) whose last voting day is today or later. Each is a line of\nthe election calendar (`listElectionCalendar`). Its legal spans are: from the propaganda\nstart (16 August, art. 36) to the eve of the first round; and, for a candidate in the second\nround (the court's result `2º TURNO`, or without a candidacy `ballot: segundo_turno`, and only\nfor President, governors and mayors, their vices included: CF arts. 28, 29 II, 77), from the\nday after the first round to the eve of the second. A typed window narrows them (`source:\ntyped`) and must lie inside one of them when set (see `setSmsCompliance`); an entity with no\nelection but a typed window gets the typed window narrowed to every calendar election's\nspans. `election` is the vote whose eve ends the last span; `calendar_election_id` the\ncalendar line. It is null when neither an election nor a typed window gives one: then the\nwindow rule judges nothing. Days are Brasília's (America/Sao_Paulo).\n\nEvery role of the entity's team may read it (platform admins too).",
     "auth": true,
     "parameters": [
       {
@@ -2401,7 +2684,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/sms/compliance/",
     "tag": "SMS",
     "summary": "Set an entity's SMS compliance mode and propaganda window (owner and admins)",
-    "description": "Not in the seed (issue 23). Replaces the compliance settings of entity `entity_id` (see\n`getSmsCompliance`): `mode`, and `window`, the propaganda window typed for the entity, which\nthe window rule judges by when the entity is not linked to a candidacy of the court's data.\nLeaving `window` out, or sending it null, removes it. The answer is the settings as\n`getSmsCompliance` reads them; what that answer adds (`entity_id`, `effective_window`,\n`updated_at`, `updated_by`) may be sent back and is ignored. Sending the same settings again\nchanges nothing. The change is recorded in the entity's edit history (`listEntityHistory`,\nsubject `sms_compliance`). The entity's owner and admins may set it (platform admins too).",
+    "description": "Not in the seed (issue 23). Replaces the compliance settings of entity `entity_id` (see\n`getSmsCompliance`): `mode`, and `window`, the propaganda window typed for the entity, which\nthe window rule judges by, narrowing the legal spans of the entity's election (see\n`getSmsCompliance`). It must lie inside one of those spans (issue 42): a window over a voting\nday, or outside the propaganda period, is 422 `outside_legal_window` naming the spans it may\nlie in (an entity with no election: the spans of every election of the calendar). Leaving\n`window` out, or sending it null, removes it. The answer is the settings as\n`getSmsCompliance` reads them; what that answer adds (`entity_id`, `effective_window`,\n`updated_at`, `updated_by`) may be sent back and is ignored. Sending the same settings again\nchanges nothing. The change is recorded in the entity's edit history (`listEntityHistory`,\nsubject `sms_compliance`). The entity's owner and admins may set it (platform admins too), but\nonly a platform admin may relax it (`enforce` to `warn` or `off`, `warn` to `off`, judged\nagainst the mode the change replaces): under those a campaign that breaks the electoral rules\nis sent. A relaxation is also recorded in the audit log (`sms_compliance_relaxed`, see\n`listAuditEvents`).",
     "auth": true,
     "parameters": [
       {
@@ -2518,7 +2801,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/sms/campaigns/preview/",
     "tag": "SMS",
     "summary": "Preview an SMS campaign without sending it",
-    "description": "Not in the seed (issue 23). Reads a campaign exactly as `sendSmsCampaign` would, from the same\nbody, and sends nothing, stores nothing: the text as it will go (the message and, after a line\nbreak, the credential's footer), its encoding and segments per message, how many messages it\nwould send (the numbers listed or the contacts chosen, less repeats and the numbers that opted\nout of the entity's campaigns), and the compliance rules it breaks under the mode of the\ncredential's entity (see `getSmsCompliance`), as the campaign's `warnings` would list them.\nUnder `enforce`, `compliance.would_refuse` says the campaign would be refused; under `off`\nthere are no warnings.",
+    "description": "Not in the seed (issue 23). Reads a campaign exactly as `sendSmsCampaign` would, from the same\nbody, and sends nothing, stores nothing: the text as it will go (the message and, after a line\nbreak, the credential's footer), its encoding and segments per message, how many messages it\nwould send (the numbers listed or the contacts chosen, less repeats, the numbers that opted\nout of the entity's campaigns and, issue 42, those an SMS cannot reach: landlines, toll-free\nand foreign numbers, counted in `not_mobile_skipped` and the first five named, masked, in\n`not_mobile_examples`; none left is 422 `not_mobile`), and the compliance rules it breaks under the mode of the\ncredential's entity (see `getSmsCompliance`), as the campaign's `warnings` would list them.\nUnder `enforce`, `compliance.would_refuse` says the campaign would be refused; under `warn`\nand `off` the warnings are listed and nothing would be refused.\n\nIt names every problem at once (issue 42), so a front end can show them together: when the\nbody has problems (numbers that are not valid, a blank text...), the 422 also names, beside\nthem, each compliance rule broken by what could be read (the consent of its valid numbers, the\nfooter, the window), whatever the mode.",
     "auth": true,
     "parameters": [],
     "body": {
@@ -2536,6 +2819,12 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "required": true,
           "type": "integer",
           "description": "Id of the SMS credential to send with."
+        },
+        {
+          "name": "declaracao_nao_eleitoral",
+          "required": false,
+          "type": "string",
+          "description": "Not in the seed (issue 42); optional."
         }
       ]
     },
@@ -2618,7 +2907,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/contacts/import/",
     "tag": "SMS",
     "summary": "Import an entity's contacts from a CSV file",
-    "description": "Not in the seed (issue 23). Adds or updates the contacts of entity `entity_id` from the CSV file\nsent as the body (`Content-Type: text/csv`, UTF-8; add `charset=iso-8859-1` or\n`charset=windows-1252` for a file a spreadsheet saved in Latin-1). The body is read as it\narrives and written in batches of 500 lines, so a large file takes little memory; it may be\nup to 32 MiB.\n\nThe file starts with a header row naming its columns, in Portuguese or in English, in any\norder (case is ignored):\n\n| column | or | value |\n|---|---|---|\n| `telefone` | `phone` | required: the number, written as people write it |\n| `nome` | `name` | the person's name |\n| `consentimento_origem` | `consent_source` | where and how the number was given |\n| `consentimento_data` | `consent_given_at` | when: `DD/MM/AAAA` or `AAAA-MM-DD` (midnight, Brasília time, UTC-3), or an ISO 8601 date and time |\n| `consentimento_texto` | `consent_text` | the text the person agreed to |\n| `tags` | `tags` | tags separated by `\\|` (or by commas or semicolons inside a quoted cell) |\n\nCells are separated by commas, or by semicolons as spreadsheets save them in Brazil: the header\nrow decides which. A header without `telefone`, or naming a column not listed here, refuses\nthe file before any line is read.\n\nEach line is a contact, keyed by its number: importing the same file again changes nothing and\ncounts every line `unchanged`. A line whose number the entity has already updates that contact:\na name or a consent it brings replaces the stored one, its tags are added (an import never\nremoves a tag), and an empty cell keeps what is stored. A consent needs its origin and its date\n(its text is optional).\n\nA line is rejected, and the others still imported, when its number is not a valid phone\nnumber, its date is not a date or is in the future, it has a consent origin without a date or\na date without an origin, a value is too long, it has more cells than the header, or it\nrepeats the number of an earlier line of the file. The report counts each line once in\n`inserted`, `updated`, `unchanged` or `rejected`, and lists the first 100 rejections with\ntheir line and reason (a reason names the column, never its value: it is personal data).\n\nThe entity's owner and admins import contacts (platform admins too). `Idempotency-Key` is\naccepted and ignored: the body is streamed, never held whole, so a retry cannot be compared\nwith the first request; the import is idempotent by itself (a retry finds its lines unchanged).",
+    "description": "Not in the seed (issue 23). Adds or updates the contacts of entity `entity_id` from the CSV file\nsent as the body (`Content-Type: text/csv`, UTF-8; add `charset=iso-8859-1` or\n`charset=windows-1252` for a file a spreadsheet saved in Latin-1). The body is read as it\narrives and written in batches of 500 lines, so a large file takes little memory; it may be\nup to 32 MiB.\n\nThe file starts with a header row naming its columns, in Portuguese or in English, in any\norder (case is ignored):\n\n| column | or | value |\n|---|---|---|\n| `telefone` | `phone` | required: the number, written as people write it |\n| `nome` | `name` | the person's name |\n| `consentimento_origem` | `consent_source` | where and how the number was given |\n| `consentimento_data` | `consent_given_at` | when: `DD/MM/AAAA` or `AAAA-MM-DD` (midnight, Brasília time, UTC-3), or an ISO 8601 date and time |\n| `consentimento_texto` | `consent_text` | the text the person agreed to |\n| `consentimento_tipo` | `consent_kind` | the consent's kind (ContactConsentKind: `form`, `event`, `inbound_message`, `manual_with_evidence`, `import_with_proof`); may be empty when the origin's words name one |\n| `consentimento_prova` | `consent_evidence` | the record that shows it; required for `manual_with_evidence` and `import_with_proof` |\n| `tags` | `tags` | tags separated by `\\|` (or by commas or semicolons inside a quoted cell) |\n\nCells are separated by commas, or by semicolons as spreadsheets save them in Brazil: the header\nrow decides which. A header without `telefone`, or naming a column not listed here, refuses\nthe file before any line is read.\n\nEach line is a contact, keyed by its number: importing the same file again changes nothing and\ncounts every line `unchanged`. A line whose number the entity has already updates that contact:\na name or a consent it brings replaces the stored one, its tags are added (an import never\nremoves a tag), and an empty cell keeps what is stored. A consent needs its origin and its date\n(its text is optional).\n\nA line is rejected, and the others still imported, when its number is not a valid phone\nnumber or not a Brazilian mobile number (issue 42: a landline, toll-free or foreign number,\nwhich no SMS reaches; the reason names `telefone` and `not_mobile`), its date is not a date or is in the future, it has a consent origin without a date or\na date without an origin, a value is too long, it has more cells than the header, or it\nrepeats the number of an earlier line of the file; and when its consent is refused as\ncreateContact refuses it (see ContactConsent): a bought or third-party list by its kind or\nits words (the reason names the column and `consent_source_not_allowed`: Lei 9.504/1997 arts.\n57-B III and 57-E §1º), a kind neither given nor named by the origin's words\n(`consent_kind_required`), an unknown kind, or a kind that needs evidence without it\n(`consent_evidence_required`). A line that updates a contact is judged the same way. The report counts each line once in\n`inserted`, `updated`, `unchanged` or `rejected`, and lists the first 100 rejections with\ntheir line and reason (a reason names the column, never its value: it is personal data).\n\nThe entity's owner and admins import contacts (platform admins too). `Idempotency-Key` is\naccepted and ignored: the body is streamed, never held whole, so a retry cannot be compared\nwith the first request; the import is idempotent by itself (a retry finds its lines unchanged).",
     "auth": true,
     "parameters": [
       {
@@ -2683,7 +2972,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/contacts/{contact_id}/erase/",
     "tag": "SMS",
     "summary": "Erase a contact at the person's request (LGPD)",
-    "description": "Not in the seed (issue 23). When the person asks for their data to be erased (LGPD, art. 18),\nremoves the contact `contact_id` and its tags, and their number from what the entity keeps of\nits messages, in one transaction:\n\n- the entity's messages to the number that the provider has or had (any status but `queued`)\n  keep only its masked form (`+55*******4321`), which still tells the campaign's counts apart;\n- its messages not yet handed to the provider are canceled, and masked: the person gets nothing\n  more from campaigns already under way;\n- the replies the number sent to the entity's credentials keep only the masked form.\n\nA message the send job is handing to the provider at that moment (its attempt is open: it may\nhave been taken) cannot be changed without risking a second send or a lost status: then nothing\nis erased, the answer is 409 `conflict` (rule `messages_in_flight`), and erasing again once the\nattempt settles (seconds, or the send's retries) does it all.\n\nWhat stays: the number's opt-out, if it opted out (the entity must go on honouring it, and keeps\nthe number for that alone), and the provider's own records of the messages it carried. The\nerasure is recorded in the audit log (`contact_erased`: `details.entity_id`,\n`details.contact_id`, `details.reason` and the counts; never the number or the name). `reason`\nis the reference of the person's request (a ticket, a protocol number), not their name.\n\nThe entity's owner and admins erase contacts (platform admins too).",
+    "description": "Not in the seed (issue 23). When the person asks for their data to be erased (LGPD, art. 18),\nremoves the contact `contact_id` and its tags, and their number from what the entity keeps of\nits messages, in one transaction:\n\n- the entity's messages to the number that the provider has or had (any status but `queued`)\n  keep only its masked form (`+55*******4321`), which still tells the campaign's counts apart;\n- its messages not yet handed to the provider are canceled, and masked: the person gets nothing\n  more from campaigns already under way;\n- the replies the number sent to the entity's credentials keep only the masked form.\n\nA message the send job is handing to the provider at that moment (its attempt is open: it may\nhave been taken) cannot be changed without risking a second send or a lost status: then nothing\nis erased, the answer is 409 `conflict` (rule `messages_in_flight`), and erasing again once the\nattempt settles (seconds, or the send's retries) does it all.\n\nWhat stays: if the number opted out, its **suppression** (issue 42): the opt-out itself, which\nholds the number, is removed, and a keyed hash of the number (HMAC-SHA256 under the entity's\nown key, see `optOutSmsNumber`) is kept, so the entity goes on honouring it without keeping the\nnumber (Lei 9.504/1997 art. 57-G; LGPD art. 16 I): a list pasted later still skips it, counted\nin `opted_out_skipped` (`data.suppression_kept` says so). Also the provider's own records of\nthe messages it carried. The\nerasure is recorded in the audit log (`contact_erased`: `details.entity_id`,\n`details.contact_id`, `details.reason` and the counts; never the number or the name). `reason`\nis the reference of the person's request (a ticket, a protocol number), not their name.\n\nThe entity's owner and admins erase contacts (platform admins too).",
     "auth": true,
     "parameters": [
       {
@@ -2706,6 +2995,78 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
         }
       ]
     },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "getContactRetention",
+    "method": "get",
+    "path": "/api/contact_retention/",
+    "tag": "SMS",
+    "summary": "When an entity's contacts are erased after its election",
+    "description": "Not in the seed (issue 42). The contacts an entity collected for a campaign are erased\n`retention_days` days after the certification (diplomação) of the winners of its election:\nthe setting `CONTACT_RETENTION_DAYS_AFTER_CERTIFICATION` (180 by default), a choice of the\ndeployment, not a figure of the law (the LGPD keeps personal data only while its purpose lasts,\nLei 13.709/2018 arts. 15 I and 16). The election is the entity's linked candidacy's, else the\none its `disputa_eleitoral` names, with its certification day from the election calendar; an\nentity linked to neither has no erasure day (`election`, `erase_on` null) and keeps its\ncontacts.\n\nThe entity's owner and admins get an in-app notification (`contacts_retention_notice`) on\n`notice_on`, 30 days before; the erasure never comes sooner than 30 days after that notice\n(a late notice moves `erase_on`). On `erase_on` a job erases each contact as `eraseContact`\ndoes (its messages and replies masked, its unsent messages canceled); the opt-outs stay, so the\nentity still honours them. It is recorded in the audit log (`contacts_retention_erased`).\nWhile proceedings that may need the contacts are pending (the action to challenge a mandate,\nAIME, may be filed within 15 days of the certification: CF art. 14 §10), a platform admin holds\nthe erasure (`holdContactRetention`). Contacts added after an erasure stay until the next\nelection's day.\n\nThe entity's owner and admins read it (platform admins too).",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "holdContactRetention",
+    "method": "put",
+    "path": "/api/contact_retention/hold/",
+    "tag": "SMS",
+    "summary": "Hold the erasure of an entity's contacts while proceedings are pending (admins)",
+    "description": "Not in the seed (issue 42). Holds the erasure of the contacts of entity `entity_id` (see\n`getContactRetention`) while proceedings that may need them are pending: the action to\nchallenge a mandate (AIME) may be filed within 15 days of the certification (CF art. 14 §10),\nand electoral cases may run longer. `reason` is the case's reference (its number and court).\nPlatform admins only: a hold keeps personal data past its purpose, so someone outside the\ncampaign decides, on the case the entity names. Holding again replaces the reason. Recorded in\nthe audit log (`contact_retention_held`). The notice is still sent on its day; the erasure\nwaits until `releaseContactRetention`.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity."
+      }
+    ],
+    "body": {
+      "contentType": "application/json",
+      "required": true,
+      "fields": [
+        {
+          "name": "reason",
+          "required": true,
+          "type": "string",
+          "description": "The pending case: its number and court (CF art."
+        }
+      ]
+    },
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "releaseContactRetention",
+    "method": "delete",
+    "path": "/api/contact_retention/hold/",
+    "tag": "SMS",
+    "summary": "Release the hold on the erasure of an entity's contacts (admins)",
+    "description": "Not in the seed (issue 42). Releases the hold placed by `holdContactRetention`: the erasure\nthen comes on its day, or at the next sweep (within the hour) when that day has passed.\nPlatform admins only; recorded in the audit log (`contact_retention_released`). Releasing\nwhen nothing is held is 404.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "entity_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Id of the entity."
+      }
+    ],
     "answer": "application/json",
     "paged": false
   },
@@ -2783,7 +3144,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/chat/conversations/{conversation_id}/messages/",
     "tag": "chat",
     "summary": "Answer a conversation",
-    "description": "Not in the seed (issue 24). Sends `text` to the conversation's person through its channel:\nfor SMS, from the credential the person wrote to, by the same send job as campaigns, so it\nis handed to the provider exactly once however the request or the job is retried, and its\nstatus follows the delivery receipts (`listConversationMessages`). A reply to someone who\nwrote first is not a campaign message: the entity's compliance mode (`getSmsCompliance`)\nasks no consent, footer or propaganda window of it. But a number that opted out of the\nentity's campaigns is never written to: that is 422 whatever the mode. Replying marks the\nconversation read. The entity's owner, admins and operators may reply (platform admins\nto any conversation); its viewers may not.\n\n**Messenger** conversations are answered from their Page through the network's send API, as\na `RESPONSE`: the network accepts those only within 24 hours of the person's last message,\nso an answer later than that is 422 (rule `within_messaging_window`), as is one to a Page\ndisconnected since (rule `page_connected`). The send API takes no idempotency key, so an\nanswer is sent **at most once**: queued once however the request is retried, handed to the\nnetwork by one job, never sent again by a retry once the network may have it. A send cut off\nbefore the network answered (a timeout, a lost connection, a crash) is `failed` with\n`error_code` `outcome_unknown`: it may have reached the person, and the team decides whether\nto write again. A refusal is `failed` with the network's code (`10/2018278`: outside the\nwindow; `551`: the person cannot be reached); a rate limit is tried again later.",
+    "description": "Not in the seed (issue 24). Sends `text` to the conversation's person through its channel:\nfor SMS, from the credential the person wrote to, by the same send job as campaigns, so it\nis handed to the provider exactly once however the request or the job is retried, and its\nstatus follows the delivery receipts (`listConversationMessages`). A reply to someone who\nwrote first is not a campaign message: the entity's compliance mode (`getSmsCompliance`)\nasks no consent, footer or propaganda window of it. But a number that opted out of the\nentity's campaigns is never written to: that is 422 whatever the mode. Replying marks the\nconversation read. The entity's owner, admins and operators may reply (platform admins\nto any conversation); its viewers may not.\n\n**No automated replies** (issue 42): Palanque never answers a conversation by itself, an\nopt-out included (it is recorded, not acknowledged); every reply is written by a person of the\nteam and carries `sent_by`. An automated interlocutor that simulates the candidate or another\nreal person is banned (Res. TSE 23.610/2019 art. 9-B §3º, as amended by Res. TSE 23.732/2024);\nshould one be added, its replies are to be marked as automated and never signed as the\ncandidate.\n\n**Messenger** conversations are answered from their Page through the network's send API, as\na `RESPONSE`: the network accepts those only within 24 hours of the person's last message,\nso an answer later than that is 422 (rule `within_messaging_window`), as is one to a Page\ndisconnected since (rule `page_connected`). The send API takes no idempotency key, so an\nanswer is sent **at most once**: queued once however the request is retried, handed to the\nnetwork by one job, never sent again by a retry once the network may have it. A send cut off\nbefore the network answered (a timeout, a lost connection, a crash) is `failed` with\n`error_code` `outcome_unknown`: it may have reached the person, and the team decides whether\nto write again. A refusal is `failed` with the network's code (`10/2018278`: outside the\nwindow; `551`: the person cannot be reached); a rate limit is tried again later.",
     "auth": true,
     "parameters": [
       {
@@ -2816,6 +3177,26 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "tag": "chat",
     "summary": "Mark a conversation read",
     "description": "Not in the seed (issue 24). Sets the conversation's unread count to 0: its inbound messages so\nfar were seen by the team (the count is the team's, not each member's). Marking a read\nconversation read again changes nothing. Every member of the entity's team may mark it.",
+    "auth": true,
+    "parameters": [
+      {
+        "name": "conversation_id",
+        "in": "path",
+        "required": true,
+        "type": "integer",
+        "description": "Id of the conversation (`listConversations` lists them)."
+      }
+    ],
+    "answer": "application/json",
+    "paged": false
+  },
+  {
+    "operationId": "optOutConversation",
+    "method": "post",
+    "path": "/api/chat/conversations/{conversation_id}/opt_out/",
+    "tag": "chat",
+    "summary": "Opt a conversation's number out of the entity's messages",
+    "description": "Not in the seed (issue 42). Opts the number of an SMS conversation out of its entity's\ncampaigns, as `optOutSmsNumber` does (`source` `conversation`), for a person who asked in the\nconversation in words the phrase list does not read. The conversation can no longer be\nanswered (`replyToConversation` is 422 `not_opted_out`). LGPD art. 8 §5º; Lei 9.504/1997 art.\n57-G (48 hours to remove). The entity's owner, admins and operators may (those who answer\nit); a number opted out already changes nothing. `data.phone` is masked for roles that do not\nread personal data whole.",
     "auth": true,
     "parameters": [
       {
@@ -2983,7 +3364,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/callback/provider_sms/",
     "tag": "callbacks",
     "summary": "SMS delivery receipt (from the provider)",
-    "description": "The SMS provider calls this with a delivery receipt for a message Palanque sent. The provider\nspeaks Twilio's Programmable Messaging status-callback protocol: a form-encoded body signed\nwith `X-Twilio-Signature` (base64 HMAC-SHA1, keyed with the credential's secret, of the full\ncallback URL followed by every form field name and value in name order).\n\nReceipts are idempotent (the same receipt twice changes nothing; `Idempotency-Key` is honoured\ntoo) and monotonic: a late `sent` never overwrites `delivered`, `undelivered` or `failed`.",
+    "description": "The SMS provider calls this with a delivery receipt for a message Palanque sent. The provider\nspeaks Twilio's Programmable Messaging status-callback protocol: a form-encoded body signed\nwith `X-Twilio-Signature` (base64 HMAC-SHA1, keyed with the secret of the credential that\nsent the message, of the full callback URL followed by every form field name and value in name\norder). A receipt for a message Palanque did not send on the `AccountSid` it names is checked\nagainst that account's credentials.\n\nReceipts are idempotent (the same receipt twice changes nothing; `Idempotency-Key` is honoured\ntoo) and monotonic: a late `sent` never overwrites `delivered`, `undelivered` or `failed`.\n\nA receipt whose signature verifies is charged to its signer's rate-limit budget, sized from\nits messages in flight, not to the address it came from (see Rate limits).",
     "auth": false,
     "parameters": [
       {
@@ -3068,7 +3449,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/webhook/provider_sms/",
     "tag": "webhooks",
     "summary": "Inbound SMS (from the provider)",
-    "description": "The SMS provider calls this, configured for the GET method, when someone replies to a\ncampaign: Twilio's incoming-message webhook, with the message in the query string and\n`X-Twilio-Signature` computed over the full URL. The provider sends more fields than the\nones declared here; the others are accepted and ignored.\n\nThe reply was received by the credential with account `AccountSid` and sender number `To`,\nand the signature is checked against that credential's auth token. When the account has no\ncredential for `To`, against the token of the account's first credential.\n\n**Opt-outs.** A reply whose only word is an opt-out keyword opts the sender out of the\ncampaigns of the entity that owns the receiving credential: all of that entity's credentials\nhonour it, and no other entity's do. The credentials without an entity (admins only) share\none scope of their own. A reply to a `To` that the account has no credential for opts the\nsender out of every entity with a credential on that account. The entity's owner and admins\nlist its opt-outs with `listSmsOptOuts`.\n\nThe keywords are, in Portuguese, `PARAR`, `PARE`, `SAIR`, `CANCELAR` and `DESCADASTRAR`, and\nin English `STOP`, `STOPALL`, `UNSUBSCRIBE`, `CANCEL`, `END`, `QUIT` and `OPTOUT`. They are\nmatched against the whole reply, after these steps: compatibility normalisation, then\naccents, punctuation, symbols (emoji included) and surrounding spaces removed, then upper case.\nSo `Sair.`, `PARE!`, `stop`, `  Parar  `, `SAÍR` and `opt-out` opt out. A keyword inside a\nlonger reply (`quero parar de receber`, `não vou sair`) does not: these words are common in\nordinary answers, and a wrong opt-out would silence a voter who wants the messages. Carriers\nread STOP the same way.",
+    "description": "The SMS provider calls this, configured for the GET method, when someone replies to a\ncampaign: Twilio's incoming-message webhook, with the message in the query string and\n`X-Twilio-Signature` computed over the full URL. The provider sends more fields than the\nones declared here; the others are accepted and ignored.\n\nThe reply was received by the credential with account `AccountSid` and sender number `To`,\nand the signature is checked against that credential's auth token. When the account has no\ncredential for `To`, against the token of the account's first credential.\n\n**Opt-outs.** A reply whose only word is an opt-out keyword opts the sender out of the\ncampaigns of the entity that owns the receiving credential: all of that entity's credentials\nhonour it, and no other entity's do. The credentials without an entity (admins only) share\none scope of their own. A reply to a `To` that the account has no credential for opts the\nsender out of every entity with a credential on that account. The entity's owner and admins\nlist its opt-outs with `listSmsOptOuts`.\n\nThe keywords are, in Portuguese, `PARAR`, `PARE`, `SAIR`, `CANCELAR` and `DESCADASTRAR`, and\nin English `STOP`, `STOPALL`, `UNSUBSCRIBE`, `CANCEL`, `END`, `QUIT` and `OPTOUT`. They are\nmatched against the whole reply, after these steps: compatibility normalisation, then\naccents, punctuation, symbols (emoji included) and surrounding spaces removed, then upper case.\nSo `Sair.`, `PARE!`, `stop`, `  Parar  `, `SAÍR` and `opt-out` opt out. A keyword inside a\nlonger reply (`não vou sair de casa`, `quero parar no comitê`) does not: these words are\ncommon in ordinary answers, and a wrong opt-out would silence a voter who wants the messages.\nCarriers read STOP the same way.\n\n**Opting out in one's own words** (issue 42): a reply that asks to stop in Portuguese (or\nEnglish) opts out too, read from a fixed list of phrases, normalised as the keywords are\n(no network model): `não quero mais receber`, `SAIR por favor`, `me tira dessa lista`,\n`pare de mandar`, `para de me mandar mensagem`, `remover meu número`, `não me mande mais`,\n`quero ser removido`, `chega de mensagem`... Its opt-out has `keyword` null and `phrase` set.\nLGPD (Lei 13.709/2018) art. 8 §5º lets a person withdraw consent at any time, and Lei\n9.504/1997 art. 57-G gives the sender 48 hours to remove them; Palanque removes them at once.\nEvery opt-out of an entity is also kept as a suppression (a keyed hash of the number, see\n`optOutSmsNumber`) that outlives erasing the person's contact.",
     "auth": false,
     "parameters": [
       {
@@ -3742,7 +4123,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/webhooks/endpoints/",
     "tag": "webhooks",
     "summary": "An entity's outbound webhook endpoints",
-    "description": "Not in the seed (issue 25). The endpoints of entity `entity_id` that other systems registered to\nhear what happens in it, the oldest first, without their secrets. The entity's owner and admins\n(and platform admins) read them.\n\nDeliveries follow the Standard Webhooks specification (standardwebhooks.com): a `POST` of\n`application/json` whose body is `{\"type\", \"timestamp\", \"data\"}`, with the headers `webhook-id`\n(the message id, the same on every try of a delivery, so a receiver can drop repeats),\n`webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` and the base64 HMAC-SHA256, keyed\nwith the endpoint's secret, of `{webhook-id}.{webhook-timestamp}.{body}`); the `standardwebhooks`\nlibraries verify them. An answer 200 to 299 within `WEBHOOK_TIMEOUT_MS` is a success; anything else,\na redirect included (never followed), is a failure, retried with growing delays\n(`WEBHOOK_RETRY_DELAY_SECONDS`, doubled each time, `WEBHOOK_RETRIES` times). An endpoint whose\ndeliveries have failed for a day (`WEBHOOK_DISABLE_AFTER_SECONDS`) without a success is disabled,\nand the entity's owner and admins get a `webhook_endpoint_disabled` notification.\n\nEvent types: `sms_campaign.completed`, `conversation.message_received`, `scenario_request.finished`,\n`monitor.alert`; `webhook.test` is sent by `sendTestWebhook` only.\n\nDelivery is at least once from the moment an event is recorded: a receiver drops repeats by\n`webhook-id`. An event is recorded just after the change it reports is committed, so a server\nthat stops in that instant (a crash, a kill) loses that event; the change itself is kept, and the\nlist operations show it.",
+    "description": "Not in the seed (issue 25). The endpoints of entity `entity_id` that other systems registered to\nhear what happens in it, the oldest first, without their secrets. The entity's owner and admins\n(and platform admins) read them.\n\nDeliveries follow the Standard Webhooks specification (standardwebhooks.com): a `POST` of\n`application/json` whose body is `{\"type\", \"timestamp\", \"data\"}`, with the headers `webhook-id`\n(the message id, the same on every try of a delivery, so a receiver can drop repeats),\n`webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` and the base64 HMAC-SHA256, keyed\nwith the endpoint's secret, of `{webhook-id}.{webhook-timestamp}.{body}`); the `standardwebhooks`\nlibraries verify them. An endpoint with `send_trace_context` also gets the W3C `traceparent` (and\n`tracestate`) while the deployment traces; no other endpoint gets one. An answer 200 to 299 within `WEBHOOK_TIMEOUT_MS` is a success; anything else,\na redirect included (never followed), is a failure, retried with growing delays\n(`WEBHOOK_RETRY_DELAY_SECONDS`, doubled each time, `WEBHOOK_RETRIES` times). An endpoint whose\ndeliveries have failed for a day (`WEBHOOK_DISABLE_AFTER_SECONDS`) without a success is disabled,\nand the entity's owner and admins get a `webhook_endpoint_disabled` notification.\n\nEvent types: `sms_campaign.completed`, `conversation.message_received`, `scenario_request.finished`,\n`monitor.alert`; `webhook.test` is sent by `sendTestWebhook` only.\n\nDelivery is at least once from the moment an event is recorded: a receiver drops repeats by\n`webhook-id`. An event is recorded just after the change it reports is committed, so a server\nthat stops in that instant (a crash, a kill) loses that event; the change itself is kept, and the\nlist operations show it.",
     "auth": true,
     "parameters": [
       {
@@ -3762,7 +4143,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/webhooks/endpoints/",
     "tag": "webhooks",
     "summary": "Register an outbound webhook endpoint",
-    "description": "Not in the seed (issue 25). From now on, each event of `event_types` in entity `entity_id` is\ndelivered to `url`, signed with the endpoint's secret, which this answer carries once (`secret`,\n`whsec_` and base64): keep it to verify deliveries. It is stored encrypted (`SECRETS_KEY`) and\nnever shown again. The entity's owner and admins register endpoints, at most 20 per entity.\n\nAn endpoint's `url` must be `https` in production (`http` is allowed elsewhere), carry no\ncredentials, and resolve only to public addresses: one that resolves to a private, loopback,\nlink-local, unique-local or other reserved range is refused (rule `public_url`), and the address is\nchecked again when each delivery connects, so a name that later resolves elsewhere (DNS rebinding)\nis refused then (the attempt fails, saying so). `OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true` allows\nprivate addresses (tests and the sandbox).",
+    "description": "Not in the seed (issue 25). From now on, each event of `event_types` in entity `entity_id` is\ndelivered to `url`, signed with the endpoint's secret, which this answer carries once (`secret`,\n`whsec_` and base64): keep it to verify deliveries. It is stored encrypted (`SECRETS_KEY`) and\nnever shown again. The entity's owner and admins register endpoints, at most 20 per entity.\n\nAn endpoint's `url` must be `https` in production (`http` is allowed elsewhere), carry no\ncredentials, and resolve only to public addresses: one that resolves to a private, loopback,\nlink-local, unique-local or other reserved range is refused (rule `public_url`; an IPv6 address\ncarrying an IPv4 one, such as `::ffff:127.0.0.1` or `64:ff9b::7f00:1`, is judged by the IPv4\naddress), and the address is checked again when each delivery connects, so a name that later resolves elsewhere (DNS rebinding)\nis refused then (the attempt fails, saying so). `OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true` allows\nprivate addresses (tests and the sandbox).",
     "auth": true,
     "parameters": [],
     "body": {
@@ -3786,6 +4167,12 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "required": false,
           "type": "string",
           "description": ""
+        },
+        {
+          "name": "send_trace_context",
+          "required": false,
+          "type": "boolean",
+          "description": "Whether deliveries carry the W3C trace context (`traceparent`, and `tracestate` when there is one) of the work that sent them, so a receiver that traces with OpenTelemetry continues the same trace."
         }
       ]
     },
@@ -3798,7 +4185,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/webhooks/endpoints/{endpoint_id}/",
     "tag": "webhooks",
     "summary": "Change or re-enable an outbound webhook endpoint",
-    "description": "Not in the seed (issue 25). Changes the fields sent (`url`, `event_types`, `description`) and\nenables or disables the endpoint (`enabled`); fields left out keep their values. Enabling a\ndisabled endpoint clears why it was disabled and its failures: its next delivery starts a new day\nof tries. The secret does not change. The entity's owner and admins change endpoints.\n\nAn endpoint's `url` must be `https` in production (`http` is allowed elsewhere), carry no\ncredentials, and resolve only to public addresses: one that resolves to a private, loopback,\nlink-local, unique-local or other reserved range is refused (rule `public_url`), and the address is\nchecked again when each delivery connects, so a name that later resolves elsewhere (DNS rebinding)\nis refused then (the attempt fails, saying so). `OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true` allows\nprivate addresses (tests and the sandbox).",
+    "description": "Not in the seed (issue 25). Changes the fields sent (`url`, `event_types`, `description`,\n`send_trace_context`) and enables or disables the endpoint (`enabled`); fields left out keep their values. Enabling a\ndisabled endpoint clears why it was disabled and its failures: its next delivery starts a new day\nof tries. The secret does not change. The entity's owner and admins change endpoints.\n\nAn endpoint's `url` must be `https` in production (`http` is allowed elsewhere), carry no\ncredentials, and resolve only to public addresses: one that resolves to a private, loopback,\nlink-local, unique-local or other reserved range is refused (rule `public_url`; an IPv6 address\ncarrying an IPv4 one, such as `::ffff:127.0.0.1` or `64:ff9b::7f00:1`, is judged by the IPv4\naddress), and the address is checked again when each delivery connects, so a name that later resolves elsewhere (DNS rebinding)\nis refused then (the attempt fails, saying so). `OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true` allows\nprivate addresses (tests and the sandbox).",
     "auth": true,
     "parameters": [
       {
@@ -3830,6 +4217,12 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
           "required": false,
           "type": "boolean",
           "description": ""
+        },
+        {
+          "name": "send_trace_context",
+          "required": false,
+          "type": "boolean",
+          "description": "Whether deliveries carry the W3C trace context (`traceparent`, and `tracestate` when there is one) of the work that sent them, so a receiver that traces with OpenTelemetry continues the same trace."
         }
       ]
     },

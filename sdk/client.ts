@@ -21,6 +21,11 @@ export interface ApiClientOptions {
   baseUrl: string;
   /** An API key (from `login`); sent as `Authorization: Token <key>`. */
   token?: string;
+  /**
+   * This device's token from an earlier login (`data.device_token`): `login` sends it, so that others'
+   * failed logins at the name never delay this device's, and keeps the one answered. Store it with the key.
+   */
+  deviceToken?: string;
   /** A fetch implementation to use instead of the global one (tests, msw, custom agents). */
   fetch?: typeof globalThis.fetch;
   /** Retry settings; `false` turns retrying off. */
@@ -32,19 +37,16 @@ export interface ApiClientOptions {
 export interface PalanqueClient extends ExactClient<SdkPaths> {
   /** The key sent with every call; undefined sends none. */
   token: string | undefined;
+  /** The device token `login` sends and renews (see ApiClientOptions). */
+  deviceToken: string | undefined;
 }
 
-export function createApiClient({ baseUrl, token, fetch, retry = {}, throwOnError = true }: ApiClientOptions): PalanqueClient {
+export function createApiClient({ baseUrl, token, deviceToken, fetch, retry = {}, throwOnError = true }: ApiClientOptions): PalanqueClient {
   // The global fetch is looked up per call, so a mock installed after the client was made (msw) still sees it.
   const send: typeof globalThis.fetch = (input, init) => (fetch ?? globalThis.fetch)(input, init);
   const client = createClient<SdkPaths>({ baseUrl, fetch: retryingFetch(send, retry === false ? { retries: 0 } : retry) });
-  const state = { token };
-  client.use(conventions(() => state.token, throwOnError));
-  return Object.defineProperty(client, 'token', {
-    get: () => state.token,
-    set: (value: string | undefined) => (state.token = value),
-    enumerable: true,
-  }) as PalanqueClient;
+  client.use(conventions(() => (client as PalanqueClient).token, throwOnError));
+  return Object.assign(client, { token, deviceToken }) as PalanqueClient;
 }
 
 function conventions(currentToken: () => string | undefined, throwOnError: boolean): Middleware {

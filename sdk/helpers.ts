@@ -13,10 +13,14 @@ export function unwrap<Payload>(result: { data?: { data: Payload } }): Payload {
   return result.data.data;
 }
 
-/** Logs in and keeps the key in the client for the calls that follow. */
-export async function login(client: PalanqueClient, username: string, password: string): Promise<LoginResponse> {
-  const session = unwrap(await client.POST('/api/auth/login', { body: { username, password } }));
+/**
+ * Logs in and keeps the key in the client for the calls that follow. Sends the client's device token
+ * (and `unlockToken`, from an unlock mail, when given) and keeps the device token answered.
+ */
+export async function login(client: PalanqueClient, username: string, password: string, unlockToken?: string): Promise<LoginResponse> {
+  const session = unwrap(await client.POST('/api/auth/login', { body: { username, password, device_token: client.deviceToken, unlock_token: unlockToken } }));
   client.token = session.token;
+  client.deviceToken = session.device_token;
   return session;
 }
 

@@ -26,8 +26,15 @@
 import { http, type HttpHandler } from 'msw';
 import seedData from './msw-fixtures.json' with { type: 'json' };
 import { candidacyIn, candidacySummary, EMPTY_COURT, entityFromCandidacy, type CourtSeed } from './msw-court.js';
+import { inaugurationsOf, mockCalendarOf, mockEffectiveWindow, mockLegalWindowProblem, mockWindowWarnings } from './msw-election-calendar.js';
+import { candidacyLawDetails } from './msw-candidacy-law.js';
+import { asCandidacyDetails } from './candidacy-law.js';
 import * as courtReads from './msw-court-reads.js';
+import { COVERED_FROM as REGISTERED_PARTIES_FROM, REGISTERED_PARTIES as REGISTERED_PARTY_LIST, partiesRegisteredOn } from './registered-parties.js';
 import { apiKeyIn, errorResponse, operationById, refuseInvalidRequest, requiresKey, unauthorizedResponse, type ErrorDetail } from './msw-validation.js';
+import { deepfakeProblem, labelProblem, type SyntheticContent } from './synthetic-content.js';
+import { CONSENT_KINDS, judgeConsent, REFUSED_CONSENT_KINDS, type ConsentKind } from './consent-sources.js';
+import { optOutPhraseOf } from './opt-out-phrases.js';
 import type { components } from './schema.js';
 
 /** The demo users' password unless `password` says otherwise (the sandbox's default too). */
@@ -114,7 +121,7 @@ interface State {
   campaigns: Map<number, StoredCampaign>;
   /** The entities' contacts, by id (importContacts, createContact). */
   contacts: Map<number, StoredContact>;
-  /** The entities' SMS compliance settings (setSmsCompliance); an entity without them is in mode `warn`. */
+  /** The entities' SMS compliance settings (setSmsCompliance); an entity without them is in mode `enforce` (issue 42). */
   compliance: Map<number, StoredCompliance>;
   /** Sign-ups waiting for confirmation, by the token of their (unsent) mail. */
   pendingSignUps: Map<string, PendingSignUp>;
@@ -141,6 +148,9 @@ interface StoredCampaign {
   accepted: number;
   rejected: number;
   opted_out_skipped: number;
+  /** Numbers skipped because an SMS cannot reach them (issue 42), and the first five, masked. */
+  not_mobile_skipped: number;
+  not_mobile_examples: string[];
   encoding: 'GSM-7' | 'UCS-2';
   segments: number;
   state: 'queued' | 'sending' | 'completed' | 'canceled';
@@ -151,8 +161,12 @@ interface StoredCampaign {
   /** The credential's footer as added to the messages; the contacts' tags it went to (null: a pasted list). */
   footer: string | null;
   audience: { tags: string[] } | null;
-  /** The compliance warnings it was accepted with, under `warn` (left out otherwise). */
+  /** The compliance warnings it was accepted with, under `warn` and `off` (left out otherwise). */
   warnings?: ComplianceWarning[];
+  /** Its declaration that it is not electoral propaganda (Lei 9.504/1997 art. 36-A), made by its sender; left out when none. */
+  non_electoral_declaration?: { text: string; declared_at: string };
+  /** The synthetic content it declared (issue 42); left out when none. */
+  synthetic_content?: { technology: string };
   messages: Array<{ id: number; recipient: string; contact_id: number | null; status: string; error_code: string | null; error_message: string | null; price: string | null; price_unit: string | null; updated_at: string }>;
 }
 /** A row of an entity's edit history, as listEntityHistory shows it (without its actor's name). */
@@ -316,6 +330,8 @@ function seeded(seed: StatefulSeed): State {
         accepted: messages.length,
         rejected: 0,
         opted_out_skipped: 0,
+        not_mobile_skipped: 0,
+        not_mobile_examples: [],
         ...text,
         state: 'sending',
         created_at: fixture.created_at,
@@ -405,7 +421,10 @@ function accountHandlers(on: On, password: string): HttpHandler[] {
       const device = request.headers.get('user-agent')?.slice(0, 200) || null;
       state.keys.set(token, { id: newId(state, []), user_id: user.id, device, created_at: now(), expires_at: expires });
       user.last_login = now();
-      return envelope(200, { token, token_type: 'Token', expires_at: expires, user: publicUser(user) }, 'Logged in.');
+      // The device token the login carried is answered back, else a new one (the mock trusts every device: it has no lock).
+      const carried = typeof body.device_token === 'string' && body.device_token.startsWith('plqd_') ? body.device_token : undefined;
+      const deviceToken = carried ?? `plqd_${[...crypto.getRandomValues(new Uint8Array(32))].map((byte) => byte.toString(16).padStart(2, '0')).join('')}`;
+      return envelope(200, { token, token_type: 'Token', expires_at: expires, user: publicUser(user), device_token: deviceToken }, 'Logged in.');
     }),
     on('logout', ({ request, state }) => {
       state.keys.delete(apiKeyIn(request.headers.get('authorization'))!);
@@ -632,6 +651,7 @@ function signUpHandlers(on: On, password: string): HttpHandler[] {
  */
 const EXPORT_SOURCES: Record<string, string> = {
   sessions: 'api_tokens.user_id',
+  login_devices: 'login_devices.user_id',
   password_resets: 'password_reset_tokens.user_id',
   pending_email_changes: 'pending_email_changes.user_id',
   social_logins: 'social_logins.user_id',
@@ -650,6 +670,9 @@ const EXPORT_SOURCES: Record<string, string> = {
   sms_campaigns_canceled: 'sms_campaigns.canceled_by',
   contacts_added: 'contacts.created_by',
   sms_compliance_set: 'sms_compliance.updated_by',
+  sms_opt_outs_recorded: 'sms_opt_outs.created_by',
+  contact_retention_holds: 'contact_retention.held_by',
+  election_calendar_changed: 'election_calendar.updated_by',
   chat_replies_written: 'conversation_messages.sent_by',
   chat_conversations_assigned: 'conversations.assignee_id',
   messenger_pages_connected: 'messenger_pages.connected_by',
@@ -846,6 +869,9 @@ function entityHandlers(on: On): HttpHandler[] {
             { location: 'header', field: 'If-Match', rule: 'update_only', message: 'is only for updates: send it with the id of the entity', value: ifMatch.slice(0, 200) },
           ]);
         }
+        // Candidacies the court would refuse (msw-candidacy-law.ts), for candidates, before the duplicates as on the server.
+        const unlawful = (url.searchParams.get('tp') ?? 'candidato') === 'candidato' ? candidacyLawDetails(state.court, body) : [];
+        if (unlawful.length > 0) return invalidBody(unlawful, 'The entity is invalid.');
         const duplicate = cpfTaken(state, user, body.cpf, undefined) ?? candidacyRefused(state, user, body.candidacy_id, undefined);
         if (duplicate) return duplicate;
         const id = newId(state, state.entities.keys());
@@ -859,6 +885,8 @@ function entityHandlers(on: On): HttpHandler[] {
       const entity = entityFor(context, Number(body.id), { location: 'body', field: 'id' }, 'edit');
       if (entity instanceof Response) return entity;
       // The server's order: the CPF check, then the version (If-Match), then the nested records.
+      const unlawful = entity.tp === 'candidato' ? candidacyLawDetails(state.court, body, entity.record) : [];
+      if (unlawful.length > 0) return invalidBody(unlawful, 'The entity is invalid.');
       const duplicate = cpfTaken(state, user, body.cpf, entity.id) ?? candidacyRefused(state, user, body.candidacy_id, entity.id, entity.record.candidacy_id);
       if (duplicate) return duplicate;
       if (ifMatch !== null && ifMatch.trim() !== '*') {
@@ -889,6 +917,8 @@ function entityHandlers(on: On): HttpHandler[] {
       }
       // As the server: the court's personal data for platform admins only.
       const record = entityFromCandidacy(state.court, candidacy, user.is_admin);
+      const unlawful = (url.searchParams.get('tp') ?? 'candidato') === 'candidato' ? candidacyLawDetails(state.court, record) : [];
+      if (unlawful.length > 0) return invalidBody(asCandidacyDetails(unlawful, candidacy.id), `Candidacy ${candidacy.id} is one the electoral court would refuse, so it is no candidate entity.`);
       const refused = candidacyRefused(state, user, candidacy.id, undefined) ?? cpfTaken(state, user, record.cpf, undefined);
       if (refused) return refused;
       const id = newId(state, state.entities.keys());
@@ -1370,7 +1400,7 @@ function smsHandlers(on: On): HttpHandler[] {
 
 // --- SMS compliance: modes, windows, footers and the preview (src/messaging/compliance.ts) -----------
 
-/** An entity's compliance settings as the server keeps them; an entity without them is in mode `warn`. */
+/** An entity's compliance settings as the server keeps them; an entity without them is in mode `enforce` (the safe path is the default, issue 42). */
 interface StoredCompliance {
   mode: 'off' | 'warn' | 'enforce';
   window: { starts_on: string; ends_on: string } | null;
@@ -1379,8 +1409,6 @@ interface StoredCompliance {
 }
 type ComplianceWarning = components['schemas']['SmsComplianceWarning'];
 type EffectiveWindow = components['schemas']['SmsEffectiveWindow'];
-/** An election as fixtures/elections.json holds it (the mock's CourtSeed types fewer of its columns). */
-type CourtElection = { cd_eleicao: number; ano: number; nr_turno: number; tp_abrangencia: string; cd_tipo_eleicao?: number; ds_eleicao?: string; dt_eleicao?: string };
 
 /** The opt-out keywords (src/messaging/opt-outs.ts): a footer must name one. */
 const OPT_OUT_KEYWORDS = new Set(['PARAR', 'PARE', 'SAIR', 'CANCELAR', 'DESCADASTRAR', 'STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'OPTOUT']);
@@ -1395,40 +1423,28 @@ function footerOf(value: unknown): { footer: string | null } | { problem: ErrorD
 
 /** Today in Brasília, YYYY-MM-DD. */
 const brasiliaDay = () => new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
-const dayBefore = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
-/** The last Sunday of October: the second round's day. */
-const lastSundayOfOctober = (year: number) => `${year}-10-${31 - new Date(Date.UTC(year, 9, 31)).getUTCDay()}`;
 
-/** The window the rule judges by: the linked candidacy's election (its second round for a `2º TURNO`), else the typed one. */
+/** The window the rule judges by: the spans of the election that judges the entity, narrowed to the typed one (sdk/msw-election-calendar.ts). */
 function effectiveWindowOf(state: State, entity: StoredEntity, typed: StoredCompliance['window']): EffectiveWindow | null {
-  const candidacy = candidacyIn(state.court, entity.record.candidacy_id);
-  const elections = state.court.elections as CourtElection[];
-  const election = candidacy && elections.find((candidate) => candidate.cd_eleicao === candidacy.cd_eleicao);
-  if (!candidacy || !election?.dt_eleicao) return typed && { ...typed, source: 'typed', election: null };
-  const result = state.court.codes.find((code) => code.code_table === 'sit_tot_turno' && code.code === candidacy.cd_sit_tot_turno)?.label;
-  const voteOf = (chosen: CourtElection): NonNullable<EffectiveWindow['election']> => ({ cd_eleicao: chosen.cd_eleicao, ano: chosen.ano, nr_turno: chosen.nr_turno === 2 ? 2 : 1, ds_eleicao: chosen.ds_eleicao ?? null, dt_eleicao: chosen.dt_eleicao! });
-  let vote: NonNullable<EffectiveWindow['election']> = voteOf(election);
-  if (election.nr_turno === 1 && /^2\s*[º°o]?\s*turno$/i.test(result?.trim() ?? '')) {
-    const second = elections.find((other) => other.ano === election.ano && other.nr_turno === 2 && other.cd_tipo_eleicao === election.cd_tipo_eleicao && other.tp_abrangencia === election.tp_abrangencia && other.dt_eleicao);
-    vote = second ? voteOf(second) : { cd_eleicao: null, ano: election.ano, nr_turno: 2, ds_eleicao: null, dt_eleicao: lastSundayOfOctober(election.ano) };
-  }
-  return { starts_on: `${election.ano}-08-16`, ends_on: dayBefore(vote.dt_eleicao), source: 'election', election: vote };
+  return mockEffectiveWindow(state.court, mockCalendarOf(state), entity.record, typed, brasiliaDay());
 }
 
 function complianceOf(state: State, entity: StoredEntity) {
   const stored = state.compliance.get(entity.id);
   const window = stored?.window ?? null;
-  return { entity_id: entity.id, mode: stored?.mode ?? 'warn', window, effective_window: effectiveWindowOf(state, entity, window), updated_at: stored?.updated_at ?? null, updated_by: stored?.updated_by ?? null };
+  return { entity_id: entity.id, mode: stored?.mode ?? 'enforce', window, effective_window: effectiveWindowOf(state, entity, window), updated_at: stored?.updated_at ?? null, updated_by: stored?.updated_by ?? null };
 }
 
 /** The rules a campaign breaks under its entity's mode (nothing for a credential without an entity). */
-function judgeCampaign(state: State, credential: { id: number; entity_id: number | null; footer?: unknown }, numbers: string[]): { mode: StoredCompliance['mode']; warnings: ComplianceWarning[] } {
+function judgeCampaign(state: State, credential: { id: number; entity_id: number | null; footer?: unknown }, numbers: string[], nonElectoral = false): { mode: StoredCompliance['mode']; warnings: ComplianceWarning[] } {
   const entity = credential.entity_id === null ? undefined : state.entities.get(credential.entity_id);
   if (!entity) return { mode: 'off', warnings: [] };
   const settings = complianceOf(state, entity);
-  if (settings.mode === 'off') return { mode: 'off', warnings: [] };
+  // Judged under `off` too, never refused there (issue 42); a campaign declared non-electoral (art. 36-A) is not judged by the window.
   const warnings: ComplianceWarning[] = [];
-  const consented = new Set([...state.contacts.values()].filter((contact) => contact.entity_id === entity.id && contact.consent).map((contact) => contact.phone));
+  const consented = new Set(
+    [...state.contacts.values()].filter((contact) => contact.entity_id === entity.id && contact.consent && !REFUSED_CONSENT_KINDS.has(contact.consent.kind as ConsentKind)).map((contact) => contact.phone),
+  );
   const missing = numbers.filter((number) => !consented.has(number));
   if (missing.length > 0) {
     const examples = missing.slice(0, 5).map(maskPhone);
@@ -1436,13 +1452,20 @@ function judgeCampaign(state: State, credential: { id: number; entity_id: number
     warnings.push({ rule: 'consent_missing', message: `${missing.length} of ${numbers.length} numbers ${have} no consent on record as ${contacts} of entity ${entity.id}: ${examples.join(', ')}${missing.length > 5 ? ', ...' : ''}`, numbers: missing.length, examples });
   }
   if (!credential.footer) warnings.push({ rule: 'footer_missing', message: `credential ${credential.id} has no footer identifying the sender and offering a way out (updateSmsCredential sets one)` });
-  const window = settings.effective_window;
-  const day = brasiliaDay();
-  if (window && (day < window.starts_on || day > window.ends_on)) {
-    const basis = window.election ? `the eve of the vote of ${window.election.dt_eleicao}` : 'the window typed for it';
-    warnings.push({ rule: 'outside_campaign_window', message: `today, ${day} in Brasília, is outside the propaganda window of entity ${entity.id}, ${window.starts_on} to ${window.ends_on} (${basis})`, day, window });
-  }
+  // The window as spans, and the election being over (issue 42), as compliance.ts judges them.
+  warnings.push(...mockWindowWarnings(state.court, mockCalendarOf(state), entity.id, entity.record, settings.window, brasiliaDay(), nonElectoral));
   return { mode: settings.mode, warnings };
+}
+
+/** The rules a judgement names as 422 details (compliance.ts's refusalDetails): the audience's field for consent, the credential's for the others. */
+function complianceDetails(warnings: readonly ComplianceWarning[], field: string, credentialId: number): ErrorDetail[] {
+  return warnings.map((warning) => ({
+    location: 'body' as const,
+    field: warning.rule === 'consent_missing' ? field : 'credencial',
+    rule: warning.rule,
+    message: warning.message,
+    value: warning.rule === 'consent_missing' ? warning.numbers : warning.rule === 'outside_campaign_window' ? warning.day : warning.rule === 'election_over' ? warning.last_vote_on : credentialId,
+  }));
 }
 
 /** The numbers of a pasted list, simplified as the mock's sendSmsCampaign reads them, with the server's 422 details. */
@@ -1451,7 +1474,9 @@ function listedNumbers(list: string): { numbers: string[]; problems: ErrorDetail
   const numbers: string[] = [];
   list.split(/[\r\n,;]+/).map((entry) => entry.trim()).filter(Boolean).forEach((entry, position) => {
     const digits = entry.replace(/\D/g, '');
-    const e164 = /^\d{10,11}$/.test(digits) ? `+55${digits}` : /^\+\d{12,15}$/.test(entry.replace(/[\s().-]/g, '')) ? `+${digits}` : undefined;
+    // A national number may start with the trunk prefix 0 (`0800 123 4567`, `021 98765-4321`), as libphonenumber reads it.
+    const national = digits.replace(/^0/, '');
+    const e164 = /^\+\d{10,15}$/.test(entry.replace(/[\s().-]/g, '')) ? `+${digits}` : /^\d{10,11}$/.test(national) ? `+55${national}` : undefined;
     if (e164 === undefined) problems.push({ location: 'body', field: 'mensagem.recipient_list_str', rule: 'phone_number', message: `entry ${position + 1} is not a valid phone number`, value: entry.slice(0, 40) });
     else numbers.push(e164);
   });
@@ -1467,14 +1492,23 @@ interface CampaignPlan {
   /** The contact of each number, for a campaign to contacts. */
   contactIds: Map<string, number>;
   rejected: number;
+  /** Distinct numbers left out because an SMS cannot reach them (issue 42, isBrazilianMobile), in order. */
+  notMobile: string[];
+  /** Distinct numbers left out because they opted out of the entity's campaigns (opt-outs.ts). */
+  optedOutSkipped: number;
   footer: string | null;
   text: string;
   encoding: 'GSM-7' | 'UCS-2';
   segments: number;
   judgement: ReturnType<typeof judgeCampaign>;
+  /** The synthetic content declared (sdk/synthetic-content.ts); null: none. */
+  syntheticContent: { technology: string } | null;
+  /** Its declaration that it is not electoral propaganda (art. 36-A), trimmed; null: none. */
+  nonElectoral: string | null;
 }
 
-function campaignPlanOf({ body, user, state }: Context): CampaignPlan | Response {
+/** `everyRule` (the preview): a 422 of the body names the compliance rules broken beside its problems, whatever the mode. */
+function campaignPlanOf({ body, user, state }: Context, everyRule = false): CampaignPlan | Response {
   const credential = state.credentials.get(Number(body.credencial));
   if (!credential) {
     return notFound(`There is no SMS credential ${String(body.credencial)}.`, [{ location: 'body', field: 'credencial', rule: 'existing_credential', message: 'must be the id of a credential', value: body.credencial as number }]);
@@ -1483,6 +1517,10 @@ function campaignPlanOf({ body, user, state }: Context): CampaignPlan | Response
   const role = entity && roleIn(entity, user);
   if (!user.is_admin && !(role && may(user, role, 'edit'))) return forbidden(`You may not send with credential ${credential.id}.`);
   const mensagem = body.mensagem as { recipient_list_str?: string; contatos?: { tags?: string[] }; mensagem: string };
+  // A declared deepfake is refused under every mode (Res. TSE 23.610/2019 art. 9-C §1º), as the server does.
+  const declared = body.synthetic_content as SyntheticContent | undefined;
+  const deepfake = deepfakeProblem(declared);
+  if (deepfake) return invalidBody([{ location: 'body', ...deepfake }]);
   if ((mensagem.recipient_list_str === undefined) === (mensagem.contatos === undefined)) {
     return invalidBody([
       mensagem.contatos === undefined
@@ -1501,18 +1539,47 @@ function campaignPlanOf({ body, user, state }: Context): CampaignPlan | Response
     numbers = [...contactIds.keys()];
   } else {
     const listed = listedNumbers(mensagem.recipient_list_str!);
-    if (listed.problems.length > 0) return invalidBody(listed.problems);
+    if (listed.problems.length > 0) {
+      // Every problem at once (issue 42): the compliance rules its valid numbers break, beside the body's problems.
+      const judged = judgeCampaign(state, credential, [...new Set(listed.numbers)], typeof body.declaracao_nao_eleitoral === 'string');
+      const named = everyRule ? complianceDetails(judged.warnings, 'mensagem.recipient_list_str', credential.id) : [];
+      return invalidBody([...listed.problems, ...named]);
+    }
     numbers = listed.numbers;
   }
-  const distinct = [...new Set(numbers)];
+  const listed = [...new Set(numbers)];
+  // Only Brazilian mobiles receive SMS (issue 42): the others are skipped and named; none left is 422, as the server answers.
+  const notMobile = listed.filter((number) => !isBrazilianMobile(number));
+  const distinct = listed.filter(isBrazilianMobile);
+  if (distinct.length === 0) {
+    const field = mensagem.contatos ? 'mensagem.contatos' : 'mensagem.recipient_list_str';
+    const examples = notMobile.slice(0, 5).map(maskPhone).join(', ');
+    const message = `holds no Brazilian mobile number, the only numbers an SMS reaches: ${notMobile.length} landline, toll-free or foreign number${notMobile.length === 1 ? '' : 's'} (${examples}${notMobile.length > 5 ? ', ...' : ''})`;
+    return invalidBody([{ location: 'body', field, rule: 'not_mobile', message, value: notMobile.length }]);
+  }
   const footer = (credential.footer as string | null | undefined) ?? null;
   const text = footer ? `${mensagem.mensagem.trim()}\n${footer}` : mensagem.mensagem.trim();
-  return { credential, numbers: distinct, contactIds, rejected: numbers.length - distinct.length, footer, text, ...campaignText(text), judgement: judgeCampaign(state, credential, distinct) };
+  const nonElectoral = typeof body.declaracao_nao_eleitoral === 'string' ? body.declaracao_nao_eleitoral.trim() : null;
+  if (nonElectoral === '') return invalidBody([{ location: 'body', field: 'declaracao_nao_eleitoral', rule: 'not_blank', message: 'must not be blank' }]);
+  // Numbers that opted out of the entity's campaigns (a reply, by hand, a conversation; kept through an erasure) are skipped and counted.
+  const optedOut = chatOf(state).optedOut;
+  const sendable = credential.entity_id === null ? distinct : distinct.filter((number) => !optedOut.has(`${credential.entity_id}:${number}`));
+  const judgement = judgeCampaign(state, credential, sendable, nonElectoral !== null);
+  // The label of declared synthetic content (art. 9-B) is one more rule, judged wherever the others are.
+  const unlabelled = entity === undefined ? undefined : labelProblem(declared, mensagem.mensagem.trim());
+  if (unlabelled) judgement.warnings.push({ rule: 'synthetic_content_label', message: unlabelled.message, technology: String(unlabelled.value) });
+  const syntheticContent = declared ? { technology: declared.technology.trim() } : null;
+  return { credential, numbers: sendable, optedOutSkipped: distinct.length - sendable.length, contactIds, rejected: numbers.length - listed.length, notMobile, footer, text, ...campaignText(text), judgement, syntheticContent, nonElectoral };
 }
 
 function complianceHandlers(on: On): HttpHandler[] {
   const where = { location: 'query', field: 'entity_id' } as const;
   return [
+    // The election calendar (src/elections/calendar-handlers.ts): the list, as seeded or as the mock's state holds it.
+    on('listElectionCalendar', (context) => {
+      const lines = mockCalendarOf(context.state).map((line) => ({ ...line, inaugurations: inaugurationsOf(line) }));
+      return envelope(200, lines, `${lines.length} election${lines.length === 1 ? '' : 's'} in the calendar.`);
+    }),
     on('getSmsCompliance', (context) => {
       const entity = entityFor(context, Number(context.url.searchParams.get('entity_id')), where);
       if (entity instanceof Response) return entity;
@@ -1533,8 +1600,18 @@ function complianceHandlers(on: On): HttpHandler[] {
       const unreal = window ? (['starts_on', 'ends_on'] as const).filter((end) => !realDay(window[end])) : [];
       if (unreal.length > 0) return invalidBody(unreal.map((end) => ({ location: 'body', field: `window.${end}`, rule: 'real_date', message: 'must be a real calendar date', value: window![end] })));
       if (window && window.ends_on < window.starts_on) return invalidBody([{ location: 'body', field: 'window.ends_on', rule: 'window_order', message: `must not be before window.starts_on (${window.starts_on})`, value: window.ends_on }]);
+      // A typed window lies inside one legal propaganda span (issue 42; sdk/msw-election-calendar.ts).
+      const outsideLegal = window && mockLegalWindowProblem(state.court, mockCalendarOf(state), entity.id, entity.record, window, brasiliaDay());
+      if (outsideLegal) return invalidBody([outsideLegal]);
       const before = complianceOf(state, entity);
       const mode = body.mode as StoredCompliance['mode'];
+      // Relaxing the mode is a platform admin's decision (issue 42), as the server answers.
+      const strictness = ['off', 'warn', 'enforce'];
+      if (strictness.indexOf(mode) < strictness.indexOf(before.mode) && !user.is_admin) {
+        return errorResponse(403, 'forbidden', `Only a platform admin may relax the SMS compliance of entity ${entity.id} from ${before.mode} to ${mode}: under ${mode} a campaign that breaks the electoral rules is sent.`, [
+          { location: 'body', field: 'mode', rule: 'platform_admin_to_relax', message: `relaxes ${before.mode} to ${mode}: a platform admin's decision (enforce is the default)`, value: mode },
+        ]);
+      }
       state.compliance.set(entity.id, { mode, window, updated_at: now(), updated_by: user.id });
       const changes = [
         { field: 'mode', before: before.mode, after: mode },
@@ -1581,9 +1658,9 @@ function complianceHandlers(on: On): HttpHandler[] {
       return envelope(200, updated, `Credential ${id} updated.`);
     }),
     on('previewSmsCampaign', (context) => {
-      const plan = campaignPlanOf(context);
+      const plan = campaignPlanOf(context, true);
       if (plan instanceof Response) return plan;
-      const { text, footer, encoding, segments, numbers: distinct, rejected, judgement: { mode, warnings } } = plan;
+      const { text, footer, encoding, segments, numbers: distinct, rejected, notMobile, judgement: { mode, warnings } } = plan;
       const preview = {
         text,
         footer,
@@ -1591,7 +1668,9 @@ function complianceHandlers(on: On): HttpHandler[] {
         segments,
         messages: distinct.length,
         rejected,
-        opted_out_skipped: 0,
+        opted_out_skipped: plan.optedOutSkipped,
+        not_mobile_skipped: notMobile.length,
+        not_mobile_examples: notMobile.slice(0, 5).map(maskPhone),
         total_segments: distinct.length * segments,
         compliance: { mode, warnings, would_refuse: mode === 'enforce' && warnings.length > 0 },
       };
@@ -1625,6 +1704,16 @@ function reportStatusOf(status: string, errorMessage: string | null): string {
   return ['queued', 'sent', 'delivered', 'undelivered', 'failed'].includes(status) ? status : 'sending';
 }
 
+/**
+ * Whether an SMS can reach a number (issue 42). The server asks libphonenumber's full metadata for a
+ * Brazilian `MOBILE` (src/messaging/phones.ts isBrazilianMobile); the SDK does not depend on
+ * libphonenumber, so the mock applies the simpler shape that metadata describes: +55, a 2-digit area
+ * code without a 0, then 9 and 8 digits. Landlines, toll-free and foreign numbers are not mobiles.
+ */
+function isBrazilianMobile(e164: string): boolean {
+  return /^\+55[1-9][1-9]9\d{8}$/.test(e164);
+}
+
 /** `+5511987654321` -> `+55*******4321` (phones.ts; the mock takes every number but +1 ones to have a two-digit country code). */
 function maskPhone(e164: string): string {
   const code = e164.startsWith('+1') ? '1' : e164.slice(1, 3);
@@ -1641,7 +1730,8 @@ function smsCampaignHandlers(on: On): HttpHandler[] {
     const messages: Record<string, number> = { queued: 0, sending: 0, sent: 0, delivered: 0, undelivered: 0, failed: 0, canceled: 0, opted_out: campaign.opted_out_skipped };
     for (const message of campaign.messages) messages[reportStatusOf(message.status, message.error_message)]! += 1;
     const { messages: _messages, created_by: createdBy, canceled_by: canceledBy, ...fields } = campaign;
-    return { ...fields, sent_by: userRef(state, createdBy), canceled_by: userRef(state, canceledBy), messages, cost: [] };
+    const declaration = campaign.non_electoral_declaration && { non_electoral_declaration: { ...campaign.non_electoral_declaration, declared_by: userRef(state, createdBy) } };
+    return { ...fields, sent_by: userRef(state, createdBy), canceled_by: userRef(state, canceledBy), messages, cost: [], ...declaration };
   };
   /** The campaign the path names, with the caller's role, or the server's 404. */
   const campaignFor = ({ url, user, state }: Context): { campaign: StoredCampaign; role: TeamRole } | Response => {
@@ -1674,14 +1764,18 @@ function smsCampaignHandlers(on: On): HttpHandler[] {
       const plan = campaignPlanOf(context);
       if (plan instanceof Response) return plan;
       const { credential, numbers: distinct, judgement } = plan;
+      if (distinct.length === 0) {
+        const field = (body.mensagem as Json).contatos === undefined ? 'mensagem.recipient_list_str' : 'mensagem.contatos';
+        return invalidBody([{ location: 'body', field, rule: 'not_opted_out', message: 'every number opted out of campaigns' }]);
+      }
       if (judgement.mode === 'enforce' && judgement.warnings.length > 0) {
         const field = (body.mensagem as Json).contatos === undefined ? 'mensagem.recipient_list_str' : 'mensagem.contatos';
         const details = judgement.warnings.map((warning) => ({
           location: 'body' as const,
-          field: warning.rule === 'consent_missing' ? field : 'credencial',
+          field: warning.rule === 'consent_missing' ? field : warning.rule === 'synthetic_content_label' ? 'mensagem.mensagem' : 'credencial',
           rule: warning.rule,
           message: warning.message,
-          value: warning.rule === 'consent_missing' ? warning.numbers : warning.rule === 'outside_campaign_window' ? warning.day : credential.id,
+          value: warning.rule === 'consent_missing' ? warning.numbers : warning.rule === 'outside_campaign_window' ? warning.day : warning.rule === 'synthetic_content_label' ? warning.technology! : credential.id,
         }));
         const rules = judgement.warnings.map((warning) => warning.rule).join(', ');
         return invalidBody(details, `The campaign breaks the electoral rules entity ${credential.entity_id} enforces (see getSmsCompliance): ${rules}. Nothing was sent.`);
@@ -1696,7 +1790,9 @@ function smsCampaignHandlers(on: On): HttpHandler[] {
         entity_id: credential.entity_id,
         accepted: distinct.length,
         rejected: plan.rejected,
-        opted_out_skipped: 0,
+        opted_out_skipped: plan.optedOutSkipped,
+        not_mobile_skipped: plan.notMobile.length,
+        not_mobile_examples: plan.notMobile.slice(0, 5).map(maskPhone),
         encoding: plan.encoding,
         segments: plan.segments,
         state: 'sending',
@@ -1706,14 +1802,16 @@ function smsCampaignHandlers(on: On): HttpHandler[] {
         canceled_by: null,
         footer: plan.footer,
         audience: contatos ? { tags: (contatos.tags ?? []).map(contactTag) } : null,
-        // Under warn, the rules it broke (compliance.ts); a campaign not judged has none.
-        ...(judgement.mode === 'warn' ? { warnings: judgement.warnings } : {}),
+        // Under warn and off, the rules it broke (compliance.ts); a campaign not judged has none.
+        ...(judgement.mode !== 'enforce' ? { warnings: judgement.warnings } : {}),
+        ...(plan.nonElectoral === null ? {} : { non_electoral_declaration: { text: plan.nonElectoral, declared_at: moment } }),
+        ...(plan.syntheticContent ? { synthetic_content: plan.syntheticContent } : {}),
         messages: distinct.map((recipient) => ({ id: (state.nextId += 1), recipient, contact_id: plan.contactIds.get(recipient) ?? null, status: 'queued', error_code: null, error_message: null, price: null, price_unit: null, updated_at: moment })),
       };
       state.campaigns.set(id, campaign);
-      const { entity_id: _entity, created_by: _by, finished_at: _finished, canceled_by: _canceled, footer: _footer, audience: _audience, messages: _messages, ...answer } = campaign;
+      const { entity_id: _entity, created_by: _by, finished_at: _finished, canceled_by: _canceled, footer: _footer, audience: _audience, non_electoral_declaration: _declaration, messages: _messages, ...answer } = campaign;
       const { warnings } = judgement;
-      const warned = judgement.mode === 'warn' && warnings.length > 0 ? `; ${plural(warnings.length, 'compliance warning')}` : '';
+      const warned = judgement.mode !== 'enforce' && warnings.length > 0 ? `; ${plural(warnings.length, 'compliance warning')}` : '';
       return envelope(201, answer, `Campaign ${id} created: ${plural(campaign.accepted, 'message')} queued${warned}.`);
     }),
     on('listSmsCampaigns', (context) => {
@@ -1801,6 +1899,17 @@ function courtReadHandlers(on: On): HttpHandler[] {
     on('listElections', ({ request, url, state }) => answer(request, courtReads.listElections(tablesOf(state), url.searchParams))),
     on('listElectionOffices', ({ request, state }) => answer(request, courtReads.listOffices(tablesOf(state)))),
     on('listElectionParties', ({ request, url, state }) => answer(request, courtReads.listParties(tablesOf(state), url.searchParams))),
+    // The registered parties are reference data of their own (sdk/registered-parties.ts), as the server's table seeded from it.
+    on('listRegisteredParties', ({ url }) => {
+      const day = url.searchParams.get('em');
+      if (day !== null && (!/^\d{4}-\d{2}-\d{2}$/.test(day) || day < REGISTERED_PARTIES_FROM)) {
+        return errorResponse(400, 'bad_request', `The request is malformed: em must be a day (YYYY-MM-DD) from ${REGISTERED_PARTIES_FROM} on.`, [
+          { location: 'query', field: 'em', rule: 'covered_day', message: `must be a day from ${REGISTERED_PARTIES_FROM} on (the list of registered parties covers no earlier day)`, value: day },
+        ]);
+      }
+      const parties = day === null ? [...REGISTERED_PARTY_LIST] : partiesRegisteredOn(REGISTERED_PARTY_LIST, day);
+      return envelope(200, parties, `${parties.length} ${parties.length === 1 ? 'party' : 'parties'}${day === null ? '' : ` registered on ${day}`}.`);
+    }),
     on('getElectionCodes', ({ request, url, state }) => answer(request, courtReads.codeTables(tablesOf(state), url.searchParams))),
     on('searchCandidacies', ({ request, url, state, base }) => {
       const found = courtReads.searchCandidacies(tablesOf(state), url.searchParams);
@@ -1825,17 +1934,20 @@ interface StoredContact {
   entity_id: number;
   phone: string;
   name: string | null;
-  consent: { source: string; given_at: string; text: string | null } | null;
+  consent: { kind: ConsentKind | null; source: string; given_at: string; text: string | null; evidence: string | null } | null;
   tags: string[];
   created_at: string;
   updated_at: string;
 }
 
 const CONTACTS_PER_PAGE = 50;
-const CONTACT_COLUMNS: Record<string, 'phone' | 'name' | 'source' | 'givenAt' | 'text' | 'tags'> = {
+const CONTACT_COLUMNS: Record<string, 'phone' | 'name' | 'source' | 'givenAt' | 'text' | 'kind' | 'evidence' | 'tags'> = {
   telefone: 'phone', phone: 'phone', nome: 'name', name: 'name', consentimento_origem: 'source', consent_source: 'source',
   consentimento_data: 'givenAt', consent_given_at: 'givenAt', consentimento_texto: 'text', consent_text: 'text', tags: 'tags',
+  consentimento_tipo: 'kind', consent_kind: 'kind', consentimento_prova: 'evidence', consent_evidence: 'evidence',
 };
+/** Where each consent problem's field is read from in the import (contact-import.ts CONSENT_COLUMN). */
+const CONSENT_COLUMN = { kind: 'consentimento_tipo', source: 'consentimento_origem', evidence: 'consentimento_prova' } as const;
 
 /** A Brazilian number in E.164, by its digits only (the server reads numbering plans with libphonenumber). */
 function contactPhone(text: string): string | undefined {
@@ -1847,7 +1959,7 @@ function contactPhone(text: string): string | undefined {
 const maskedPhone = (phone: string) => (phone.startsWith('+55') ? `+55${'*'.repeat(phone.length - 7)}${phone.slice(-4)}` : `+${'*'.repeat(phone.length - 5)}${phone.slice(-4)}`);
 const contactTag = (tag: string) => tag.normalize('NFC').trim().replace(/\s+/g, ' ').toLocaleLowerCase('pt-BR');
 const contactView = (contact: StoredContact, whole: boolean) =>
-  whole ? { ...contact } : { ...contact, phone: maskedPhone(contact.phone), name: contact.name === null ? null : contact.name.trim().split(/\s+/).map((word) => `${[...word][0]}.`).join(' ') };
+  whole ? { ...contact, can_receive_sms: isBrazilianMobile(contact.phone) } : { ...contact, can_receive_sms: isBrazilianMobile(contact.phone), phone: maskedPhone(contact.phone), name: contact.name === null ? null : contact.name.trim().split(/\s+/).map((word) => `${[...word][0]}.`).join(' ') };
 const noContact = (id: number) =>
   notFound(`There is no contact ${id} in your teams' entities.`, [{ location: 'path', field: 'contact_id', rule: 'in_your_teams', message: 'must be a contact of an entity of one of your teams', value: id }]);
 
@@ -1944,9 +2056,15 @@ function contactHandlers(on: On): HttpHandler[] {
       const phone = contactPhone(String(body.phone));
       if (String(body.phone).trim() === '') problems.push({ location: 'body', field: 'phone', rule: 'not_blank', message: 'must not be blank' });
       else if (!phone) problems.push({ location: 'body', field: 'phone', rule: 'phone_number', message: 'must be a valid phone number', value: String(body.phone) });
-      const consent = (body.consent ?? null) as { source: string; given_at: string; text?: string | null } | null;
+      else if (!isBrazilianMobile(phone)) {
+        problems.push({ location: 'body', field: 'phone', rule: 'not_mobile', message: 'must be a Brazilian mobile number, the only numbers an SMS reaches (not a landline, toll-free or foreign number)', value: String(body.phone) });
+      }
+      const consent = (body.consent ?? null) as { kind?: ConsentKind | null; source: string; given_at: string; text?: string | null; evidence?: string | null } | null;
       if (consent && consent.source.trim() === '') problems.push({ location: 'body', field: 'consent.source', rule: 'not_blank', message: 'must not be blank' });
       if (consent && new Date(consent.given_at).getTime() > Date.now()) problems.push({ location: 'body', field: 'consent.given_at', rule: 'not_in_future', message: 'must not be in the future', value: consent.given_at });
+      // Consent that can be shown (issue 42): the server's rule, from the module both import.
+      const judged = consent && consent.source.trim() !== '' ? judgeConsent({ kind: consent.kind, source: consent.source.trim(), evidence: consent.evidence }) : undefined;
+      for (const problem of judged?.problems ?? []) problems.push({ location: 'body', field: `consent.${problem.field}`, rule: problem.rule, message: problem.message, ...(problem.value === undefined ? {} : { value: problem.value }) });
       const tags = ((body.tags ?? []) as string[]).map(contactTag);
       tags.forEach((tag, index) => tag === '' && problems.push({ location: 'body', field: `tags.${index}`, rule: 'not_blank', message: 'must not be blank', value: (body.tags as string[])[index]! }));
       if (problems.length > 0 || !phone) return invalidBody(problems);
@@ -1959,7 +2077,7 @@ function contactHandlers(on: On): HttpHandler[] {
         entity_id: entity.id,
         phone,
         name,
-        consent: consent ? { source: consent.source.trim(), given_at: new Date(consent.given_at).toISOString(), text: consent.text?.trim() || null } : null,
+        consent: consent && judged?.kind ? { kind: judged.kind, source: consent.source.trim(), given_at: new Date(consent.given_at).toISOString(), text: consent.text?.trim() || null, evidence: consent.evidence?.trim() || null } : null,
         tags: [...new Set(tags)].sort(),
         created_at: at,
         updated_at: at,
@@ -2008,15 +2126,23 @@ function contactHandlers(on: On): HttpHandler[] {
         const phone = cell('phone') === null ? undefined : contactPhone(cell('phone')!);
         if (cell('phone') === null) reasons.push('telefone: missing');
         else if (!phone) reasons.push('telefone: not a valid phone number');
-        const [source, givenAt, consentText] = [cell('source'), cell('givenAt'), cell('text')];
+        else if (!isBrazilianMobile(phone)) reasons.push('telefone: not a Brazilian mobile number (not_mobile): landlines, toll-free and foreign numbers cannot receive SMS');
+        const [source, givenAt, consentText, kindCell, evidence] = [cell('source'), cell('givenAt'), cell('text'), cell('kind'), cell('evidence')];
         let consent: StoredContact['consent'] = null;
-        if (source !== null || givenAt !== null || consentText !== null) {
+        if (source !== null || givenAt !== null || consentText !== null || kindCell !== null || evidence !== null) {
           if (source === null) reasons.push('consentimento_origem: missing, and a consent needs it (with its date)');
           if (givenAt === null) reasons.push('consentimento_data: missing, and a consent needs it (with its origin)');
-          const date = givenAt === null ? undefined : consentDate(givenAt);
-          if (givenAt !== null && !date) reasons.push('consentimento_data: not a date (DD/MM/AAAA, AAAA-MM-DD or an ISO 8601 date and time)');
+          const known = kindCell === null ? null : (CONSENT_KINDS as readonly string[]).includes(kindCell.toLowerCase()) ? (kindCell.toLowerCase() as ConsentKind) : undefined;
+          if (known === undefined) reasons.push(`consentimento_tipo: not one of ${CONSENT_KINDS.join(', ')}`);
+          const judged = source === null ? undefined : judgeConsent({ kind: known, source, evidence });
+          for (const problem of judged?.problems ?? []) {
+            if (problem.rule === 'consent_kind_required' && known === undefined) continue;
+            reasons.push(`${CONSENT_COLUMN[problem.field]}: ${problem.rule}: ${problem.message}`);
+          }
+          const date = givenAt === null || source === null || !judged?.kind ? undefined : consentDate(givenAt);
+          if (givenAt !== null && source !== null && judged?.kind && !date) reasons.push('consentimento_data: not a date (DD/MM/AAAA, AAAA-MM-DD or an ISO 8601 date and time)');
           else if (date && date.getTime() > Date.now()) reasons.push('consentimento_data: in the future');
-          if (source !== null && date) consent = { source, given_at: date.toISOString(), text: consentText };
+          if (source !== null && date && judged?.kind) consent = { kind: judged.kind, source, given_at: date.toISOString(), text: consentText, evidence };
         }
         const tags = [...new Set((cell('tags') ?? '').split(/[|,;]/).map(contactTag).filter((tag) => tag !== ''))];
         if (reasons.length > 0 || !phone) {
@@ -2084,7 +2210,8 @@ function contactHandlers(on: On): HttpHandler[] {
       const messages = masked + canceled;
       return envelope(
         200,
-        { id: contact.id, entity_id: contact.entity_id, erased: true, messages_masked: masked, messages_canceled: canceled, replies_masked: 0 },
+        // An opted-out number stays suppressed (the server keeps a keyed hash of it; opt-outs.ts).
+        { id: contact.id, entity_id: contact.entity_id, erased: true, messages_masked: masked, messages_canceled: canceled, replies_masked: 0, suppression_kept: chatOf(context.state).optedOut.has(`${contact.entity_id}:${contact.phone}`) },
         `Contact ${contact.id} was erased; its number was removed from ${messages} message${messages === 1 ? '' : 's'} and 0 replies.`,
       );
     }),
@@ -2138,8 +2265,23 @@ const CHAT_MESSAGES_PER_PAGE = 50;
 /** The inboxes of each mock state (kept beside it: reset replaces the state, and with it these). */
 const chats = new WeakMap<State, ChatState>();
 
-/** A reply's text read as the server reads an opt-out (opt-outs.ts): the whole reply, one keyword. */
-const isOptOut = (body: string) => OPT_OUT_KEYWORDS.has(body.normalize('NFKD').replace(/[^\p{L}\p{N}]/gu, '').toUpperCase());
+/** A reply's text read as the server reads an opt-out (opt-outs.ts): the whole reply one keyword, or a request to stop in the sender's own words (opt-out-phrases.ts). */
+const isOptOut = (body: string) => OPT_OUT_KEYWORDS.has(body.normalize('NFKD').replace(/[^\p{L}\p{N}]/gu, '').toUpperCase()) || optOutPhraseOf(body) !== undefined;
+
+/** An opt-out as listed (SmsOptOut), by `entity:number`, for those the mock recorded (the seed's carry no detail). */
+type MockOptOut = { phone: string; keyword: null; source: 'reply' | 'manual' | 'conversation'; phrase: null; opted_out_at: string };
+const optOutRecords = new WeakMap<ChatState, Map<string, MockOptOut>>();
+
+/** Opts `phone` out of the entity's campaigns, as SmsOptOuts.record does: the opt-out kept, and whether it is new. */
+function recordOptOut(chat: ChatState, entityId: number, phone: string, source: MockOptOut['source']): { optOut: MockOptOut; added: boolean } {
+  const key = `${entityId}:${phone}`;
+  const records = optOutRecords.get(chat) ?? new Map<string, MockOptOut>();
+  optOutRecords.set(chat, records);
+  const added = !chat.optedOut.has(key);
+  chat.optedOut.add(key);
+  if (!records.has(key)) records.set(key, { phone, keyword: null, source: added ? source : 'reply', phrase: null, opted_out_at: now() });
+  return { optOut: records.get(key)!, added };
+}
 
 function chatOf(state: State): ChatState {
   let chat = chats.get(state);
@@ -2253,6 +2395,31 @@ function chatHandlers(on: On): HttpHandler[] {
       const listUrl = new URL(`${context.base}/api/chat/conversations/${found.conversation.id}/messages/`);
       const paged = pageOf(thread.map((message) => chatMessageView(context.state, message)), Number(context.url.searchParams.get('page') ?? 1), CHAT_MESSAGES_PER_PAGE, listUrl);
       return paged instanceof Response ? paged : envelope(200, paged, `${thread.length} message${thread.length === 1 ? '' : 's'}.`);
+    }),
+    on('optOutConversation', (context) => {
+      const found = conversationFor(context, 'edit');
+      if (found instanceof Response) return found;
+      const { conversation, role, chat } = found;
+      const { optOut, added } = recordOptOut(chat, conversation.entity_id, conversation.participant, 'conversation');
+      const whole = may(context.user, role, 'readPersonalData');
+      const shown = whole ? optOut : { ...optOut, phone: maskedPhone(optOut.phone) };
+      const entity = conversation.entity_id;
+      return envelope(
+        added ? 201 : 200,
+        shown,
+        added ? `The number of conversation ${conversation.id} is opted out of entity ${entity}'s campaigns.` : `The number of conversation ${conversation.id} had opted out of entity ${entity}'s campaigns already.`,
+      );
+    }),
+    on('optOutSmsNumber', (context) => {
+      const entity = entityFor(context, Number(context.body.entity_id), { location: 'body', field: 'entity_id' }, 'edit');
+      if (entity instanceof Response) return entity;
+      const listed = listedNumbers(String(context.body.phone));
+      if (listed.problems.length > 0 || listed.numbers.length !== 1) {
+        return invalidBody([{ location: 'body', field: 'phone', rule: 'phone_number', message: 'must be a valid phone number', value: String(context.body.phone) }]);
+      }
+      const phone = listed.numbers[0]!;
+      const { optOut, added } = recordOptOut(chatOf(context.state), entity.id, phone, 'manual');
+      return envelope(added ? 201 : 200, optOut, added ? `${phone} is opted out of entity ${entity.id}'s campaigns.` : `${phone} had opted out of entity ${entity.id}'s campaigns already.`);
     }),
     on('replyToConversation', (context) => {
       const found = conversationFor(context, 'edit');

@@ -10,14 +10,14 @@
  * - a query or path parameter missing, unknown or breaking its schema is 400 `bad_request`, one detail
  *   per parameter;
  * - a JSON body that does not parse is 400 `bad_request`; one that breaks its schema is 422
- *   `validation_failed`, one detail per offending field, with the value when it is short and no secret.
+ *   `validation_failed`, one detail per offending field, with the value when it is no secret (a text cut to 200 characters).
  * Bodies in other media types (the providers' form callbacks, text) are not judged.
  *
  * ajv compiles each operation's schemas on first use; it runs unchanged in a browser bundle.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { withoutBranchNoise } from './error-details.js';
+import { echoedText, listedDetails, withoutBranchNoise } from './error-details.js';
 import contract from './openapi.json' with { type: 'json' };
 import type { components } from './schema.js';
 
@@ -30,7 +30,6 @@ const AUTH_CHALLENGE = 'Token realm="palanque"';
 const CREDENTIALS = /^(?:Token|Bearer) +(\S+) *$/i;
 /** Field names whose values are never echoed back (they may be credentials), as on the server. */
 const SECRET_FIELD = /pass|token|secret|signed_request|authorization/i;
-const MAX_ECHOED_LENGTH = 200;
 
 let ajv: Ajv2020 | undefined;
 const compiled = new Map<string, ValidateFunction>();
@@ -58,7 +57,9 @@ function rebase(schema: unknown): Node {
 
 /** An error in the contract's error model, as the server writes it. */
 export function errorResponse(status: number, code: string, message: string, details: ErrorDetail[] = [], headers: Record<string, string> = {}): Response {
-  const body = { success: false, error: { code, message, details }, request_id: crypto.randomUUID() };
+  // As the server: at most MAX_DETAILS details, the message counting the rest.
+  const listed = listedDetails(message, details);
+  const body = { success: false, error: { code, message: listed.message, details: listed.details }, request_id: crypto.randomUUID() };
   return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json', ...headers } });
 }
 
@@ -113,7 +114,7 @@ function checkParameters(operation: ValidatedOperation, url: URL, path: string):
     if (declaredQuery.has(name)) continue;
     const detail: ErrorDetail = { location: 'query', field: name, rule: 'unknown_parameter', message: `Unknown query parameter '${name}'` };
     const value = url.searchParams.get(name)!;
-    problems.push(value.length <= MAX_ECHOED_LENGTH && !SECRET_FIELD.test(name) ? { ...detail, value } : detail);
+    problems.push(SECRET_FIELD.test(name) ? detail : { ...detail, value: echoedText(value) });
   }
   // The server's validator reports unknown parameters alone, before it reads the declared ones.
   if (problems.length > 0) return problems;
@@ -133,8 +134,8 @@ function checkParameters(operation: ValidatedOperation, url: URL, path: string):
     const error = validate.errors![0]!;
     const detail: ErrorDetail = { location, field: name, rule: error.keyword, message: messageOf(error) };
     // As the server: a query value is echoed, a path segment is not (the path is in the request line).
-    const echoed = location === 'query' && raw[0]!.length <= MAX_ECHOED_LENGTH && !SECRET_FIELD.test(name);
-    problems.push(echoed ? { ...detail, value: raw[0] } : detail);
+    const echoed = location === 'query' && !SECRET_FIELD.test(name);
+    problems.push(echoed ? { ...detail, value: echoedText(raw[0]!) } : detail);
   }
   return problems;
 }
@@ -198,8 +199,8 @@ function detailOf(error: ErrorObject, body: unknown): ErrorDetail {
   // An unknown property's value is echoed as the server echoes it: the value under that name.
   const valuePath = params.additionalProperty ? [...segments, params.additionalProperty] : segments;
   const value = valuePath.reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Node)[key] : undefined), body);
-  if (value === undefined || (typeof value === 'object' && value !== null) || (typeof value === 'string' && value.length > MAX_ECHOED_LENGTH)) return detail;
-  return { ...detail, value: value as ErrorDetail['value'] };
+  if (value === undefined || (typeof value === 'object' && value !== null)) return detail;
+  return { ...detail, value: (typeof value === 'string' ? echoedText(value) : value) as ErrorDetail['value'] };
 }
 
 // --- the document ---------------------------------------------------------------------------------------

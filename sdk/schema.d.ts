@@ -20,7 +20,7 @@ export interface paths {
          *     Each login issues a new key (one per device); `Idempotency-Key` is accepted but the answer is
          *     never stored for replay, since it holds the key.
          *
-         *     - **200**: logged in; `data` holds the key, its expiry and the user.
+         *     - **200**: logged in; `data` holds the key, its expiry, the user and the device's token.
          *     - **201**: not returned (login creates no addressable record); same body as 200.
          *     - **400**: the body is not valid JSON.
          *     - **401** `invalid_credentials`: wrong username or password. The answer and the work done are
@@ -30,7 +30,8 @@ export interface paths {
          *       is not confirmed yet (see `signUp`).
          *     - **422** `validation_failed`: a field is missing or breaks its bounds.
          *     - **429** `login_locked`: the login lock refuses this check; even the right password is refused
-         *       until `Retry-After` seconds pass. `rate_limited` is the general budget.
+         *       until `Retry-After` seconds pass (never for a login with a live device or unlock token; see
+         *       "Trusted devices" below). `rate_limited` is the general budget.
          *     - 404 and 409 are not returned.
          *
          *     **The login lock.** Each password check counts against the identifier in `username`, as typed
@@ -43,8 +44,9 @@ export interface paths {
          *     - **The identifier from any address** is never locked. From its 5th failure on, each failure
          *       makes the next check of that identifier, from anywhere, wait 2^(n-5) seconds after it (n
          *       failures: 1 s, 2 s, 4 s, ...), at most `LOGIN_MAX_DELAY_SECONDS` (30). Meanwhile a check is
-         *       429 with `Retry-After` in seconds. Guessing from many addresses is slowed down, and the
-         *       owner is never locked out for minutes by someone else's failures.
+         *       429 with `Retry-After` in seconds. Guessing from many addresses is slowed down; whoever
+         *       keeps failing re-arms the delay, which a login with a device or unlock token escapes
+         *       ("Trusted devices" below).
          *     - **The address, across identifiers**, is locked after `LOGIN_ADDRESS_MAX_FAILURES` failures
          *       (100), against spraying one password over many names, for the rest of the window like the
          *       first rule.
@@ -57,8 +59,58 @@ export interface paths {
          *     of checks still running would refuse waits for them (up to 10 s) rather than being refused.
          *     So parallel guesses cannot pass the limit, and parallel logins with the right password are
          *     not refused. The failures are kept in the database, shared by every instance.
+         *
+         *     **Trusted devices** (OWASP's "device cookie"). Every successful login answers
+         *     `data.device_token`; a client keeps it and sends it as `device_token` at its next login. A
+         *     login carrying a live device token of the account `username` names (by either of its names)
+         *     is judged only by that token's own failures: none of the rules above refuses or counts it, so
+         *     others' failures never delay or lock its owner, and its own failures do not clear theirs.
+         *     After 5 failed logins with one token it dies and its holder is judged like anyone. A login
+         *     that carried a live token answers the same token back (a login loop makes no new ones); an
+         *     account keeps at most 10, the least recently used going first. A client without one (a new
+         *     browser) may ask for an unlock mail (`requestLoginUnlock`) and send its token as
+         *     `unlock_token`: judged the same way, once. A token that is unknown, expired, revoked or of
+         *     another account is ignored: the login is judged by the rules above, with the same answers.
+         *     Clients that send neither field log in as before.
          */
         post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/unlock/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail an unlock token to log in without the delay
+         * @description For the owner of a name that others' failures keep delayed (429 `login_locked`), on a device
+         *     without a `device_token`: mails a single-use unlock token to the address of the account that
+         *     has this username or e-mail. A `login` carrying it as `unlock_token` is judged like one from a
+         *     trusted device (see `login`): others' failures neither delay nor lock it. The token works for
+         *     one successful login within 15 minutes, dies after 5 failed ones, and goes only to the
+         *     account's own address. When the server is configured with a front-end login page
+         *     (`FRONTEND_UNLOCK_URL`), the mail links to it with `unlock_token` in its query.
+         *
+         *     The answer is the same, and takes the same time, whether or not the name has an account (the
+         *     lookup and the mail come after it), so it reveals no accounts. At most one mail per account a
+         *     minute: a request sooner sends nothing.
+         *
+         *     - **200**: `data.status` is `unlock_requested`.
+         *     - **201**: not returned; same body as 200.
+         *     - **422** `validation_failed`: `username` is missing, empty or too long.
+         *     - **429** `rate_limited`: the budget of the authentication operations per address (as a
+         *       password reset).
+         *     - 401, 403, 404 and 409 are not returned.
+         */
+        post: operations["requestLoginUnlock"];
         delete?: never;
         options?: never;
         head?: never;
@@ -387,8 +439,10 @@ export interface paths {
         /**
          * Is an e-mail free for sign-up?
          * @description Tells the sign-up form whether an e-mail address can still be used. The address is
-         *     normalised (trimmed, lower-cased) before the check, as accounts store it. Its budget in requests per
-         *     minute is tight, because the answer necessarily says whether an account uses the address.
+         *     normalised (trimmed, lower-cased) before the check, as accounts store it. The answer necessarily
+         *     says whether an account uses the address, so the operation has a budget of its own, apart from the
+         *     other authentication operations and tighter: `RATE_LIMIT_CHECK_EMAIL`, 10 requests a minute per
+         *     client address by default (429 `rate_limited` with `Retry-After` past it).
          *
          *     - **200**: `data.available` is the answer.
          *     - **400** `bad_request`: `email` is missing or malformed.
@@ -557,14 +611,14 @@ export interface paths {
          *
          *     | event | when |
          *     |---|---|
-         *     | `login_succeeded` | a login issued a key |
-         *     | `login_failed` | a wrong password, at login or at a password confirmation (`details.during`) |
+         *     | `login_succeeded` | a login issued a key (`details.with`: `device_token` or `unlock_token` when judged by one) |
+         *     | `login_failed` | a wrong password, at login or at a password confirmation (`details.during`), or with a device or unlock token (`details.with`) |
          *     | `login_locked` | the login lock refused a check (`details.retry_after_seconds`) |
          *     | `keys_revoked` | a logout, a revoked session, or an admin ending a user's sessions (`details.reason`, `details.count`) |
-         *     | `password_changed` | `changePassword` (`details.keys_revoked`) |
+         *     | `password_changed` | `changePassword`, or the admin CLI's `user set-password` on the database (`details.keys_revoked`; from the CLI `actor_id` is null and `details.via` is `cli`, with `os_user` and `host`, who ran it where) |
          *     | `password_reset` | a completed password reset (every key revoked) |
          *     | `email_change_requested`, `email_changed` | `changeMyEmail`, and its confirmation |
-         *     | `account_created` | by an admin, or a confirmed sign-up (`details.via`) |
+         *     | `account_created` | by an admin, a confirmed sign-up, the admin CLI's `user create` on the database, or the server's first start on an empty database (`details.via`: `admin`, `signup`, `cli` with `os_user`, `host` and `is_admin`, `first_start`) |
          *     | `account_deactivated`, `account_reactivated` | the admins' operations (`details.keys_revoked`) |
          *     | `account_deleted` | `deleteMyAccount`, after the erasure; the account is named by its id, now under a pseudonym (`details.keys_revoked`, `teams_left`, `entities_handed_over`, `entities_deleted`: counts) |
          *     | `team_member_added`, `team_member_removed` | `acceptInvitation` (`details.invitation_id`, `details.invited_by`), `removeOperator` (a member leaving included): `user_id` joined or left the team of `details.entity_id` with `details.role`; a role changes by a removal and a new invitation |
@@ -572,6 +626,10 @@ export interface paths {
          *     | `invitation_accepted`, `invitation_declined` | the invitee (`user_id`) answered invitation `details.invitation_id` |
          *     | `personal_data_erased`, `personal_data_corrected` | `erasePersonalData`, `correctPersonalData`: `details.entity_id`, `details.fields` (comma-separated) and `details.reason` (the data subject's request reference); never a value |
          *     | `contact_erased` | `eraseContact`: contact `details.contact_id` of entity `details.entity_id` erased at the person's request (`details.reason`, the request's reference), with the counts of messages masked and canceled and replies masked; never the number or the name |
+         *     | `contacts_retention_erased` | the retention sweep erased the contacts of entity `details.entity_id` after the certification of its election (`details.election_id`, `details.certification_on`; `details.erased`, and `details.left_in_flight` left for the next sweep); `actor_id` is null (see getContactRetention) |
+         *     | `contact_retention_held`, `contact_retention_released` | `holdContactRetention` (`details.reason`, the pending case) and `releaseContactRetention`: a platform admin held or released the erasure of the contacts of entity `details.entity_id` |
+         *     | `election_calendar_changed` | `createElectionCalendarLine`, `updateElectionCalendarLine`, `deleteElectionCalendarLine`: a platform admin (`actor_id`) changed line `details.calendar_id` of the election calendar (`details.action`: `created`, `updated` or `deleted`) |
+         *     | `sms_compliance_relaxed` | `setSmsCompliance`: a platform admin (`actor_id`) relaxed the SMS compliance mode of entity `details.entity_id` from `details.from` to `details.to` (`enforce` to `warn` or `off`, `warn` to `off`) |
          *
          *     Filters combine: `event`, `user_id` (events done by the user or concerning them), `since`
          *     (inclusive) and `until` (exclusive). Events are kept `AUDIT_RETENTION_DAYS` (1,825 days, five
@@ -606,12 +664,15 @@ export interface paths {
          *     (`Content-Disposition: attachment`): the caller's account, and each table's rows about them,
          *     grouped in `sections`, each naming where it comes from (`source`: the table and the column that
          *     names the user). Sections: `sessions` (keys: device, created, last used, expiry, revocation),
+         *     `login_devices` (trusted devices and unlock tokens: kind, created, last used, expiry),
          *     `password_resets`, `pending_email_changes`, `social_logins`, `pending_social_logins`,
          *     `social_login_attempts`, `memberships` (teams and roles), `entities_owned`,
          *     `entities_last_written`, `guardianship_links_created`, `research_bookmarks`,
          *     `news_sources_requested`, `monitors_created`, `scenario_requests` (asked or decided),
          *     `sms_credentials_added`, `sms_campaigns_sent`, `sms_campaigns_canceled`, `contacts_added`
          *     (which contacts of an entity the caller added, without their numbers), `sms_compliance_set`,
+         *     `sms_opt_outs_recorded` (opt-outs the caller recorded by hand, without the numbers),
+         *     `contact_retention_holds`, `election_calendar_changed`,
          *     `chat_replies_written` (the caller's replies in an entity's inbox, with their text),
          *     `chat_conversations_assigned`, `messenger_pages_connected` (the messenger Pages the caller
          *     connected to an entity's inbox, without their tokens), `notifications` (the caller's own),
@@ -994,15 +1055,21 @@ export interface paths {
          *     answering) is retried twice; the batches already written stay. On a server's machine,
          *     `npm run elections:import -- --source <file, zip or URL>` does the same from a local file.
          *
-         *     Only an http(s) URL on a host that `ELECTIONS_IMPORT_HOSTS` allows (the court's open-data
-         *     hosts by default) is accepted: the server downloads it, and may reach nothing else.
+         *     Only an https URL on a host that `ELECTIONS_IMPORT_HOSTS` allows (the court's open-data
+         *     hosts by default) is accepted, or a plain http one on a host it lists with an explicit
+         *     `http://` (a test server): the server downloads it, and may reach nothing else. A listed
+         *     name that resolves to a private, loopback or link-local address when the server connects
+         *     fails the import. A record longer than `ELECTIONS_IMPORT_MAX_RECORD_BYTES` (8 KiB by
+         *     default; the court's longest are about 1.5 KB) fails the import at once, naming the file
+         *     and the line.
          *
          *     - **201**: the import was queued; `data` is the import.
          *     - **401** `unauthorized`: no valid key.
          *     - **403** `forbidden`: the caller is not a platform admin.
          *     - **409** `conflict` (`one_import_at_a_time`): another import is queued or running; its id is named.
-         *     - **422** `validation_failed`: `source` is not an http(s) URL (`http_url`) or its host is not
-         *       allowed (`allowed_host`, naming the hosts), or `sha256` is not 64 hex digits.
+         *     - **422** `validation_failed`: `source` is not an http(s) URL (`http_url`), its host is not
+         *       allowed (`allowed_host`, naming the hosts), or it is plain http on a host not listed with
+         *       `http://` (`https`); or `sha256` is not 64 hex digits.
          *     - **503** `service_unavailable`: the job queue did not take the import (nothing was queued); ask
          *       again after `Retry-After`.
          *     - 200 and 404 are not returned.
@@ -1084,6 +1151,109 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/elections/calendar/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The election calendar
+         * @description Not in the seed (issue 42). The election calendar as data: one line per election (a
+         *     supplementary election names its `uf` and `municipality_ibge`), each with its registration
+         *     deadline (until 19h Brasília of 15 August, Lei 9.504/1997 art. 11), propaganda start (16
+         *     August, art. 36), voting days (first Sunday of October, and the last Sunday for the second
+         *     round: CF arts. 28, 29 II, 77), certification of the winners (diplomação, the court's
+         *     calendar) and the legal source of each date (`sources`), ordered by first round. Seeded with
+         *     the 2024 municipal, 2026 general and 2028 municipal elections (the 2028 certification day is
+         *     the court's usual 19 December until it publishes its calendar, as `sources` says).
+         *     `inaugurations` gives the day the winners of each office take office (CF art. 29 III: mayors
+         *     and councillors 1 January; from 2027 the President 5 January, CF art. 82, and governors 6
+         *     January, art. 28, as amended by EC 111/2021, 1 January before; senators and deputies 1
+         *     February, art. 57 §4º); a supplementary election has none.
+         *
+         *     The calendar decides the propaganda window of every entity and when its election is over
+         *     (see `getSmsCompliance`). Not paginated: it holds a few lines. Any logged-in user reads it;
+         *     platform admins change it (`createElectionCalendarLine`, `updateElectionCalendarLine`,
+         *     `deleteElectionCalendarLine`), each change recorded in the audit log
+         *     (`election_calendar_changed`).
+         *
+         *     - **200**: `data` is the list.
+         *     - **401** `unauthorized`: no valid key.
+         *     - 400, 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["listElectionCalendar"];
+        put?: never;
+        /**
+         * Add an election to the calendar (platform admins)
+         * @description Not in the seed (issue 42). Adds a line to the election calendar (see `listElectionCalendar`),
+         *     typically a supplementary election (`supplementary: true`, with its `uf` and, for a municipal
+         *     one, `municipality_ibge`). Its days must be real and in order: the registration deadline
+         *     before the propaganda start, which is not after the first round; the second round after the
+         *     first; certification not before the last round (rule `calendar_order`, naming the field). A
+         *     supplementary line names its state (rule `required`); an ordinary one names none (rule
+         *     `ordinary_scope`). Each date carries its legal source in `sources`. Recorded in the audit log
+         *     (`election_calendar_changed`, `details.action` `created`, `details.calendar_id`).
+         *
+         *     - **201**: `data` is the line as stored.
+         *     - **400** `bad_request`: the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **422** `validation_failed`: a field is missing or malformed, or a rule above is broken.
+         *     - 404 and 409 are not returned.
+         */
+        post: operations["createElectionCalendarLine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/elections/calendar/{calendar_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace a line of the election calendar (platform admins)
+         * @description Not in the seed (issue 42). Replaces line `calendar_id` of the election calendar with the body,
+         *     checked as `createElectionCalendarLine` checks it. Recorded in the audit log
+         *     (`election_calendar_changed`, `details.action` `updated`, `details.calendar_id`).
+         *
+         *     - **200**: `data` is the line as stored.
+         *     - **400** `bad_request`: `calendar_id` is not a positive integer, or the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: no such line.
+         *     - **422** `validation_failed`: as for `createElectionCalendarLine`.
+         *     - 409 is not returned.
+         */
+        put: operations["updateElectionCalendarLine"];
+        post?: never;
+        /**
+         * Remove a line of the election calendar (platform admins)
+         * @description Not in the seed (issue 42). Removes line `calendar_id` (an election cancelled, or entered by
+         *     mistake); entities it judged are judged by the next hint (see `getSmsCompliance`). Removing
+         *     again is 404. Recorded in the audit log (`election_calendar_changed`, `details.action`
+         *     `deleted`, `details.calendar_id`).
+         *
+         *     - **200**: removed; `data` is the line as it was.
+         *     - **400** `bad_request`: `calendar_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: no such line.
+         *     - 409 and 422 are not returned.
+         */
+        delete: operations["deleteElectionCalendarLine"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/elections/offices/": {
         parameters: {
             query?: never;
@@ -1136,6 +1306,46 @@ export interface paths {
          *     - 403, 409 and 422 are not returned.
          */
         get: operations["listElectionParties"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/elections/registered_parties/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The parties registered with the electoral court, with their registration and merger days
+         * @description Not in the seed (issue 42). The political parties registered with the electoral court (TSE)
+         *     since 2020, reference data of their own (seeded from the court's list, "Partidos políticos
+         *     registrados no TSE", and its decisions on mergers and incorporations), not read from imported
+         *     candidacies: number, acronym, name, the day the court registered the party's statute, and, for a
+         *     party that no longer exists, the day it ceased, how (`FUSÃO`: merged into a new party;
+         *     `INCORPORAÇÃO`: absorbed by another) and its successor. Numbers are reused (25 was DEM's until
+         *     2022 and is PRD's since 2023), so a party is its number and registration day. PEN became
+         *     Patriota (2018), which merged with PTB into PRD 25 (9 November 2023); PSL and DEM into União
+         *     Brasil 44 (8 February 2022); PROS was incorporated into Solidariedade (14 February 2023), PSC
+         *     into Podemos (15 June 2023).
+         *
+         *     With `em` (a day, YYYY-MM-DD, 2020-01-01 or later), only the parties that existed on that day.
+         *     The entity rules judge a ballot number's party (`partido`, `nr_urna`) and a coalition's parties
+         *     (`partidosLegenda`) by the parties that could run in the entity's election: existing on its day
+         *     and registered at least six months before it (Lei 9.504/1997 art. 4º). Read-only; any logged-in
+         *     user reads it.
+         *
+         *     - **200**: `data` is the list, by number then registration day.
+         *     - **400** `bad_request`: `em` is not a day, or is before 2020-01-01 (the list does not cover it).
+         *     - **401** `unauthorized`: no valid key.
+         *     - 403, 404, 409 and 422 are not returned.
+         */
+        get: operations["listRegisteredParties"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1849,9 +2059,13 @@ export interface paths {
          *     - `nr_urna`'s length against the office (`ballot_digits`: president, governor and mayor and
          *       their vices 2 digits; senator and substitutes 3; federal deputy 4; state and district
          *       deputy and councillor 5), and its first two digits, and `partido`, against the parties
-         *       running in the election (`party_of_election`, naming them).
-         *     - `partidosLegenda`, a coalition's party acronyms, against the acronyms of the parties
-         *       running in the election (`party_of_election`, naming them; accents, case and spaces
+         *       that could run in the election (`party_of_election`, naming them): the parties registered
+         *       with the court (`listRegisteredParties`) that existed on the election's day and were
+         *       registered at least six months before it (Lei 9.504/1997 art. 4º), not those the imported
+         *       candidacies happen to name (PL 22 and PRD 25 in 2024, PTB 14 not). An election before 2020,
+         *       which that list does not cover, is judged by the parties its imported candidacies name.
+         *     - `partidosLegenda`, a coalition's party acronyms, against the acronyms of the same parties
+         *       (`party_of_election`, naming them; accents, case and spaces
          *       aside: `PC do B` is `PCdoB`) instead of the parties registered today: a 2022 coalition
          *       may name PTB, merged into PRD since. Without such an election it is judged against the
          *       parties registered with the court today (`registered_party`).
@@ -1866,6 +2080,38 @@ export interface paths {
          *     `position` the office names, the length and party checks do not apply. Like the other rules between two
          *     fields, these judge the entity as it will be whenever the body names `nr_urna`, `partido`,
          *     `position` or `candidacy_id` (and, for the coalition's parties, `partidosLegenda`).
+         *
+         *     **Candidacies the court would refuse.** For a candidate (`tp=candidato`; never a competitor or
+         *     a party), by the law and whether or not the court's data is loaded (example `candidacyLaw`):
+         *     - `ballot_name_length`: `nm_urna` has at most 30 characters, spaces included (Res. TSE
+         *       23.609/2019 art. 25; Lei 9.504/1997 art. 12).
+         *     - `office_scope`: the office fits `tipoDisputa` when it holds a scope word (`municipal` for
+         *       mayor, vice-mayor and councillor; `estadual`, `distrital`, `federal` or `geral` for
+         *       governor, senator and deputies; `federal`, `nacional` or `geral` for President and vice):
+         *       a governor in a `municipal` contest is refused. The Federal District (`estado_disputa`,
+         *       else `uf`) has no mayor, vice-mayor, councillor or state deputy, and district deputies
+         *       exist only there (CF art. 32 and §3º).
+         *     - `proportional_coalition`: a councillor's or deputy's `partidosLegenda` names one party, or
+         *       the parties of one federation (the entity's own when `partido` is known): proportional
+         *       offices have no coalitions since 2020 (CF art. 17 §1º, EC 97/2017), and a federation acts
+         *       as one party for its term (Lei 9.504/1997 art. 6-A; Lei 9.096/1995 art. 11-A, from Lei
+         *       14.208/2021). A majoritarian coalition names all of a federation's parties or none (the
+         *       detail names `partidosLegenda`). The federations are those of the court's tables for the
+         *       election, else the three registered in 2022 (Brasil da Esperança: PT, PCdoB, PV; PSDB
+         *       Cidadania; PSOL REDE). A list of one party is no coalition.
+         *     - `minimum_age`: `data_nascimento` makes the candidate 18 (councillor) by the election's
+         *       registration deadline, or 21 (mayor, vice-mayor, deputies), 30 (governor and vice) or 35
+         *       (President, vice, senator) by the day the office's winners take office (CF art. 14 §3º
+         *       VI; Lei 9.504/1997 art. 11 §2º). The election is the calendar's that judges the entity:
+         *       its linked candidacy's, else the one `disputa_eleitoral` names, else the next of its
+         *       office's scope. Without an election (or an office, or a real birth date) the age is not
+         *       judged.
+         *     The office is the linked candidacy's, else the one `position` spells (as above), from the
+         *     law's list of offices. Each rule judges the entity as it will be when the body sends a
+         *     field it reads (`nm_urna`; `position`, `candidacy_id`, `tipoDisputa`, `uf`,
+         *     `estado_disputa`; `partidosLegenda`, `partido`, `position`, `candidacy_id`;
+         *     `data_nascimento`, `position`, `candidacy_id`, `disputa_eleitoral`): a stored value is not
+         *     judged again by an update that sends none of them.
          *
          *     **Candidacies.** `candidacy_id` links the entity to a candidacy of the court's data (or to
          *     another one); `null` unlinks it; nothing else changes, and the edit history records it as
@@ -1946,7 +2192,11 @@ export interface paths {
          *
          *     A value the entity rules of `addEntity` would refuse (an invalid check digit, a coalition
          *     party that the election's party table lacks) is left out, and the answer's `message` names
-         *     it.
+         *     it. A candidacy the court would refuse is no candidate entity: for `tp=candidato`, a
+         *     candidacy that breaks `ballot_name_length`, `office_scope`, `proportional_coalition` or
+         *     `minimum_age` (as `addEntity` says) is 422 naming the rule, each detail on `candidacy_id`
+         *     with the entity field in its message (example `courtWouldRefuse`);
+         *     `tp=concorrente` tracks it as the court lists it.
          *
          *     - **201**: created; `data` is the stored entity (as `getEntity` answers it), `ETag` its version.
          *     - **200**: not returned (a create answers 201).
@@ -1956,7 +2206,9 @@ export interface paths {
          *       not that one).
          *     - **409** `conflict`: an entity of the caller's teams is already linked to this candidacy
          *       (the detail names it), or one already has the candidacy's CPF.
-         *     - **422** `validation_failed`: `candidacy_id` is missing or not a positive integer.
+         *     - **422** `validation_failed`: `candidacy_id` is missing or not a positive integer, or (for
+         *       a candidate) the candidacy is one the court would refuse (`minimum_age`, `office_scope`,
+         *       `proportional_coalition`, `ballot_name_length`).
          */
         post: operations["createEntityFromCandidacy"];
         delete?: never;
@@ -2662,6 +2914,131 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/jobs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Background jobs by queue and state (admins)
+         * @description For platform admins (`palanque jobs`): how many background jobs each queue (kind of job, such
+         *     as `sms-send`) holds in each state. States: `queued` (waiting to run), `running`, `completed`,
+         *     `failed` (the last try failed and another will follow) and `dead` (no try left; `retryJob`
+         *     gives it one more). Queues and states without jobs are left out. On PostgreSQL, completed
+         *     and dead jobs leave the counts once pg-boss archives them (after 12 hours).
+         *
+         *     - **200**: `data.queues`, one entry per queue and state, by queue name.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - 400, 404, 409 and 422 are not returned.
+         */
+        get: operations["listJobQueues"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/jobs/{queue}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The jobs of a queue in one state (admins)
+         * @description For platform admins (`palanque jobs list`): the jobs of one queue in one `state`, the most
+         *     recently changed first, at most `limit` (50 unless given). Each job shows its data (ids of
+         *     the records it works on, never a secret), its tries and, when it failed, the reason. A queue
+         *     without jobs, or an unknown one, lists none.
+         *
+         *     - **200**: `data.jobs`, possibly empty.
+         *     - **400** `bad_request`: `queue`, `state` or `limit` breaks its type or bounds.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - 404, 409 and 422 are not returned.
+         */
+        get: operations["listJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/jobs/{queue}/{job_id}/retry/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a dead job one more try (admins)
+         * @description For platform admins (`palanque jobs retry`): a `dead` job (its last try failed) is queued
+         *     again for one more try, keeping its data and its tries so far. Its handler runs as for any
+         *     try: a job whose work was done meanwhile finds it done. A `failed` job will be retried on its
+         *     own; other states have nothing to retry.
+         *
+         *     - **200**: queued again; `data` is the job, now `queued`.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `queue` or `job_id` breaks its type or bounds.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: the queue has no job with this id (or it was archived).
+         *     - **409** `conflict`: the job is not dead (rule `retryable_state`, `value` its state).
+         *     - 422 is not returned (there is no body to check).
+         */
+        post: operations["retryJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/jobs/{queue}/purge/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Purge a canceled campaign's waiting jobs (admins)
+         * @description For platform admins (`palanque jobs purge`): deletes the jobs of `queue` that wait to run
+         *     (`queued`, or `failed` and waiting for their retry) whose data names the campaign
+         *     `campaign_id`. Only a `canceled` campaign's: its messages are canceled already, so its jobs
+         *     would find nothing to send; purging them frees the queue sooner. A job already running
+         *     finishes as the cancel has it (`cancelSmsCampaign`). Purging twice purges nothing the second
+         *     time.
+         *
+         *     - **200**: `data.purged` jobs were deleted (0 when none waited).
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `queue` breaks its type or bounds.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: no campaign `campaign_id`.
+         *     - **409** `conflict`: the campaign is not canceled (rule `canceled_campaign`, `value` its
+         *       state): cancel it first (`cancelSmsCampaign`).
+         *     - **422** `validation_failed`: the body breaks its schema.
+         */
+        post: operations["purgeJobs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/": {
         parameters: {
             query?: never;
@@ -2738,13 +3115,37 @@ export interface paths {
          *     is judged by the compliance mode of the credential's entity (see `getSmsCompliance`): numbers
          *     without consent on record (`consent_missing`), a credential without a footer
          *     (`footer_missing`) and a send outside the entity's propaganda window
-         *     (`outside_campaign_window`) are listed in `warnings` under `warn` (the default; the campaign is
-         *     sent), refused under `enforce` (422 naming each rule), and not judged under `off` or for a
-         *     credential without an entity.
+         *     (`outside_campaign_window`) are refused under `enforce` (the default for an entity created
+         *     after migration 0033: 422 naming each rule, nothing queued), listed in `warnings` under `warn`
+         *     and `off` (the campaign is sent; under `off` too it is judged and the rules it breaks recorded),
+         *     and not judged for a credential without an entity. **Decided change to the seed's behaviour**
+         *     (see "Decided changes to what the seed accepts"): a seed-only front end that pastes numbers
+         *     without consent for a new entity gets 422 `consent_missing`.
+         *
+         *     Not in the seed (issue 42): `declaracao_nao_eleitoral` declares that the campaign is not
+         *     electoral propaganda, it asks for no vote (Lei 9.504/1997 art. 36-A); such a campaign may go
+         *     outside the propaganda window (the window rule does not judge it), while consent and the
+         *     footer still apply. The declaration, who made it (the sender) and when are kept with the
+         *     campaign and shown in its report (`non_electoral_declaration`, see `getSmsCampaign`).
+         *
+         *     Not in the seed (issue 42): a campaign that links or attaches synthetic content (image or sound
+         *     made or altered by artificial intelligence) declares it in `synthetic_content`, naming the
+         *     technology; its message must then carry the label that says so (Res. TSE 23.610/2019 art. 9-B;
+         *     rule `synthetic_content_label`, judged as the rules above), and a declared deepfake is refused
+         *     under every mode (`deepfake_banned`, art. 9-C §1º). The campaign keeps the declaration
+         *     (`synthetic_content` in its report).
+         *
+         *     Not in the seed (issue 42): only Brazilian mobile numbers can receive an SMS
+         *     (libphonenumber's type `MOBILE`: a 2-digit area code, then 9 and 8 digits). A landline
+         *     (`(11) 3222-1234`), a toll-free number (`0800 123 4567`) or a foreign one (`+1 202 555 0143`)
+         *     in the list, or a contact flagged `can_receive_sms: false`, is skipped as opted-out numbers
+         *     are: counted in `not_mobile_skipped` and the first five named, masked, in
+         *     `not_mobile_examples` (rule `not_mobile`), in the answer, the preview and the report. A list
+         *     or audience with no mobile number left is 422 `not_mobile`.
          *
          *     - **201**: the campaign was created; `data` gives its id, the accepted, rejected and skipped
-         *       counts, the segment count per message (GSM-7 or UCS-2), and under `warn` the compliance
-         *       `warnings`.
+         *       counts, the segment count per message (GSM-7 or UCS-2), and under `warn` and `off` the
+         *       compliance `warnings`.
          *     - **200**: not returned; same body as 201.
          *     - **400** `bad_request`: the body is not valid JSON.
          *     - **401** `unauthorized`: no valid key.
@@ -2753,14 +3154,18 @@ export interface paths {
          *     - **422** `validation_failed`: a field is missing or too long, or some entries are not valid
          *       numbers; `error.details` lists each (rule `phone_number`, `value` the entry as written; nothing
          *       is sent), or the list holds no number (rule `not_blank`), or no number is left to send
-         *       to once opted-out numbers are skipped, or the list holds more entries than a campaign takes
+         *       to once opted-out numbers are skipped, or no Brazilian mobile number is left once
+         *       landlines, toll-free and foreign numbers are skipped (rule `not_mobile`, `value` how many
+         *       were skipped), or the list holds more entries than a campaign takes
          *       (`SMS_MAX_RECIPIENTS`, 10,000 by default: rule `max_recipients`, `value` the count; send
          *       the rest as another campaign). For a campaign to contacts: both or neither of the list and
          *       `contatos` (`one_audience`), a credential without an entity (`entity_credential`), no contact
          *       chosen (`not_blank`) or more than a campaign takes (`max_recipients`). The message with the
-         *       footer longer than 1,600 characters (`max_length_with_footer`). Under `enforce`, each
-         *       compliance rule broken (`consent_missing`, `footer_missing`, `outside_campaign_window`),
-         *       naming what and when; nothing is sent.
+         *       footer longer than 1,600 characters (`max_length_with_footer`). A blank
+         *       `declaracao_nao_eleitoral` (`not_blank`). Under `enforce`, each
+         *       compliance rule broken (`consent_missing`, `footer_missing`, `outside_campaign_window`,
+         *       `synthetic_content_label`), naming what and when; nothing is sent. Under every mode, a
+         *       declared deepfake (`deepfake_banned`, field `synthetic_content.deepfake`).
          *     - 409 is not returned.
          */
         post: operations["sendSmsCampaign"];
@@ -2835,6 +3240,52 @@ export interface paths {
         get: operations["listSmsOptOuts"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sms/opt_outs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Opt a number out of an entity's SMS campaigns by hand
+         * @description Not in the seed (issue 42). Opts `phone` out of the campaigns of entity `entity_id`, as a
+         *     reply asking to stop does (see `receiveSmsWebhook`): for someone who asked by phone, in
+         *     person, by e-mail or in words the phrase list does not read. LGPD (Lei 13.709/2018) art. 8
+         *     §5º lets a person withdraw consent at any time; Lei 9.504/1997 art. 57-G gives the sender 48
+         *     hours to remove them. From then on every campaign of the entity skips the number (counted in
+         *     `opted_out_skipped`), a message queued for it is canceled before it is sent, and the inbox
+         *     does not write to it.
+         *
+         *     The opt-out is also kept as a **suppression**: HMAC-SHA256 of the number under a random key
+         *     of the entity's own, sealed with the server's `SECRETS_KEY`. Erasing the person's contact
+         *     (`eraseContact`) removes the number itself, this opt-out's included, but not the
+         *     suppression, so a list pasted later still skips the number. The table of suppressions
+         *     cannot be reversed by trying every number without the server's secret.
+         *
+         *     The entity's owner, admins and operators may (those who may send its campaigns; platform
+         *     admins too). Opting out a number that opted out already changes nothing and answers the
+         *     opt-out kept.
+         *
+         *     - **201**: `data` is the new opt-out (`source` `manual`).
+         *     - **200**: the number had opted out already; `data` is that opt-out.
+         *     - **400** `bad_request`: the body is not a JSON object.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is a viewer of the entity's team.
+         *     - **404** `not_found`: no such entity, or one outside the caller's teams.
+         *     - **409** `conflict`: the request's `Idempotency-Key` is in flight.
+         *     - **422** `validation_failed`: `entity_id` or `phone` is missing, `phone` is not a valid
+         *       phone number (rule `phone_number`), or a field not listed was sent.
+         */
+        post: operations["optOutSmsNumber"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3044,21 +3495,40 @@ export interface paths {
          *     |---|---|
          *     | `consent_missing` | a number is not a contact of the entity with consent on record (a `consent.source`; see `createContact`) |
          *     | `footer_missing` | the credential has no footer (see `updateSmsCredential`) |
-         *     | `outside_campaign_window` | today (in Brasília) is outside the entity's effective propaganda window |
+         *     | `outside_campaign_window` | today (in Brasília) is in none of the spans of the entity's effective propaganda window |
+         *     | `election_over` | the election that judges the entity is over: today (in Brasília) is after its last vote for the entity (the second round for a run-off candidate, else the first); judged for non-electoral campaigns too (issue 42) |
          *
-         *     Under `off` nothing is judged; under `warn` (the mode of an entity never set) the campaign is
-         *     sent and its answer lists the rules broken in `warnings`; under `enforce` it is refused (422)
-         *     naming them. Credentials without an entity (platform admins only) are judged by nothing.
+         *     Under `enforce` (the mode of an entity never set: the safe path is the default, issue 42) the
+         *     campaign is refused (422) naming the rules it breaks, before anything is queued; under `warn`
+         *     it is sent and its answer and report list them in `warnings`; under `off` it is sent too,
+         *     judged all the same and its `warnings` recorded. Entities that existed before migration 0033
+         *     were given an explicit `warn` (the mode they had), so nothing changed for them. Relaxing the
+         *     mode is a platform admin's decision (see `setSmsCompliance`). A campaign declared
+         *     non-electoral (`declaracao_nao_eleitoral`, Lei 9.504/1997 art. 36-A) is not judged by the
+         *     window rule. Credentials without an entity (platform admins only) are judged by nothing.
          *
          *     `window` is the propaganda window typed for the entity (null: none). `effective_window` is the
-         *     one the rule judges by. For an entity linked to a candidacy of the court's data
-         *     (`candidacy_id`), it runs from 16 August of its election's year to the eve of the vote; for a
-         *     candidate whose result (`sit_tot_turno`) is `2º TURNO`, to the eve of the second round: the
-         *     same year's election of the same kind with `nr_turno` 2 in the court's data, or, when that is
-         *     not loaded, the last Sunday of October, as the Constitution sets it (`election.cd_eleicao`
-         *     null). For an entity not linked to a candidacy, it is the typed window. It is null when
-         *     neither gives one: then the window rule judges nothing. Days are Brasília's
-         *     (America/Sao_Paulo), both ends included.
+         *     one the rule judges by (issue 42): a set of `spans`, each a run of open days, both ends
+         *     included; `starts_on` and `ends_on` are only the outer bounds (the first span's start, the
+         *     last span's end): a day between them but in no span is closed. No voting day is ever in a
+         *     span: new propaganda on a voting day is a crime (Lei 9.504/1997 art. 39 §5º).
+         *
+         *     The election that judges an entity (for the window, `election_over` and the minimum age) is,
+         *     in order: the election of the court candidacy it is linked to (`candidacy_id`); else the one
+         *     its `disputa_eleitoral` names, which is the court's election code (`cd_eleicao`, of either
+         *     round, as `listElections` lists it), not a year; else the next ordinary election of its
+         *     office's scope (municipal for prefeito, vice-prefeito and vereador, general for the others,
+         *     the office read from `position`) whose last voting day is today or later. Each is a line of
+         *     the election calendar (`listElectionCalendar`). Its legal spans are: from the propaganda
+         *     start (16 August, art. 36) to the eve of the first round; and, for a candidate in the second
+         *     round (the court's result `2º TURNO`, or without a candidacy `ballot: segundo_turno`, and only
+         *     for President, governors and mayors, their vices included: CF arts. 28, 29 II, 77), from the
+         *     day after the first round to the eve of the second. A typed window narrows them (`source:
+         *     typed`) and must lie inside one of them when set (see `setSmsCompliance`); an entity with no
+         *     election but a typed window gets the typed window narrowed to every calendar election's
+         *     spans. `election` is the vote whose eve ends the last span; `calendar_election_id` the
+         *     calendar line. It is null when neither an election nor a typed window gives one: then the
+         *     window rule judges nothing. Days are Brasília's (America/Sao_Paulo).
          *
          *     Every role of the entity's team may read it (platform admins too).
          *
@@ -3073,22 +3543,34 @@ export interface paths {
          * Set an entity's SMS compliance mode and propaganda window (owner and admins)
          * @description Not in the seed (issue 23). Replaces the compliance settings of entity `entity_id` (see
          *     `getSmsCompliance`): `mode`, and `window`, the propaganda window typed for the entity, which
-         *     the window rule judges by when the entity is not linked to a candidacy of the court's data.
-         *     Leaving `window` out, or sending it null, removes it. The answer is the settings as
+         *     the window rule judges by, narrowing the legal spans of the entity's election (see
+         *     `getSmsCompliance`). It must lie inside one of those spans (issue 42): a window over a voting
+         *     day, or outside the propaganda period, is 422 `outside_legal_window` naming the spans it may
+         *     lie in (an entity with no election: the spans of every election of the calendar). Leaving
+         *     `window` out, or sending it null, removes it. The answer is the settings as
          *     `getSmsCompliance` reads them; what that answer adds (`entity_id`, `effective_window`,
          *     `updated_at`, `updated_by`) may be sent back and is ignored. Sending the same settings again
          *     changes nothing. The change is recorded in the entity's edit history (`listEntityHistory`,
-         *     subject `sms_compliance`). The entity's owner and admins may set it (platform admins too).
+         *     subject `sms_compliance`). The entity's owner and admins may set it (platform admins too), but
+         *     only a platform admin may relax it (`enforce` to `warn` or `off`, `warn` to `off`, judged
+         *     against the mode the change replaces): under those a campaign that breaks the electoral rules
+         *     is sent. A relaxation is also recorded in the audit log (`sms_compliance_relaxed`, see
+         *     `listAuditEvents`).
          *
          *     - **200**: `data` is the settings as they now are.
          *     - **400** `bad_request`: `entity_id` is missing or not a positive integer, or the body is not
          *       valid JSON.
          *     - **401** `unauthorized`: no valid key.
-         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team; or the
+         *       change relaxes the mode and the caller is not a platform admin (`error.details`: field
+         *       `mode`, rule `platform_admin_to_relax`, `value` the mode asked for; nothing changes).
          *     - **404** `not_found`: no such entity, or one outside the caller's teams.
          *     - **422** `validation_failed`: `mode` is missing or not `off`, `warn` or `enforce`; a day of
          *       `window` is missing or not a date (`YYYY-MM-DD`), or not a real calendar day (`real_date`);
-         *       the window ends before it starts (rule `window_order`); or a field is not one the body takes.
+         *       the window ends before it starts (rule `window_order`); the window does not lie inside one
+         *       legal propaganda span (rule `outside_legal_window`, field `window`, the message naming the
+         *       spans, `value` the window asked for as `starts_on..ends_on`); or a field is not one the body
+         *       takes.
          *     - 409 is not returned.
          */
         put: operations["setSmsCompliance"];
@@ -3159,11 +3641,18 @@ export interface paths {
          * @description Not in the seed (issue 23). Reads a campaign exactly as `sendSmsCampaign` would, from the same
          *     body, and sends nothing, stores nothing: the text as it will go (the message and, after a line
          *     break, the credential's footer), its encoding and segments per message, how many messages it
-         *     would send (the numbers listed or the contacts chosen, less repeats and the numbers that opted
-         *     out of the entity's campaigns), and the compliance rules it breaks under the mode of the
+         *     would send (the numbers listed or the contacts chosen, less repeats, the numbers that opted
+         *     out of the entity's campaigns and, issue 42, those an SMS cannot reach: landlines, toll-free
+         *     and foreign numbers, counted in `not_mobile_skipped` and the first five named, masked, in
+         *     `not_mobile_examples`; none left is 422 `not_mobile`), and the compliance rules it breaks under the mode of the
          *     credential's entity (see `getSmsCompliance`), as the campaign's `warnings` would list them.
-         *     Under `enforce`, `compliance.would_refuse` says the campaign would be refused; under `off`
-         *     there are no warnings.
+         *     Under `enforce`, `compliance.would_refuse` says the campaign would be refused; under `warn`
+         *     and `off` the warnings are listed and nothing would be refused.
+         *
+         *     It names every problem at once (issue 42), so a front end can show them together: when the
+         *     body has problems (numbers that are not valid, a blank text...), the 422 also names, beside
+         *     them, each compliance rule broken by what could be read (the consent of its valid numbers, the
+         *     footer, the window), whatever the mode.
          *
          *     - **200**: `data` is the preview.
          *     - **201**: not returned; same body as 200.
@@ -3171,9 +3660,10 @@ export interface paths {
          *     - **401** `unauthorized`: no valid key.
          *     - **403** `forbidden`: the caller may not use that credential.
          *     - **404** `not_found`: no credential with that id.
-         *     - **422** `validation_failed`: what `sendSmsCampaign` refuses, except the compliance rules
-         *       (listed as warnings, never refused here) and a list whose numbers all opted out (previewed,
-         *       with `messages` 0).
+         *     - **422** `validation_failed`: what `sendSmsCampaign` refuses (a declared deepfake included:
+         *       `deepfake_banned`), except the compliance rules (`synthetic_content_label` among them:
+         *       listed as warnings, never refused here, but named beside the body's problems when it has
+         *       any) and a list whose numbers all opted out (previewed, with `messages` 0).
          *     - 409 is not returned.
          */
         post: operations["previewSmsCampaign"];
@@ -3234,8 +3724,13 @@ export interface paths {
          *     - **409** `conflict` (rule `unique_per_entity`): the entity has a contact with this number
          *       already; the message names it.
          *     - **422** `validation_failed`: a field is missing, blank or too long, `phone` is not a valid
-         *       phone number (`phone_number`), `consent.given_at` is in the future (`not_in_future`), or a
-         *       tag is blank (`not_blank`); `error.details` names each.
+         *       phone number (`phone_number`) or not a Brazilian mobile number, which alone an SMS reaches
+         *       (`not_mobile`: a landline, toll-free or foreign number; issue 42), `consent.given_at` is in the future (`not_in_future`), or a
+         *       tag is blank (`not_blank`); the consent's source is a bought or third-party list, by its
+         *       `kind` or its words (`consent_source_not_allowed`, Lei 9.504/1997 arts. 57-B III and 57-E
+         *       §1º), its kind is neither given nor named by its words (`consent_kind_required`), or its kind
+         *       needs `evidence` and has none (`consent_evidence_required`; see ContactConsent);
+         *       `error.details` names each.
          */
         post: operations["createContact"];
         delete?: never;
@@ -3271,6 +3766,8 @@ export interface paths {
          *     | `consentimento_origem` | `consent_source` | where and how the number was given |
          *     | `consentimento_data` | `consent_given_at` | when: `DD/MM/AAAA` or `AAAA-MM-DD` (midnight, Brasília time, UTC-3), or an ISO 8601 date and time |
          *     | `consentimento_texto` | `consent_text` | the text the person agreed to |
+         *     | `consentimento_tipo` | `consent_kind` | the consent's kind (ContactConsentKind: `form`, `event`, `inbound_message`, `manual_with_evidence`, `import_with_proof`); may be empty when the origin's words name one |
+         *     | `consentimento_prova` | `consent_evidence` | the record that shows it; required for `manual_with_evidence` and `import_with_proof` |
          *     | `tags` | `tags` | tags separated by `\|` (or by commas or semicolons inside a quoted cell) |
          *
          *     Cells are separated by commas, or by semicolons as spreadsheets save them in Brazil: the header
@@ -3284,9 +3781,15 @@ export interface paths {
          *     (its text is optional).
          *
          *     A line is rejected, and the others still imported, when its number is not a valid phone
-         *     number, its date is not a date or is in the future, it has a consent origin without a date or
+         *     number or not a Brazilian mobile number (issue 42: a landline, toll-free or foreign number,
+         *     which no SMS reaches; the reason names `telefone` and `not_mobile`), its date is not a date or is in the future, it has a consent origin without a date or
          *     a date without an origin, a value is too long, it has more cells than the header, or it
-         *     repeats the number of an earlier line of the file. The report counts each line once in
+         *     repeats the number of an earlier line of the file; and when its consent is refused as
+         *     createContact refuses it (see ContactConsent): a bought or third-party list by its kind or
+         *     its words (the reason names the column and `consent_source_not_allowed`: Lei 9.504/1997 arts.
+         *     57-B III and 57-E §1º), a kind neither given nor named by the origin's words
+         *     (`consent_kind_required`), an unknown kind, or a kind that needs evidence without it
+         *     (`consent_evidence_required`). A line that updates a contact is judged the same way. The report counts each line once in
          *     `inserted`, `updated`, `unchanged` or `rejected`, and lists the first 100 rejections with
          *     their line and reason (a reason names the column, never its value: it is personal data).
          *
@@ -3389,8 +3892,12 @@ export interface paths {
          *     is erased, the answer is 409 `conflict` (rule `messages_in_flight`), and erasing again once the
          *     attempt settles (seconds, or the send's retries) does it all.
          *
-         *     What stays: the number's opt-out, if it opted out (the entity must go on honouring it, and keeps
-         *     the number for that alone), and the provider's own records of the messages it carried. The
+         *     What stays: if the number opted out, its **suppression** (issue 42): the opt-out itself, which
+         *     holds the number, is removed, and a keyed hash of the number (HMAC-SHA256 under the entity's
+         *     own key, see `optOutSmsNumber`) is kept, so the entity goes on honouring it without keeping the
+         *     number (Lei 9.504/1997 art. 57-G; LGPD art. 16 I): a list pasted later still skips it, counted
+         *     in `opted_out_skipped` (`data.suppression_kept` says so). Also the provider's own records of
+         *     the messages it carried. The
          *     erasure is recorded in the audit log (`contact_erased`: `details.entity_id`,
          *     `details.contact_id`, `details.reason` and the counts; never the number or the name). `reason`
          *     is the reference of the person's request (a ticket, a protocol number), not their name.
@@ -3410,6 +3917,102 @@ export interface paths {
          */
         post: operations["eraseContact"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contact_retention/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * When an entity's contacts are erased after its election
+         * @description Not in the seed (issue 42). The contacts an entity collected for a campaign are erased
+         *     `retention_days` days after the certification (diplomação) of the winners of its election:
+         *     the setting `CONTACT_RETENTION_DAYS_AFTER_CERTIFICATION` (180 by default), a choice of the
+         *     deployment, not a figure of the law (the LGPD keeps personal data only while its purpose lasts,
+         *     Lei 13.709/2018 arts. 15 I and 16). The election is the entity's linked candidacy's, else the
+         *     one its `disputa_eleitoral` names, with its certification day from the election calendar; an
+         *     entity linked to neither has no erasure day (`election`, `erase_on` null) and keeps its
+         *     contacts.
+         *
+         *     The entity's owner and admins get an in-app notification (`contacts_retention_notice`) on
+         *     `notice_on`, 30 days before; the erasure never comes sooner than 30 days after that notice
+         *     (a late notice moves `erase_on`). On `erase_on` a job erases each contact as `eraseContact`
+         *     does (its messages and replies masked, its unsent messages canceled); the opt-outs stay, so the
+         *     entity still honours them. It is recorded in the audit log (`contacts_retention_erased`).
+         *     While proceedings that may need the contacts are pending (the action to challenge a mandate,
+         *     AIME, may be filed within 15 days of the certification: CF art. 14 §10), a platform admin holds
+         *     the erasure (`holdContactRetention`). Contacts added after an erasure stay until the next
+         *     election's day.
+         *
+         *     The entity's owner and admins read it (platform admins too).
+         *
+         *     - **200**: `data` is the entity's retention.
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is an operator or a viewer of the entity's team.
+         *     - **404** `not_found`: no such entity, or one outside the caller's teams.
+         *     - 409 and 422 are not returned.
+         */
+        get: operations["getContactRetention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contact_retention/hold/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Hold the erasure of an entity's contacts while proceedings are pending (admins)
+         * @description Not in the seed (issue 42). Holds the erasure of the contacts of entity `entity_id` (see
+         *     `getContactRetention`) while proceedings that may need them are pending: the action to
+         *     challenge a mandate (AIME) may be filed within 15 days of the certification (CF art. 14 §10),
+         *     and electoral cases may run longer. `reason` is the case's reference (its number and court).
+         *     Platform admins only: a hold keeps personal data past its purpose, so someone outside the
+         *     campaign decides, on the case the entity names. Holding again replaces the reason. Recorded in
+         *     the audit log (`contact_retention_held`). The notice is still sent on its day; the erasure
+         *     waits until `releaseContactRetention`.
+         *
+         *     - **200**: held; `data` is the entity's retention.
+         *     - **201**: not returned; same body as 200.
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer, or the body is not valid JSON.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: no such entity.
+         *     - **422** `validation_failed`: `reason` is missing, blank or longer than 500 characters.
+         *     - 409 is not returned.
+         */
+        put: operations["holdContactRetention"];
+        post?: never;
+        /**
+         * Release the hold on the erasure of an entity's contacts (admins)
+         * @description Not in the seed (issue 42). Releases the hold placed by `holdContactRetention`: the erasure
+         *     then comes on its day, or at the next sweep (within the hour) when that day has passed.
+         *     Platform admins only; recorded in the audit log (`contact_retention_released`). Releasing
+         *     when nothing is held is 404.
+         *
+         *     - **200**: released; `data` is the entity's retention.
+         *     - **400** `bad_request`: `entity_id` is missing or not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is not a platform admin.
+         *     - **404** `not_found`: no such entity, or its erasure is not held (rule `held`).
+         *     - 409 and 422 are not returned.
+         */
+        delete: operations["releaseContactRetention"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3492,6 +4095,13 @@ export interface paths {
          *     conversation read. The entity's owner, admins and operators may reply (platform admins
          *     to any conversation); its viewers may not.
          *
+         *     **No automated replies** (issue 42): Palanque never answers a conversation by itself, an
+         *     opt-out included (it is recorded, not acknowledged); every reply is written by a person of the
+         *     team and carries `sent_by`. An automated interlocutor that simulates the candidate or another
+         *     real person is banned (Res. TSE 23.610/2019 art. 9-B §3º, as amended by Res. TSE 23.732/2024);
+         *     should one be added, its replies are to be marked as automated and never signed as the
+         *     candidate.
+         *
          *     **Messenger** conversations are answered from their Page through the network's send API, as
          *     a `RESPONSE`: the network accepts those only within 24 hours of the person's last message,
          *     so an answer later than that is 422 (rule `within_messaging_window`), as is one to a Page
@@ -3548,6 +4158,43 @@ export interface paths {
          *     - 403, 409 and 422 are not returned.
          */
         post: operations["markConversationRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/conversations/{conversation_id}/opt_out/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Opt a conversation's number out of the entity's messages
+         * @description Not in the seed (issue 42). Opts the number of an SMS conversation out of its entity's
+         *     campaigns, as `optOutSmsNumber` does (`source` `conversation`), for a person who asked in the
+         *     conversation in words the phrase list does not read. The conversation can no longer be
+         *     answered (`replyToConversation` is 422 `not_opted_out`). LGPD art. 8 §5º; Lei 9.504/1997 art.
+         *     57-G (48 hours to remove). The entity's owner, admins and operators may (those who answer
+         *     it); a number opted out already changes nothing. `data.phone` is masked for roles that do not
+         *     read personal data whole.
+         *
+         *     - **201**: `data` is the new opt-out.
+         *     - **200**: the number had opted out already; `data` is that opt-out.
+         *     - **400** `bad_request`: `conversation_id` is not a positive integer.
+         *     - **401** `unauthorized`: no valid key.
+         *     - **403** `forbidden`: the caller is a viewer of the entity's team.
+         *     - **404** `not_found`: no such conversation, or one whose entity is outside the caller's
+         *       teams.
+         *     - **409** `conflict`: the request's `Idempotency-Key` is in flight.
+         *     - **422** `validation_failed`: a messenger conversation has no number (rule
+         *       `sms_conversation`).
+         */
+        post: operations["optOutConversation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3736,20 +4383,26 @@ export interface paths {
          * SMS delivery receipt (from the provider)
          * @description The SMS provider calls this with a delivery receipt for a message Palanque sent. The provider
          *     speaks Twilio's Programmable Messaging status-callback protocol: a form-encoded body signed
-         *     with `X-Twilio-Signature` (base64 HMAC-SHA1, keyed with the credential's secret, of the full
-         *     callback URL followed by every form field name and value in name order).
+         *     with `X-Twilio-Signature` (base64 HMAC-SHA1, keyed with the secret of the credential that
+         *     sent the message, of the full callback URL followed by every form field name and value in name
+         *     order). A receipt for a message Palanque did not send on the `AccountSid` it names is checked
+         *     against that account's credentials.
          *
          *     Receipts are idempotent (the same receipt twice changes nothing; `Idempotency-Key` is honoured
          *     too) and monotonic: a late `sent` never overwrites `delivered`, `undelivered` or `failed`.
          *
-         *     - **200**: the receipt was applied, or was already known; `data.applied` says which.
+         *     A receipt whose signature verifies is charged to its signer's rate-limit budget, sized from
+         *     its messages in flight, not to the address it came from (see Rate limits).
+         *
+         *     - **200**: the receipt was applied, or was already known; `data.applied` says which. A signed
+         *       receipt for a message Palanque did not send on that account is acknowledged and dropped
+         *       without a write (`data.status` `unknown`, `data.applied` false), so the provider does not retry it.
          *     - **201**: not returned; same body as 200.
          *     - **400** `bad_request`: the body is not form-encoded.
          *     - **401** `invalid_signature`: the signature header is missing.
          *     - **403** `invalid_signature`: the signature does not match.
-         *     - **404** `not_found`: no message with that `MessageSid` (the provider stops retrying on 4xx).
          *     - **422** `validation_failed`: a required field is missing or the status is unknown.
-         *     - 409 is not returned.
+         *     - 404 and 409 are not returned.
          */
         post: operations["receiveSmsDeliveryReceipt"];
         delete?: never;
@@ -3788,9 +4441,19 @@ export interface paths {
          *     matched against the whole reply, after these steps: compatibility normalisation, then
          *     accents, punctuation, symbols (emoji included) and surrounding spaces removed, then upper case.
          *     So `Sair.`, `PARE!`, `stop`, `  Parar  `, `SAÍR` and `opt-out` opt out. A keyword inside a
-         *     longer reply (`quero parar de receber`, `não vou sair`) does not: these words are common in
-         *     ordinary answers, and a wrong opt-out would silence a voter who wants the messages. Carriers
-         *     read STOP the same way.
+         *     longer reply (`não vou sair de casa`, `quero parar no comitê`) does not: these words are
+         *     common in ordinary answers, and a wrong opt-out would silence a voter who wants the messages.
+         *     Carriers read STOP the same way.
+         *
+         *     **Opting out in one's own words** (issue 42): a reply that asks to stop in Portuguese (or
+         *     English) opts out too, read from a fixed list of phrases, normalised as the keywords are
+         *     (no network model): `não quero mais receber`, `SAIR por favor`, `me tira dessa lista`,
+         *     `pare de mandar`, `para de me mandar mensagem`, `remover meu número`, `não me mande mais`,
+         *     `quero ser removido`, `chega de mensagem`... Its opt-out has `keyword` null and `phrase` set.
+         *     LGPD (Lei 13.709/2018) art. 8 §5º lets a person withdraw consent at any time, and Lei
+         *     9.504/1997 art. 57-G gives the sender 48 hours to remove them; Palanque removes them at once.
+         *     Every opt-out of an entity is also kept as a suppression (a keyed hash of the number, see
+         *     `optOutSmsNumber`) that outlives erasing the person's contact.
          *
          *     - **200**: the message was recorded; `data.opted_out` says whether it opted the sender out.
          *     - **400** `bad_request`: a declared field is missing or malformed.
@@ -4538,7 +5201,8 @@ export interface paths {
          *     (the message id, the same on every try of a delivery, so a receiver can drop repeats),
          *     `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` and the base64 HMAC-SHA256, keyed
          *     with the endpoint's secret, of `{webhook-id}.{webhook-timestamp}.{body}`); the `standardwebhooks`
-         *     libraries verify them. An answer 200 to 299 within `WEBHOOK_TIMEOUT_MS` is a success; anything else,
+         *     libraries verify them. An endpoint with `send_trace_context` also gets the W3C `traceparent` (and
+         *     `tracestate`) while the deployment traces; no other endpoint gets one. An answer 200 to 299 within `WEBHOOK_TIMEOUT_MS` is a success; anything else,
          *     a redirect included (never followed), is a failure, retried with growing delays
          *     (`WEBHOOK_RETRY_DELAY_SECONDS`, doubled each time, `WEBHOOK_RETRIES` times). An endpoint whose
          *     deliveries have failed for a day (`WEBHOOK_DISABLE_AFTER_SECONDS`) without a success is disabled,
@@ -4570,8 +5234,9 @@ export interface paths {
          *
          *     An endpoint's `url` must be `https` in production (`http` is allowed elsewhere), carry no
          *     credentials, and resolve only to public addresses: one that resolves to a private, loopback,
-         *     link-local, unique-local or other reserved range is refused (rule `public_url`), and the address is
-         *     checked again when each delivery connects, so a name that later resolves elsewhere (DNS rebinding)
+         *     link-local, unique-local or other reserved range is refused (rule `public_url`; an IPv6 address
+         *     carrying an IPv4 one, such as `::ffff:127.0.0.1` or `64:ff9b::7f00:1`, is judged by the IPv4
+         *     address), and the address is checked again when each delivery connects, so a name that later resolves elsewhere (DNS rebinding)
          *     is refused then (the attempt fails, saying so). `OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true` allows
          *     private addresses (tests and the sandbox).
          *
@@ -4620,15 +5285,16 @@ export interface paths {
         head?: never;
         /**
          * Change or re-enable an outbound webhook endpoint
-         * @description Not in the seed (issue 25). Changes the fields sent (`url`, `event_types`, `description`) and
-         *     enables or disables the endpoint (`enabled`); fields left out keep their values. Enabling a
+         * @description Not in the seed (issue 25). Changes the fields sent (`url`, `event_types`, `description`,
+         *     `send_trace_context`) and enables or disables the endpoint (`enabled`); fields left out keep their values. Enabling a
          *     disabled endpoint clears why it was disabled and its failures: its next delivery starts a new day
          *     of tries. The secret does not change. The entity's owner and admins change endpoints.
          *
          *     An endpoint's `url` must be `https` in production (`http` is allowed elsewhere), carry no
          *     credentials, and resolve only to public addresses: one that resolves to a private, loopback,
-         *     link-local, unique-local or other reserved range is refused (rule `public_url`), and the address is
-         *     checked again when each delivery connects, so a name that later resolves elsewhere (DNS rebinding)
+         *     link-local, unique-local or other reserved range is refused (rule `public_url`; an IPv6 address
+         *     carrying an IPv4 one, such as `::ffff:127.0.0.1` or `64:ff9b::7f00:1`, is judged by the IPv4
+         *     address), and the address is checked again when each delivery connects, so a name that later resolves elsewhere (DNS rebinding)
          *     is refused then (the attempt fails, saying so). `OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true` allows
          *     private addresses (tests and the sandbox).
          *
@@ -4745,6 +5411,67 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description A background job's state: `queued` (waiting to run), `running`, `completed`, `failed` (the last
+         *     try failed and another will follow) or `dead` (no try left).
+         * @enum {string}
+         */
+        JobState: "queued" | "running" | "completed" | "failed" | "dead";
+        JobQueueCounts: {
+            /** @description One entry per queue and state with jobs, by queue name. */
+            queues: {
+                /** @description The queue (kind of job). */
+                queue: string;
+                state: components["schemas"]["JobState"];
+                jobs: number;
+            }[];
+        };
+        /** @description A background job, as the admins see it. */
+        QueuedJob: {
+            id: string;
+            queue: string;
+            state: components["schemas"]["JobState"];
+            /** @description Tries started so far. */
+            attempts: number;
+            /** @description What the job works on (ids of records, never a secret). */
+            data: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Why the last try failed, when the job is `failed` or `dead`. */
+            error: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        JobList: {
+            queue: string;
+            state: components["schemas"]["JobState"];
+            jobs: components["schemas"]["QueuedJob"][];
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        JobPurgeRequest: {
+            /** @description A canceled SMS campaign, whose waiting jobs are purged. */
+            campaign_id: number;
+        };
+        JobPurge: {
+            queue: string;
+            campaign_id: number;
+            /** @description Jobs deleted. */
+            purged: number;
+        };
+        JobQueueCountsEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["JobQueueCounts"];
+        };
+        JobListEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["JobList"];
+        };
+        QueuedJobEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["QueuedJob"];
+        };
+        JobPurgeEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["JobPurge"];
+        };
         /** @description Correlation id of the request (the `X-Request-Id` header's value). */
         RequestId: string;
         /**
@@ -4783,7 +5510,7 @@ export interface components {
          *     | `conflict` | 409 | the request conflicts with a record that exists |
          *     | `idempotency_key_in_flight` | 409 | a request with the same `Idempotency-Key` is still running |
          *     | `edit_conflict` | 409 | `If-Match` names a version of the record that is no longer the current one |
-         *     | `payload_too_large` | 413 | the body exceeds the configured limit |
+         *     | `payload_too_large` | 413 | the body exceeds the configured limit, or the limits of its shape (see "Request bodies") |
          *     | `unsupported_media_type` | 415 | the body's content type is not one the operation takes |
          *     | `validation_failed` | 422 | the body breaks its schema or a business rule; see `details` |
          *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used before with another body |
@@ -4809,7 +5536,7 @@ export interface components {
             rule: string;
             /** @description What was wrong, for people. */
             message: string;
-            /** @description The offending value when it is safe to echo (never a secret). */
+            /** @description The offending value when it is safe to echo (never a secret); a text is cut to 200 characters, ending in "…". */
             value?: unknown;
         };
         /** @description The standard error model. */
@@ -4820,7 +5547,10 @@ export interface components {
                 code: components["schemas"]["ErrorCode"];
                 /** @description What went wrong, for people. */
                 message: string;
-                /** @description Each offending field; empty when no single field is to blame. */
+                /**
+                 * @description Each offending field; empty when no single field is to blame. At most 20: when there
+                 *     were more, `message` ends by saying how many more problems are not listed.
+                 */
                 details: components["schemas"]["ErrorDetail"][];
             };
             request_id: components["schemas"]["RequestId"];
@@ -4961,6 +5691,17 @@ export interface components {
             /** @description Username or e-mail address. */
             username: string;
             password: string;
+            /**
+             * @description The `device_token` an earlier login of this account answered on this device. While it is
+             *     live, the login is judged only by the token's own failures: failures of others at the name
+             *     never delay or lock it (see `login`). An unknown, expired or revoked token is ignored.
+             */
+            device_token?: string;
+            /**
+             * @description The token of an unlock mail (`requestLoginUnlock`): the login is judged like one with a
+             *     device token; it works for one successful login. An unknown, used or expired token is ignored.
+             */
+            unlock_token?: string;
         };
         LoginResponse: {
             /** @description The API key. Shown only here; store it like a password. */
@@ -4976,6 +5717,31 @@ export interface components {
              */
             expires_at: string;
             user: components["schemas"]["User"];
+            /**
+             * @description This device's token (`plqd_` and 256 random bits): keep it with the key and send it as
+             *     `device_token` at the next login. The one the login carried, when it was live; a new one
+             *     otherwise. It is not an API key (no operation accepts it), lives 180 days from its last
+             *     login, and dies with a password change or reset, `endUserSessions`, a deactivation and the
+             *     account's deletion, or after 5 failed logins with it.
+             */
+            readonly device_token: string;
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        LoginUnlockRequest: {
+            /** @description Username or e-mail address, as typed at `login`. */
+            username: string;
+        };
+        LoginUnlockRequested: {
+            /**
+             * @description Always `unlock_requested`, whether or not a mail went out.
+             * @enum {string}
+             */
+            status: "unlock_requested";
+            /** @description How long a mailed unlock token works. */
+            link_expires_in_seconds: number;
+        };
+        LoginUnlockRequestedEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["LoginUnlockRequested"];
         };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         RemoveTokenRequest: {
@@ -5028,7 +5794,7 @@ export interface components {
          * @description What happened (see `listAuditEvents`).
          * @enum {string}
          */
-        AuditEventType: "login_succeeded" | "login_failed" | "login_locked" | "keys_revoked" | "password_changed" | "password_reset" | "email_change_requested" | "email_changed" | "account_created" | "account_deactivated" | "account_reactivated" | "account_deleted" | "team_member_added" | "team_member_removed" | "invitation_sent" | "invitation_accepted" | "invitation_declined" | "invitation_withdrawn" | "personal_data_erased" | "personal_data_corrected" | "contact_erased";
+        AuditEventType: "login_succeeded" | "login_failed" | "login_locked" | "keys_revoked" | "password_changed" | "password_reset" | "email_change_requested" | "email_changed" | "account_created" | "account_deactivated" | "account_reactivated" | "account_deleted" | "team_member_added" | "team_member_removed" | "invitation_sent" | "invitation_accepted" | "invitation_declined" | "invitation_withdrawn" | "personal_data_erased" | "personal_data_corrected" | "contact_erased" | "contacts_retention_erased" | "contact_retention_held" | "contact_retention_released" | "sms_compliance_relaxed" | "election_calendar_changed";
         AuditEvent: {
             id: number;
             /** Format: date-time */
@@ -5327,7 +6093,7 @@ export interface components {
             result: components["schemas"]["ElectionsPanelSyncResult"] | null;
         };
         StartElectionsImportRequest: {
-            /** @description The http(s) URL of the court's candidacy zip or file, on a host `ELECTIONS_IMPORT_HOSTS` allows. */
+            /** @description The https URL of the court's candidacy zip or file, on a host `ELECTIONS_IMPORT_HOSTS` allows (http only on a host it lists as `http://host`). */
             source: string;
             /** @description The source's expected sha256 (hex); when it differs, nothing is written. Optional. */
             sha256?: string;
@@ -5373,12 +6139,43 @@ export interface components {
                 line: number;
                 reason: string;
             }[];
-            /** @description The court's municipalities whose name matched no IBGE municipality of their state (kept, without an IBGE code). */
+            /**
+             * @description The court's municipalities that neither their code nor their name maps to an IBGE municipality
+             *     of their state (kept, without an IBGE code). A unit maps by its code first: the court's 5-digit
+             *     code is the municipality list's SIAFI code plus a modulo-11 check digit for about three in four
+             *     municipalities (São Paulo 7107: 71072); the name is the fallback, reported in
+             *     `units_matched_by_name`. Units of voters abroad (`ZZ`) have no IBGE code and are not listed here.
+             */
             unmatched_units: {
                 sg_ue: string;
                 sg_uf: string;
                 nm_ue: string;
             }[];
+            /**
+             * @description Units mapped by name alone, the fallback: their code maps to no municipality of their state, or
+             *     to another one (`code_names`, the name wins). Absent in reports of imports made before issue 42.
+             */
+            units_matched_by_name?: {
+                sg_ue: string;
+                sg_uf: string;
+                nm_ue: string;
+                codigo_ibge: number;
+                /** @description The municipality the code would have named, if any. */
+                code_names: string | null;
+            }[];
+            /**
+             * @description Units mapped by code whose name IBGE spells otherwise (`SÃO LUÍS DO PARAITINGA`: São Luiz do
+             *     Paraitinga), with IBGE's name. Absent in reports of imports made before issue 42.
+             */
+            units_spelled_otherwise?: {
+                sg_ue: string;
+                sg_uf: string;
+                nm_ue: string;
+                codigo_ibge: number;
+                nome: string;
+            }[];
+            /** @description Distinct units of voters abroad (`ZZ`), which have no IBGE code. Absent in reports of imports made before issue 42. */
+            abroad_units?: number;
             /** @description The elections (`cd_eleicao`) the lines belong to. */
             elections: number[];
         };
@@ -5878,7 +6675,7 @@ export interface components {
              *     by operators and viewers; in an update, the masked form stands for the stored value.
              */
             cpf?: components["schemas"]["Cpf"] | components["schemas"]["MaskedCpf"] | null;
-            /** @description Ballot name. */
+            /** @description Ballot name; a candidate's (`tp=candidato`) has at most 30 characters, spaces included (422 `ballot_name_length`, Res. TSE 23.609/2019 art. 25). */
             nm_urna?: string | null;
             /** @description Ballot number (2 to 5 digits); null when not assigned yet. */
             nr_urna?: number | null;
@@ -5923,7 +6720,7 @@ export interface components {
             raca?: number | null;
             /** @description The social-network reference; null removes it with its entries. */
             referencia_social?: components["schemas"]["ReferenciaSocial"] | null;
-            /** @description Id of the electoral contest. */
+            /** @description Id of the electoral contest: the court's election code (`cd_eleicao` of either round, see `listElections`), not a year. Without a linked candidacy it names the election that judges the entity (its propaganda window, `election_over`, the minimum age: see `getSmsCompliance`). */
             disputa_eleitoral?: number | null;
             marketshare?: components["schemas"]["MarketshareEntry"][] | null;
             uf?: components["schemas"]["UF"] | null;
@@ -6416,6 +7213,26 @@ export interface components {
             titulo: string;
             /** @description Id of the SMS credential to send with. */
             credencial: number;
+            /**
+             * @description Not in the seed (issue 42). Declares that the campaign links or attaches synthetic multimedia
+             *     content (image or sound made or altered by artificial intelligence: Res. TSE 23.610/2019
+             *     art. 9-B, as amended by Res. TSE 23.732/2024). Its message must then carry the label: within
+             *     its first 160 characters (the footer not counted), the words "conteúdo fabricado", "conteúdo
+             *     manipulado", "conteúdo alterado" or "conteúdo gerado" and `technology` as declared, case and
+             *     accents ignored, e.g. "Conteúdo fabricado ou manipulado com Midjourney."; without it the
+             *     campaign breaks `synthetic_content_label`, judged as the other compliance rules (422 under
+             *     `enforce`, a warning under `warn` and `off`; not judged for a credential without an entity). `deepfake: true` is refused under every mode (422 `deepfake_banned`, art.
+             *     9-C §1º). Left out: the campaign declares no synthetic content.
+             */
+            synthetic_content?: {
+                /** @description The technology the content was made or altered with (a product or model name), as the label must name it. */
+                technology: string;
+                /**
+                 * @description True: the content was made or altered to create, replace or change the image or voice of a person, living, dead or fictitious (a deepfake), which the law bans even with consent (art. 9-C §1º): the campaign is refused.
+                 * @default false
+                 */
+                deepfake: boolean;
+            };
             /** @description The text, and who it goes to, `recipient_list_str` or `contatos` (exactly one of them). */
             mensagem: {
                 /** @description Recipient numbers as people write them (`(21) 98765-4321`, `+55 21 98765-4321`), one per line or separated by commas or semicolons (or spaces). Required unless `contatos` is given. */
@@ -6428,6 +7245,11 @@ export interface components {
                 /** @description Text of the message (up to 10 segments, the credential's footer included: see `updateSmsCredential`). */
                 mensagem: string;
             };
+            /**
+             * @description Not in the seed (issue 42); optional. The sender's declaration that the campaign is not electoral propaganda: it asks for no vote (Lei 9.504/1997 art. 36-A). It may then go outside the propaganda window (consent and the footer still apply); the declaration is kept and shown in the campaign's report.
+             * @example Convite para audiência pública sobre o plano diretor; não pede votos.
+             */
+            declaracao_nao_eleitoral?: string;
         };
         SmsCampaign: {
             readonly id: number;
@@ -6437,16 +7259,24 @@ export interface components {
             accepted: number;
             /** @description Entries not sent to because they repeat an earlier number once normalised. */
             rejected: number;
-            /** @description Valid numbers skipped because they opted out. */
+            /** @description Valid numbers skipped because they opted out of the entity's campaigns (by a reply, by hand or from a conversation), those known only by their suppression after their contact was erased included. */
             opted_out_skipped: number;
+            /** @description Not in the seed (issue 42). Valid numbers skipped because an SMS cannot reach them: landlines, toll-free and foreign numbers (rule `not_mobile`; only Brazilian mobile numbers are sent to). */
+            not_mobile_skipped: number;
+            /** @description Not in the seed (issue 42). The first numbers skipped as `not_mobile` (up to 5, all counted in `not_mobile_skipped`), masked for every role (`+55******1234`); empty when none was. */
+            not_mobile_examples: string[];
             /** @enum {string} */
             encoding: "GSM-7" | "UCS-2";
             /** @description Segments per message. */
             segments: number;
             state: components["schemas"]["SmsCampaignState"];
             created_at: components["schemas"]["Timestamp"];
-            /** @description The compliance rules the campaign broke when it was accepted under the `warn` mode of its credential's entity (empty when none; see `getSmsCompliance`). Left out under `off` and `enforce` (a campaign `enforce` accepts broke none) and for a credential without an entity. */
+            /** @description The compliance rules the campaign broke when it was accepted under the `warn` or `off` mode of its credential's entity (empty when none; see `getSmsCompliance`). Left out under `enforce` (a campaign `enforce` accepts broke none) and for a credential without an entity. */
             warnings?: components["schemas"]["SmsComplianceWarning"][];
+            /** @description The synthetic content the campaign declared (see `SmsCampaignRequest.synthetic_content`); left out when it declared none. */
+            synthetic_content?: {
+                technology: string;
+            };
         };
         /**
          * @description `queued` until its sending jobs are queued, `sending`, then `completed` once every message has a final status, or `canceled` (see `getSmsCampaign`).
@@ -6503,6 +7333,24 @@ export interface components {
             messages: components["schemas"]["SmsCampaignMessageCounts"];
             /** @description What the provider charged, per currency; empty until a receipt carries a price. */
             cost: components["schemas"]["SmsCost"][];
+            /**
+             * @description Present only for a campaign declared non-electoral (`declaracao_nao_eleitoral` of `sendSmsCampaign`; Lei 9.504/1997 art. 36-A): the declaration as made, by its sender, when it was sent.
+             * @example {
+             *       "text": "Convite para audiência pública sobre o plano diretor; não pede votos.",
+             *       "declared_by": {
+             *         "id": 2,
+             *         "display_name": "Carlos Pereira"
+             *       },
+             *       "declared_at": "2026-11-21T12:25:00Z"
+             *     }
+             */
+            non_electoral_declaration?: {
+                /** @description The declaration as the sender wrote it. */
+                text: string;
+                /** @description Who declared it (the campaign's sender); null when that account no longer exists. */
+                declared_by: components["schemas"]["UserRef"] | null;
+                declared_at: components["schemas"]["Timestamp"];
+            };
         };
         /** @description A page of SmsCampaignReport records (the paginated list structure). */
         SmsCampaignReportPage: components["schemas"]["PageMeta"] & {
@@ -6626,6 +7474,13 @@ export interface components {
             /** @description The Page's access token (permission `pages_messaging`); encrypted at rest, never returned. */
             access_token: string;
         };
+        /** @description A number to opt out of an entity's campaigns by hand. Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        NewSmsOptOut: {
+            /** @description The entity whose campaigns the number leaves. */
+            entity_id: number;
+            /** @description The number, as people write it (`(11) 98765-4321`, `+55 11 98765-4321`); stored in E.164. */
+            phone: string;
+        };
         /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
         NewConversationReply: {
             /** @description What to send (for SMS at most 1,600 characters, ten segments; the same limit for messenger). */
@@ -6712,10 +7567,17 @@ export interface components {
         };
         /** @description A number opted out of an entity's SMS campaigns. */
         SmsOptOut: {
-            /** @description The number (E.164). */
+            /** @description The number (E.164; masked, as `+55*******4321`, for roles that do not read personal data whole). */
             phone: string;
-            /** @description The opt-out keyword its reply was read as; null when the opt-out came from before opt-outs belonged to an entity. */
+            /** @description The opt-out keyword its reply was read as; null for a reply in the person's own words (see `phrase`), an opt-out by hand, and one from before opt-outs belonged to an entity. */
             keyword: components["schemas"]["SmsOptOutKeyword"] | null;
+            /**
+             * @description How it came: a reply to a credential (`receiveSmsWebhook`), by hand (`optOutSmsNumber`), or from an inbox conversation (`optOutConversation`).
+             * @enum {string}
+             */
+            source: "reply" | "manual" | "conversation";
+            /** @description For a reply in the person's own words, the kind of request it was read as (`no_longer_receive`, `no_more`, `stop_sending`, `do_not_send`, `remove_me`, `leave_list`, `enough`, `cancel_subscription`, `not_interested`, `english`, or `word` for an opt-out word among courtesy words, as in "SAIR por favor"); null otherwise. */
+            phrase: string | null;
             opted_out_at: components["schemas"]["Timestamp"];
         };
         /**
@@ -6747,7 +7609,7 @@ export interface components {
         };
         /** @description The vote whose eve ends an effective propaganda window. */
         SmsWindowElection: {
-            /** @description The election's code in the court's data; null for a second round the court's data does not hold yet (its day is then the last Sunday of October). */
+            /** @description The court's election voting that day in the calendar line's scope, when the court's data holds it; null otherwise (the day is the calendar's). */
             cd_eleicao: number | null;
             ano: number;
             /**
@@ -6763,17 +7625,39 @@ export interface components {
              */
             dt_eleicao: string;
         };
-        /** @description The propaganda window the `outside_campaign_window` rule judges by, both days included (see `getSmsCompliance`). */
-        SmsEffectiveWindow: {
+        /** @description Not in the seed (issue 42). A run of days propaganda may go out on, both ends included; it never holds a voting day. */
+        SmsPropagandaSpan: {
             /** Format: date */
             starts_on: string;
             /** Format: date */
             ends_on: string;
             /**
-             * @description `election`: from the election of the candidacy the entity is linked to; `typed`: the window typed for the entity.
+             * @description The round whose eve the span ends on.
+             * @enum {integer}
+             */
+            round: 1 | 2;
+        };
+        /** @description The propaganda window the `outside_campaign_window` rule judges by (see `getSmsCompliance`): open on the days of its `spans`; `starts_on` and `ends_on` are their outer bounds only. */
+        SmsEffectiveWindow: {
+            /**
+             * Format: date
+             * @description The first span's first day (a typed window without any open day keeps its own).
+             */
+            starts_on: string;
+            /**
+             * Format: date
+             * @description The last span's last day (a typed window without any open day keeps its own).
+             */
+            ends_on: string;
+            /** @description Not in the seed (issue 42). The open days, in order; a day in none of them is closed, even between `starts_on` and `ends_on`. Empty when a typed window lies outside every legal span (stored before issue 42): no day is open. */
+            spans: components["schemas"]["SmsPropagandaSpan"][];
+            /**
+             * @description `election`: the legal spans of the election that judges the entity; `typed`: the window typed for the entity, narrowed to those spans.
              * @enum {string}
              */
             source: "election" | "typed";
+            /** @description Not in the seed (issue 42). The election calendar line that judges the entity (`listElectionCalendar`); null when none does. */
+            calendar_election_id: number | null;
             /** @description The vote whose eve ends the window; null for a typed window. */
             election: components["schemas"]["SmsWindowElection"] | null;
         };
@@ -6785,7 +7669,7 @@ export interface components {
             window: components["schemas"]["SmsPropagandaWindow"] | null;
             /** @description The propaganda window the rule judges by today; null when neither a linked election nor a typed window gives one. */
             effective_window: components["schemas"]["SmsEffectiveWindow"] | null;
-            /** @description When the settings were last set; null when they never were (the entity has the default, `warn`). */
+            /** @description When the settings were last set; null when they never were (the entity has the default, `enforce`). Migration 0033 set `warn` for the entities that existed before it (`updated_by` null). */
             updated_at: components["schemas"]["Timestamp"] | null;
             /** @description The user who set them last; null when nobody did or the account is gone. */
             updated_by: number | null;
@@ -6812,18 +7696,27 @@ export interface components {
         /** @description A compliance rule a campaign breaks (see `getSmsCompliance`), naming what and when. */
         SmsComplianceWarning: {
             /** @enum {string} */
-            rule: "consent_missing" | "footer_missing" | "outside_campaign_window";
+            rule: "consent_missing" | "footer_missing" | "outside_campaign_window" | "synthetic_content_label" | "election_over";
             /** @description What breaks the rule, for people. */
             message: string;
             /** @description `consent_missing`: how many numbers have no consent on record. */
             numbers?: number;
             /** @description `consent_missing`: the first few of those numbers, masked (`+55*******0001`). */
             examples?: string[];
+            /** @description `synthetic_content_label`: the technology the campaign declared, which its message does not label (see `SmsCampaignRequest.synthetic_content`). */
+            technology?: string;
             /**
              * Format: date
-             * @description `outside_campaign_window`: the day judged (in Brasília).
+             * @description `outside_campaign_window` and `election_over`: the day judged (in Brasília).
              */
             day?: string;
+            /**
+             * Format: date
+             * @description Not in the seed (issue 42). `election_over`: the entity's last voting day in its election (the second round for a run-off candidate).
+             */
+            last_vote_on?: string;
+            /** @description Not in the seed (issue 42). `election_over`: the election calendar line that judges the entity. */
+            calendar_election_id?: number;
             /** @description `outside_campaign_window`: the effective window the day is outside of. */
             window?: components["schemas"]["SmsEffectiveWindow"];
         };
@@ -6841,8 +7734,12 @@ export interface components {
             messages: number;
             /** @description Entries left out because they repeat an earlier number once normalised. */
             rejected: number;
-            /** @description Numbers left out because they opted out of the entity's campaigns. */
+            /** @description Numbers left out because they opted out of the entity's campaigns, those known only by their suppression after their contact was erased included (see `optOutSmsNumber`). */
             opted_out_skipped: number;
+            /** @description Not in the seed (issue 42). Numbers left out because an SMS cannot reach them: landlines, toll-free and foreign numbers (rule `not_mobile`), and contacts flagged `can_receive_sms: false`. */
+            not_mobile_skipped: number;
+            /** @description Not in the seed (issue 42). The first numbers left out as `not_mobile` (up to 5), masked (`+55******1234`); empty when none was. */
+            not_mobile_examples: string[];
             /** @description `messages` times `segments`: what the provider would bill. */
             total_segments: number;
             compliance: {
@@ -6876,10 +7773,37 @@ export interface components {
             created_at?: string;
         };
         /**
-         * @description The consent a person gave to receive an entity's messages: where and how (`source`), when
-         *     (`given_at`) and the text they agreed to (`text`). Closed: a field not listed is 422 naming it.
+         * @description Where a consent came from (issue 42): `form` (a sign-up form, a site, a signed sheet), `event`
+         *     (given in person at a rally, a meeting), `inbound_message` (the person wrote to the entity
+         *     first, by SMS or a messenger), `manual_with_evidence` (typed by the team, with `evidence` of
+         *     it), `import_with_proof` (from a file, with `evidence` of where each consent is kept).
+         *     `purchased_list` and `third_party_list` exist so a front end can ask honestly, and are always
+         *     refused (422 `consent_source_not_allowed`): electoral messages may go only to addresses given
+         *     free of charge to the candidate, party or coalition (Lei 9.504/1997 art. 57-B III; Res. TSE
+         *     23.610/2019 arts. 28 III and 31, with the LGPD's consent, Lei 13.709/2018 art. 8), and selling
+         *     lists is banned (Lei 9.504 art. 57-E §1º).
+         * @enum {string}
+         */
+        ContactConsentKind: "form" | "event" | "inbound_message" | "manual_with_evidence" | "import_with_proof" | "purchased_list" | "third_party_list";
+        /**
+         * @description The consent a person gave to receive an entity's messages: its `kind`, where and how (`source`,
+         *     free text), when (`given_at`), the text they agreed to (`text`) and, for the kinds that need
+         *     it, the record that shows it (`evidence`). Closed: a field not listed is 422 naming it.
+         *
+         *     On a write, `kind` may be left out when the words of `source` name one (`Ficha de voluntários`
+         *     is `form`, `Comício` is `event`, `Respondeu SMS` is `inbound_message`; the same reading as
+         *     migration 0036 gave stored consents); otherwise it is 422 `consent_kind_required`.
+         *     `manual_with_evidence` and `import_with_proof` need `evidence` (`consent_evidence_required`).
+         *     A `kind` of `purchased_list` or `third_party_list`, or a `source` or `evidence` whose words say
+         *     the list was bought or came from someone else ("comprada", "comprei", "adquirida", "de
+         *     terceiros", "parceiro", "cedida por", "bought", "purchased", "third party"...), is 422
+         *     `consent_source_not_allowed` (see ContactConsentKind). On a read, `kind` is null for a consent
+         *     stored before issue 42 whose words name none (it still counts as consent), and a stored consent
+         *     whose words said it was bought (marked so by migration 0036) counts as none (`consent_missing`).
          */
         ContactConsent: {
+            /** @description The kind of source; on a write, read from `source` when left out or null; on a read, null for an older consent whose words name none. */
+            kind?: components["schemas"]["ContactConsentKind"] | null;
             /** @description Where and how the number was given: a form, an event, a sign-up sheet. */
             source: string;
             /**
@@ -6889,6 +7813,8 @@ export interface components {
             given_at: string;
             /** @description The text the person agreed to; null when not recorded. */
             text?: string | null;
+            /** @description The record that shows the consent (a protocol number, where the signed sheet or the file's proof is kept); required for `manual_with_evidence` and `import_with_proof`; null when none. */
+            evidence?: string | null;
         };
         /** @description A tag grouping contacts; stored trimmed, its spaces collapsed, in lower case. */
         ContactTag: string;
@@ -6908,6 +7834,14 @@ export interface components {
             consent: components["schemas"]["ContactConsent"] | null;
             /** @description Its tags, in alphabetical order. */
             tags: components["schemas"]["ContactTag"][];
+            /**
+             * @description Not in the seed (issue 42). Whether an SMS can reach the number: true for a Brazilian mobile
+             *     (libphonenumber's type `MOBILE`: a 2-digit area code, then 9 and 8 digits). Contacts are added
+             *     only with such numbers (`createContact` and `importContacts` refuse others, rule `not_mobile`);
+             *     a landline, toll-free or foreign number stored before that rule reads false here, and every
+             *     campaign skips it (counted in `not_mobile_skipped`).
+             */
+            can_receive_sms: boolean;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -6953,6 +7887,8 @@ export interface components {
             messages_canceled: number;
             /** @description Replies from the number to the entity's credentials that now keep only the masked number. */
             replies_masked: number;
+            /** @description True when the number had opted out of the entity's campaigns: its opt-out, which held the number, is removed, and its suppression (a keyed hash, see `optOutSmsNumber`) is kept, so later campaigns still skip it (Lei 9.504/1997 art. 57-G; LGPD art. 16 I). */
+            suppression_kept: boolean;
         };
         /** @description Every line read after the header counts once in `inserted`, `updated`, `unchanged` or `rejected`. */
         ContactImportReport: {
@@ -6973,7 +7909,7 @@ export interface components {
         InboundSmsResult: {
             message_sid: string;
             from: string;
-            /** @description True when the reply was an opt-out keyword from a valid number (see `receiveSmsWebhook`), also when the number had opted out already. */
+            /** @description True when the reply was an opt-out keyword or a request to stop in the sender's own words from a valid number (see `receiveSmsWebhook`), also when the number had opted out already. */
             opted_out: boolean;
         };
         /**
@@ -7218,6 +8154,139 @@ export interface components {
         CourtElectionListEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["CourtElection"][];
         };
+        /** @description Not in the seed (issue 42). The legal source of each date of a calendar line (law and article, or the court act). */
+        ElectionCalendarSources: {
+            registration_deadline: string;
+            propaganda_starts_on: string;
+            first_round_on: string;
+            second_round_on: string;
+            certification_on: string;
+        };
+        /** @description Not in the seed (issue 42). A line of the election calendar as a platform admin writes it (Brasília days). Closed: a field not listed is 422 naming it. */
+        ElectionCalendarLineInput: {
+            title: string;
+            year: number;
+            /**
+             * @description `municipal`: mayors, vice-mayors and councillors; `general`: federal and state offices.
+             * @enum {string}
+             */
+            scope: "municipal" | "general";
+            /** @description A supplementary election (eleição suplementar). */
+            supplementary: boolean;
+            /** @description Supplementary: its state; null for an ordinary election. */
+            uf: string | null;
+            /** @description Supplementary municipal: its IBGE code; null otherwise. */
+            municipality_ibge: number | null;
+            /**
+             * Format: date
+             * @description Candidacy registration ends at 19h Brasília (Lei 9.504/1997 art. 11).
+             */
+            registration_deadline: string;
+            /**
+             * Format: date
+             * @description The first day of propaganda (art. 36).
+             */
+            propaganda_starts_on: string;
+            /** Format: date */
+            first_round_on: string;
+            /**
+             * Format: date
+             * @description Null when the election has no second round.
+             */
+            second_round_on: string | null;
+            /**
+             * Format: date
+             * @description The last day the court set for certifying the winners (diplomação).
+             */
+            certification_on: string;
+            sources: components["schemas"]["ElectionCalendarSources"];
+        };
+        /** @description Not in the seed (issue 42). A line of the election calendar (see `listElectionCalendar`). */
+        ElectionCalendarLine: {
+            id: number;
+            title: string;
+            year: number;
+            /**
+             * @description `municipal`: mayors, vice-mayors and councillors; `general`: federal and state offices.
+             * @enum {string}
+             */
+            scope: "municipal" | "general";
+            /** @description A supplementary election (eleição suplementar). */
+            supplementary: boolean;
+            /** @description Supplementary: its state; null for an ordinary election. */
+            uf: string | null;
+            /** @description Supplementary municipal: its IBGE code; null otherwise. */
+            municipality_ibge: number | null;
+            /**
+             * Format: date
+             * @description Candidacy registration ends at 19h Brasília (Lei 9.504/1997 art. 11).
+             */
+            registration_deadline: string;
+            /**
+             * Format: date
+             * @description The first day of propaganda (art. 36).
+             */
+            propaganda_starts_on: string;
+            /** Format: date */
+            first_round_on: string;
+            /**
+             * Format: date
+             * @description Null when the election has no second round.
+             */
+            second_round_on: string | null;
+            /**
+             * Format: date
+             * @description The last day the court set for certifying the winners (diplomação).
+             */
+            certification_on: string;
+            sources: components["schemas"]["ElectionCalendarSources"];
+            /** @description The day the winners take office, by court office code (`CD_CARGO`: 1 president ... 13 councillor), for the offices the election fills; empty for a supplementary election (CF arts. 29 III, 82, 28, 57 §4º; EC 111/2021). */
+            inaugurations: {
+                [key: string]: string;
+            };
+            updated_at: components["schemas"]["Timestamp"];
+            /** @description The platform admin who changed it last; null for the seeded lines. */
+            updated_by: number | null;
+        };
+        ElectionCalendarListEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ElectionCalendarLine"][];
+        };
+        ElectionCalendarLineEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ElectionCalendarLine"];
+        };
+        /**
+         * @description A party registered with the electoral court (TSE): reference data of its own (issue 42), from
+         *     the court's list of registered parties and its decisions on mergers and incorporations.
+         */
+        RegisteredParty: {
+            /** @description Its ballot number (reused: 25 was DEM, is PRD). */
+            nr_partido: number;
+            /** @description Its acronym, as the court writes it (`PC do B`, `UNIÃO`). */
+            sg_partido: string;
+            nm_partido: string;
+            /**
+             * Format: date
+             * @description The day the court registered its statute.
+             */
+            dt_registro: string;
+            /**
+             * Format: date
+             * @description The day it ceased to exist (the court approved its merger or incorporation); null while it exists.
+             */
+            dt_extincao: string | null;
+            /**
+             * @description `FUSÃO`: merged into a new party; `INCORPORAÇÃO`: absorbed by another; null while it exists.
+             * @enum {string|null}
+             */
+            tp_extincao: "FUSÃO" | "INCORPORAÇÃO" | null;
+            /** @description The acronym of the party that succeeded it; null while it exists. */
+            sg_sucessor: string | null;
+            /** @description Its earlier names, latest first (`PEN - Partido Ecológico Nacional` for Patriota). */
+            nomes_anteriores: string[];
+        };
+        RegisteredPartyListEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["RegisteredParty"][];
+        };
         CourtOfficeListEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["CourtOffice"][];
         };
@@ -7314,11 +8383,69 @@ export interface components {
         InboxChangesEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["InboxChanges"];
         };
+        SmsOptOutEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["SmsOptOut"];
+        };
         SmsOptOutPageEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["SmsOptOutPage"];
         };
         ContactEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["Contact"];
+        };
+        /** @description When an entity's contacts are erased after its election, and what was done (see getContactRetention). Days are Brasília days. */
+        ContactRetention: {
+            entity_id: number;
+            /** @description CONTACT_RETENTION_DAYS_AFTER_CERTIFICATION: days after the certification before the erasure (a setting, not a legal figure). */
+            retention_days: number;
+            /** @description The entity's election and its certification day; null when the entity is linked to none (its contacts are kept). */
+            election: {
+                id: number;
+                title: string;
+                /**
+                 * Format: date
+                 * @description The certification (diplomação) of the winners.
+                 */
+                certification_on: string;
+            } | null;
+            /**
+             * Format: date
+             * @description The day the notice is due (30 days before the erasure counted from the certification).
+             */
+            notice_on: string | null;
+            /**
+             * Format: date
+             * @description The day the contacts are erased: the certification plus retention_days, or 30 days after a late notice.
+             */
+            erase_on: string | null;
+            /**
+             * Format: date-time
+             * @description When the notice for this election was sent; null before.
+             */
+            noticed_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the erasure for this election was done; null before.
+             */
+            erased_at: string | null;
+            /** @description How many contacts that erasure took. */
+            erased_count: number | null;
+            /** @description The hold placed by a platform admin while proceedings are pending; null when none. */
+            hold: {
+                /** Format: date-time */
+                held_at: string;
+                /** @description The platform admin who placed it (null once their account is gone). */
+                held_by: number | null;
+                /** @description The pending case. */
+                reason: string;
+            } | null;
+        };
+        ContactRetentionEnvelope: components["schemas"]["Envelope"] & {
+            data: components["schemas"]["ContactRetention"];
+        };
+        /** @description Closed: a field not listed is 422 naming it (see "Request bodies"). */
+        ContactRetentionHoldRequest: {
+            /** @description The pending case: its number and court (CF art. 14 §10). */
+            reason: string;
         };
         ContactPageEnvelope: components["schemas"]["Envelope"] & {
             data: components["schemas"]["ContactPage"];
@@ -7414,10 +8541,10 @@ export interface components {
             data: components["schemas"]["EntitySummaryPage"];
         };
         /**
-         * @description What happened (listNotifications says for whom and when).
+         * @description What happened (listNotifications says for whom and when). `contacts_retention_notice`: the entity's contacts will be erased in 30 days, after its election (getContactRetention); subject `entity`.
          * @enum {string}
          */
-        NotificationType: "campaign_completed" | "conversation_reply" | "scenario_request_finished" | "invitation_received" | "monitor_alert" | "webhook_endpoint_disabled";
+        NotificationType: "campaign_completed" | "conversation_reply" | "scenario_request_finished" | "invitation_received" | "monitor_alert" | "webhook_endpoint_disabled" | "contacts_retention_notice";
         /** @description One of a user's in-app notifications. */
         Notification: {
             id: number;
@@ -7431,7 +8558,7 @@ export interface components {
             /** @description What the notification is about, for the front end to link to. */
             subject: {
                 /** @enum {string} */
-                kind: "sms_campaign" | "conversation" | "scenario_request" | "invitation" | "monitor" | "webhook_endpoint";
+                kind: "sms_campaign" | "conversation" | "scenario_request" | "invitation" | "monitor" | "webhook_endpoint" | "entity";
                 id: number;
             };
             /** Format: date-time */
@@ -7564,6 +8691,7 @@ export interface components {
              * @description The first failed attempt since the last success; null when the last attempt succeeded (or none was made).
              */
             failing_since: string | null;
+            send_trace_context: components["schemas"]["WebhookSendTraceContext"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -7579,12 +8707,22 @@ export interface components {
             url: string;
             event_types: components["schemas"]["WebhookEventType"][];
             description?: string | null;
+            send_trace_context?: components["schemas"]["WebhookSendTraceContext"];
         };
+        /**
+         * @description Whether deliveries carry the W3C trace context (`traceparent`, and `tracestate` when there is one)
+         *     of the work that sent them, so a receiver that traces with OpenTelemetry continues the same trace.
+         *     Sent only while the deployment traces (docs/operations.md, "Traces (OpenTelemetry)"); false (the
+         *     default), no delivery to this endpoint carries a trace header.
+         * @default false
+         */
+        WebhookSendTraceContext: boolean;
         WebhookEndpointChanges: {
             url?: string;
             event_types?: components["schemas"]["WebhookEventType"][];
             description?: string | null;
             enabled?: boolean;
+            send_trace_context?: components["schemas"]["WebhookSendTraceContext"];
         };
         /** @description One try of a delivery. */
         WebhookAttempt: {
@@ -7646,6 +8784,69 @@ export interface components {
         };
     };
     responses: {
+        /** @description 404 `not_found` for retryJob: the queue has no job with this id. */
+        RetryJobNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 409 `conflict` for retryJob: the job is not dead. */
+        RetryJobConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for purgeJobs: no such campaign. */
+        PurgeJobsNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 409 `conflict` for purgeJobs: the campaign is not canceled. */
+        PurgeJobsConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for purgeJobs: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`), or its `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        PurgeJobsInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /**
          * @description 404 `not_found` for the invitation operations: no invitation with this id names the caller's
          *     address (accept, decline), or none is of the entity (withdraw; or the entity is outside the caller's teams).
@@ -8138,6 +9339,70 @@ export interface components {
             };
         };
         /**
+         * @description 422 for optOutSmsNumber: its body fails validation (`validation_failed`, each failing field in
+         *     `error.details`; a number that cannot be read is rule `phone_number`), or its
+         *     `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        OptOutSmsNumberInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 404 `not_found` for optOutSmsNumber: the body's `entity_id` is an entity outside the caller's
+         *     teams, or none.
+         */
+        OptOutSmsNumberNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for createElectionCalendarLine and updateElectionCalendarLine: the body fails validation
+         *     (`validation_failed`, each failing field in `error.details`; days out of order are rule
+         *     `calendar_order`, naming the field), or the request's `Idempotency-Key` was used with another
+         *     body (`idempotency_key_reused`).
+         */
+        ElectionCalendarLineInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for optOutConversation: the conversation is a messenger one, which has no number (rule
+         *     `sms_conversation`), or the request's `Idempotency-Key` was used with another body
+         *     (`idempotency_key_reused`).
+         */
+        OptOutConversationInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
          * @description 422 for replyToConversation: its body fails validation (`validation_failed`, each failing
          *     field in `error.details`), the number opted out of the entity's campaigns (rule
          *     `not_opted_out`), a messenger conversation's person last wrote more than 24 hours ago (rule
@@ -8248,6 +9513,30 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description 422 `validation_failed` for holdContactRetention: `reason` is missing, blank or too long. */
+        HoldContactRetentionInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 404 `not_found` for the contact retention operations: an entity outside the caller's teams, or none; for releaseContactRetention, also an erasure not held. */
+        ContactRetentionNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description 404 `not_found` for importContacts: an entity outside the caller's teams, or none. */
         ImportContactsNotFound: {
             headers: {
@@ -8317,7 +9606,10 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description 404 `not_found` for receiveSmsDeliveryReceipt: a receipt for a message palanque did not send. */
+        /**
+         * @description 404 `not_found` for receiveSmsDeliveryReceipt: not returned (a signed receipt for a message
+         *     Palanque did not send is acknowledged with 200 and dropped); kept for the seed's clients.
+         */
         ReceiveSmsDeliveryReceiptNotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -8680,6 +9972,21 @@ export interface components {
          *     a body declare their own 422 (`LoginInvalid`, `AddEntityInvalid`...), naming their own fields.
          */
         UnprocessableEntity: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description 422 for requestLoginUnlock: `username` is missing, empty or too long (`validation_failed`), or
+         *     the `Idempotency-Key` was used with another body (`idempotency_key_reused`).
+         */
+        LoginUnlockInvalid: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -9124,8 +10431,8 @@ export interface components {
         };
         /**
          * @description 422 for setSmsCompliance: its body fails validation (`validation_failed`, each failing field in
-         *     `error.details`: `mode`, `window.starts_on`, `window.ends_on`), or the window ends before it starts
-         *     (`window_order`).
+         *     `error.details`: `mode`, `window.starts_on`, `window.ends_on`), the window ends before it starts
+         *     (`window_order`), or it does not lie inside one legal propaganda span (`outside_legal_window`).
          */
         SetSmsComplianceInvalid: {
             headers: {
@@ -9274,8 +10581,11 @@ export interface components {
         };
         /**
          * @description 503: something the operation needs is not available yet: the municipality data is not loaded
-         *     (`reference_data_unavailable`), or a dependency is down (`service_unavailable`). Retry after
-         *     `Retry-After` seconds.
+         *     (`reference_data_unavailable`), or a dependency is down (`service_unavailable`): the database
+         *     or the job queue cannot be reached, a statement was cancelled, or the request passed its
+         *     deadline (its transaction was rolled back first). Never a sign that the API key is wrong: a key
+         *     that cannot be checked answers 503, not 401. A 503 is not stored as an idempotent answer, so a
+         *     retry with the same `Idempotency-Key` runs once. Retry after `Retry-After` seconds.
          */
         ServiceUnavailable: {
             headers: {
@@ -9492,6 +10802,11 @@ export interface components {
     };
     parameters: {
         /**
+         * @description A queue (kind of background job), as `listJobQueues` names it.
+         * @example sms-send
+         */
+        JobQueuePath: string;
+        /**
          * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
          *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
          *     outside these bounds is 400.
@@ -9530,6 +10845,11 @@ export interface components {
         ConversationIdPath: number;
         /** @description Id of the user. */
         UserIdPath: number;
+        /**
+         * @description Id of the election calendar line (`listElectionCalendar`).
+         * @example 4
+         */
+        ElectionCalendarIdPath: number;
         /**
          * @description Id of the contact.
          * @example 41
@@ -9685,6 +11005,75 @@ export interface operations {
             422: components["responses"]["LoginInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    requestLoginUnlock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginUnlockRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; a token was mailed if the name belongs to an active account. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginUnlockRequestedEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginUnlockRequestedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["LoginUnlockInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -9748,6 +11137,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -9815,6 +11205,7 @@ export interface operations {
             422: components["responses"]["RemoveTokenInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -9882,6 +11273,7 @@ export interface operations {
             422: components["responses"]["CheckCredentialInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -9927,6 +11319,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -9994,6 +11387,7 @@ export interface operations {
             422: components["responses"]["ValidatePasswordResetTokenInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10061,6 +11455,7 @@ export interface operations {
             422: components["responses"]["SignUpInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10128,6 +11523,7 @@ export interface operations {
             422: components["responses"]["ResendSignUpConfirmationInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10195,6 +11591,7 @@ export interface operations {
             422: components["responses"]["ChangeEmailInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10238,6 +11635,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10281,6 +11679,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10321,6 +11720,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10388,6 +11788,7 @@ export interface operations {
             422: components["responses"]["ChangePasswordInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10431,6 +11832,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10497,6 +11899,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10509,9 +11912,9 @@ export interface operations {
                 event?: components["schemas"]["AuditEventType"];
                 /** @description Only events done by this user or concerning them. */
                 user_id?: number;
-                /** @description Only events at or after this instant. */
+                /** @description Only events at or after this instant (RFC 3339, e.g. `2026-11-01T00:00:00Z`); its colons may be sent as they are or encoded (`%3A`), a `+` of an offset must be encoded (`%2B`). */
                 since?: string;
-                /** @description Only events before this instant. */
+                /** @description Only events before this instant (RFC 3339, e.g. `2026-11-01T00:00:00Z`); its colons may be sent as they are or encoded (`%3A`), a `+` of an offset must be encoded (`%2B`). */
                 until?: string;
             };
             header?: {
@@ -10548,6 +11951,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10593,6 +11997,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10660,6 +12065,7 @@ export interface operations {
             422: components["responses"]["DeleteAccountInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10700,6 +12106,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10767,6 +12174,7 @@ export interface operations {
             422: components["responses"]["UpdateProfileInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10810,6 +12218,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10877,6 +12286,7 @@ export interface operations {
             422: components["responses"]["CreateUserInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -10943,6 +12353,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11009,6 +12420,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11075,6 +12487,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11118,6 +12531,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11229,6 +12643,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11343,6 +12758,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11407,6 +12823,214 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listElectionCalendar: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calendar. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ElectionCalendarListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createElectionCalendarLine: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ElectionCalendarLineInput"];
+            };
+        };
+        responses: {
+            /** @description Not returned by this operation: a create answers 201 (same body); send `Prefer: code=201` to the Prism mock, which answers the lowest 2xx unless told. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ElectionCalendarLineEnvelope"];
+                };
+            };
+            /** @description Added. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ElectionCalendarLineEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ElectionCalendarLineInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateElectionCalendarLine: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the election calendar line (`listElectionCalendar`).
+                 * @example 4
+                 */
+                calendar_id: components["parameters"]["ElectionCalendarIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ElectionCalendarLineInput"];
+            };
+        };
+        responses: {
+            /** @description Replaced. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ElectionCalendarLineEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ElectionCalendarLineInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteElectionCalendarLine: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description Id of the election calendar line (`listElectionCalendar`).
+                 * @example 4
+                 */
+                calendar_id: components["parameters"]["ElectionCalendarIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ElectionCalendarLineEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11463,6 +13087,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11525,6 +13150,54 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listRegisteredParties: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A day (YYYY-MM-DD, 2020-01-01 or later); only the parties that existed on it.
+                 * @example 2024-10-06
+                 */
+                em?: string;
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The registered parties. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegisteredPartyListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11587,6 +13260,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11681,6 +13355,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11740,6 +13415,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11788,6 +13464,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11828,6 +13505,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -11936,6 +13614,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12036,6 +13715,7 @@ export interface operations {
             422: components["responses"]["ConfirmSocialLoginInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12081,6 +13761,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12148,6 +13829,7 @@ export interface operations {
             422: components["responses"]["AddOperatorInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12215,6 +13897,7 @@ export interface operations {
             422: components["responses"]["RemoveOperatorInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12260,6 +13943,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12307,6 +13991,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12347,6 +14032,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12414,6 +14100,7 @@ export interface operations {
             422: components["responses"]["InvitationAnswerInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12481,6 +14168,7 @@ export interface operations {
             422: components["responses"]["InvitationAnswerInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12548,6 +14236,7 @@ export interface operations {
             422: components["responses"]["InvitationWithdrawInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12593,6 +14282,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12637,6 +14327,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12716,6 +14407,7 @@ export interface operations {
             422: components["responses"]["AddEntityInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12788,6 +14480,7 @@ export interface operations {
             422: components["responses"]["CreateEntityFromCandidacyInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12835,6 +14528,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12904,6 +14598,7 @@ export interface operations {
             422: components["responses"]["ErasePersonalDataInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -12973,6 +14668,7 @@ export interface operations {
             422: components["responses"]["CorrectPersonalDataInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13020,6 +14716,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13063,6 +14760,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13130,6 +14828,7 @@ export interface operations {
             422: components["responses"]["RemoveWardLinkInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13173,6 +14872,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13240,6 +14940,7 @@ export interface operations {
             422: components["responses"]["CreateSocialMonitorInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13307,6 +15008,7 @@ export interface operations {
             422: components["responses"]["ImportMonitorMetricsInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13374,6 +15076,7 @@ export interface operations {
             422: components["responses"]["ApprovePendingScenarioRequestsInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13441,6 +15144,7 @@ export interface operations {
             422: components["responses"]["CreateScenarioRequestInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13488,6 +15192,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13555,6 +15260,7 @@ export interface operations {
             422: components["responses"]["RejectPendingScenarioRequestsInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13595,6 +15301,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13662,6 +15369,7 @@ export interface operations {
             422: components["responses"]["AddResearchBookmarkInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13729,6 +15437,7 @@ export interface operations {
             422: components["responses"]["RemoveResearchBookmarkInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13773,6 +15482,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13840,6 +15550,7 @@ export interface operations {
             422: components["responses"]["RequestNewsSourceInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13880,6 +15591,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13920,6 +15632,249 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listJobQueues: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobQueueCountsEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listJobs: {
+        parameters: {
+            query: {
+                /** @description The state whose jobs are listed. */
+                state: components["schemas"]["JobState"];
+                /** @description The most jobs listed. */
+                limit?: number;
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /**
+                 * @description A queue (kind of background job), as `listJobQueues` names it.
+                 * @example sms-send
+                 */
+                queue: components["parameters"]["JobQueuePath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The jobs. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    retryJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A queue (kind of background job), as `listJobQueues` names it.
+                 * @example sms-send
+                 */
+                queue: components["parameters"]["JobQueuePath"];
+                /**
+                 * @description The job's id, as `listJobs` shows it.
+                 * @example 5f0c2b7e-3a41-4d6b-9a8e-2c1d0e9f8a7b
+                 */
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job is queued again. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedJobEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedJobEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RetryJobNotFound"];
+            409: components["responses"]["RetryJobConflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    purgeJobs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A queue (kind of background job), as `listJobQueues` names it.
+                 * @example sms-send
+                 */
+                queue: components["parameters"]["JobQueuePath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobPurgeRequest"];
+            };
+        };
+        responses: {
+            /** @description The jobs were purged. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobPurgeEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobPurgeEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PurgeJobsNotFound"];
+            409: components["responses"]["PurgeJobsConflict"];
+            422: components["responses"]["PurgeJobsInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -13960,6 +15915,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14005,6 +15961,7 @@ export interface operations {
             422: components["responses"]["ListSmsCredentialsInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14072,6 +16029,7 @@ export interface operations {
             422: components["responses"]["SendSmsCampaignInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14185,6 +16143,75 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    optOutSmsNumber: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewSmsOptOut"];
+            };
+        };
+        responses: {
+            /** @description The number had opted out already. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsOptOutEnvelope"];
+                };
+            };
+            /** @description The number is opted out. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsOptOutEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["OptOutSmsNumberNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["OptOutSmsNumberInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14232,6 +16259,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14278,6 +16306,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14347,6 +16376,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14398,6 +16428,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14449,6 +16480,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14492,6 +16524,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14539,6 +16572,7 @@ export interface operations {
             422: components["responses"]["SetSmsComplianceInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14586,6 +16620,7 @@ export interface operations {
             422: components["responses"]["UpdateSmsCredentialInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14653,6 +16688,7 @@ export interface operations {
             422: components["responses"]["PreviewSmsCampaignInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14706,6 +16742,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14773,6 +16810,7 @@ export interface operations {
             422: components["responses"]["CreateContactInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14847,6 +16885,7 @@ export interface operations {
             422: components["responses"]["ImportContactsInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14893,6 +16932,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -14939,6 +16979,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15012,6 +17053,175 @@ export interface operations {
             422: components["responses"]["EraseContactInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getContactRetention: {
+        parameters: {
+            query: {
+                /**
+                 * @description Id of the entity.
+                 * @example 12
+                 */
+                entity_id: components["schemas"]["IdString"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entity's retention. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactRetentionEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ContactRetentionNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    holdContactRetention: {
+        parameters: {
+            query: {
+                /**
+                 * @description Id of the entity.
+                 * @example 12
+                 */
+                entity_id: components["schemas"]["IdString"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContactRetentionHoldRequest"];
+            };
+        };
+        responses: {
+            /** @description Held. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactRetentionEnvelope"];
+                };
+            };
+            /** @description Not returned by this operation; same body as 200. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactRetentionEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ContactRetentionNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["HoldContactRetentionInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    releaseContactRetention: {
+        parameters: {
+            query: {
+                /**
+                 * @description Id of the entity.
+                 * @example 12
+                 */
+                entity_id: components["schemas"]["IdString"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactRetentionEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ContactRetentionNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15061,6 +17271,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15110,6 +17321,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15183,6 +17395,7 @@ export interface operations {
             422: components["responses"]["ReplyToConversationInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15252,6 +17465,77 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    optOutConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id of the request: 1 to 128 printable ASCII characters (no spaces). Echoed in the
+                 *     `X-Request-Id` response header and in `request_id`; generated (a UUID) when not sent. A value
+                 *     outside these bounds is 400.
+                 * @example 0b6f1b1e-58f4-4c4e-9f69-2b1f8a3c9d10
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description Makes a retried POST safe (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255
+                 *     printable ASCII characters, a UUID is recommended; the draft's quoted form (`"<key>"`) is
+                 *     accepted. The first complete answer for a key (per caller, method and path) is stored with a
+                 *     fingerprint of the body for 24 hours: the same key and body replay it without running the
+                 *     operation again; the same key with another body is 422 `idempotency_key_reused`; the same key
+                 *     while the first request still runs is 409 `idempotency_key_in_flight`. A 5xx answer is not
+                 *     stored, so a retry may run.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Id of the conversation (`listConversations` lists them).
+                 * @example 41
+                 */
+                conversation_id: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The number had opted out already. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsOptOutEnvelope"];
+                };
+            };
+            /** @description The conversation's number is opted out. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsOptOutEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ConversationNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["OptOutConversationInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15325,6 +17609,7 @@ export interface operations {
             422: components["responses"]["AssignConversationInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15372,6 +17657,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15415,6 +17701,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15529,6 +17816,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15602,6 +17890,7 @@ export interface operations {
             422: components["responses"]["ReceiveSmsDeliveryReceiptInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15659,6 +17948,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15706,6 +17996,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15775,6 +18066,7 @@ export interface operations {
             422: components["responses"]["ReceiveSocialnetEventsInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15818,6 +18110,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15896,6 +18189,7 @@ export interface operations {
             422: components["responses"]["ReceiveSocialnetRemovalInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15945,6 +18239,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -15994,6 +18289,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16068,6 +18364,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16197,6 +18494,7 @@ export interface operations {
             422: components["responses"]["CreateMunicipalityInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16253,6 +18551,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16309,6 +18608,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16365,6 +18665,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16410,6 +18711,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16450,6 +18752,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16519,6 +18822,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16582,6 +18886,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16625,6 +18930,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16692,6 +18998,7 @@ export interface operations {
             422: components["responses"]["AddMonitorAlertRuleInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16738,6 +19045,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16778,6 +19086,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16818,6 +19127,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16885,6 +19195,7 @@ export interface operations {
             422: components["responses"]["AddPushSubscriptionInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16931,6 +19242,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -16974,6 +19286,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -17088,6 +19401,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -17138,6 +19452,7 @@ export interface operations {
             422: components["responses"]["UpdateWebhookEndpointInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -17187,6 +19502,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -17256,6 +19572,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -17325,6 +19642,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };

@@ -10,26 +10,28 @@
  */
 import type { IncomingMessage } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
-import type { Config } from './config.js';
+import { DEFAULT_REQUEST_DEADLINE_MS, type Config } from './config.js';
 import type { Logger } from './logger.js';
 import { buildRoutes, sharedContract } from './http/contract.js';
 import { specFile } from './project-root.js';
 import { readLane } from './http/read-lane.js';
 import { ContractSchemas } from './http/contract-schemas.js';
-import { errorHandler, translateApiError, translateBodyParserError, translateDatabaseBusy } from './http/errors.js';
+import { errorHandler, translateApiError, translateBodyParserError, translateDatabaseBusy, translateOutage } from './http/errors.js';
+import { afterDeadline, requestDeadline } from './http/deadline.js';
 import { corsFor, fixedHeaders, securityHeaders } from './http/hygiene.js';
 import { metricsEndpoint, requestMetrics, type Metrics } from './http/metrics.js';
 import { observeCompletion } from './http/completion.js';
 import { inSequence } from './http/sequence.js';
 import { idempotency, type IdempotencyStore } from './http/idempotency.js';
 import { rateLimits } from './http/rate-limits.js';
-import { bindKeyAuthenticator, keyAuthenticatedOperations, type KeyAuthenticator } from './http/auth.js';
+import { bindKeyAuthenticator, keyAuthenticatedOperations, translateKeyLookupFailure, type KeyAuthenticator } from './http/auth.js';
 import type { Redis } from 'ioredis';
 import { methodGuard } from './http/method-guard.js';
 import { dispatch, type OperationHandlers } from './http/operations.js';
 import { rejectInvalidRequestId, requestId } from './http/request-id.js';
 import { earlyAnswerLogging, requestLogging } from './http/request-logging.js';
-import { contractValidator, refuseNonFiniteNumbers, refuseNulCharacters, translateValidatorError } from './http/validation.js';
+import { contractValidator, refuseCostlyJson, refuseNonFiniteNumbers, refuseNulCharacters, translateValidatorError } from './http/validation.js';
+import { wellFormedText } from './http/unicode.js';
 import type { MunicipalityCatalog } from './municipalities/catalog.js';
 import { municipalityListFastPath } from './municipalities/fast-path.js';
 import { createMunicipality, listMunicipalities } from './municipalities/handlers.js';
@@ -42,6 +44,10 @@ import { guardianshipHandlers } from './entities/guardianship-handlers.js';
 import { teamHandlers } from './entities/team-handlers.js';
 import { historyHandlers } from './entities/history-handlers.js';
 import { controlHandlers } from './control/handlers.js';
+import { jobHandlers } from './control/job-handlers.js';
+import type { JobQueue } from './jobs/index.js';
+import { probes, readinessSourcesOf } from './control/readiness.js';
+import { knownMigrationNames } from './db/migrator.js';
 import { docsAssets, docsHandlers } from './docs/index.js';
 import type { StatusSources } from './control/status.js';
 import { newsHandlers } from './news/handlers.js';
@@ -62,8 +68,11 @@ import type { SeenDeliveries } from './socialnet/deliveries.js';
 import { providerSignatures } from './http/provider-signatures.js';
 import { chatHandlers, messengerHandlers, type Inbox } from './chat/index.js';
 import { complianceHandlers, contactHandlers, Contacts, smsCampaignHandlers, smsHandlers, smsSignatureChecks } from './messaging/index.js';
+import { contactRetentionHandlers } from './messaging/contact-retention-handlers.js';
+import type { ContactRetention } from './messaging/contact-retention.js';
 import { oauthHandlers, type SocialLinks } from './oauth/index.js';
 import { electionsHandlers, type ElectionsPanelSyncs } from './elections/index.js';
+import { calendarHandlers } from './elections/calendar-handlers.js';
 import { CourtCatalog } from './elections/tse/catalog.js';
 import { courtReadHandlers } from './elections/tse/read-handlers.js';
 import { courtImportHandlers } from './elections/tse/import-handlers.js';
@@ -77,6 +86,7 @@ export type AppConfig = Pick<
   | 'publicUrl'
   | 'frontendResetUrl'
   | 'frontendVerifyUrl'
+  | 'frontendUnlockUrl'
   | 'frontendSignUpUrl'
   | 'trustProxy'
   | 'bodyLimit'
@@ -87,7 +97,9 @@ export type AppConfig = Pick<
   | 'assistants'
   | 'docsUrl'
   | 'socialnet'
->;
+> &
+  // Left out (tests), a signed provider callback costs nothing once verified.
+  Partial<Pick<Config, 'signedCallbacks' | 'requestDeadlineMs'>>;
 
 export interface AppDependencies {
   config: AppConfig;
@@ -109,6 +121,8 @@ export interface AppDependencies {
   socialnetDeliveries: SeenDeliveries;
   /** SMS credentials, campaigns and the provider's callbacks. */
   sms: Sms;
+  /** The erasure of an entity's contacts after its election (issue 42). */
+  contactRetention: ContactRetention;
   /** The entities' chat inboxes, SMS and messenger. */
   inbox: Inbox;
   /** Accounts at OAuth providers linked to users. */
@@ -127,6 +141,8 @@ export interface AppDependencies {
   newsSources: NewsSources;
   /** What basicStatus reads (the database and the job queue); without it basicStatus answers 501. */
   status?: StatusSources;
+  /** The job queue the admins' job operations (`palanque jobs`) read and change; without it they answer 501. */
+  jobs?: JobQueue;
   /** Serve the municipality list's valid requests from pre-rendered pages (default); off sends all through the validator. */
   fastPaths?: boolean;
   metrics: Metrics;
@@ -153,6 +169,12 @@ export interface AppDependencies {
  */
 export const GETS_THAT_CHANGE_STATE = ['manageGuardianship', 'searchnetOAuthCallback', 'socialVideoOAuthCallback', 'generateNewPassword', 'verifyEmail'];
 
+/** An SMS campaign's state, for the purge of its jobs; undefined when there is no such campaign. */
+async function campaignStateOf(sms: Sms, id: number): Promise<string | undefined> {
+  const campaign = (await sms.models.Campaign.findByPk(id, { attributes: ['state'], raw: true })) as { state: string } | null;
+  return campaign?.state;
+}
+
 /** The operationIds this app has a handler for (`app.locals.implementedOperations`). */
 export function implementedOperations(app: Express): ReadonlySet<string> {
   return app.locals.implementedOperations as ReadonlySet<string>;
@@ -161,6 +183,7 @@ export function implementedOperations(app: Express): ReadonlySet<string> {
 export function createApp(dependencies: AppDependencies): Express {
   const { config, logger, municipalities, municipalityModel, accounts, entities, metrics, redis, rateLimitPrefix, idempotencyKeys, fastPaths = true } =
     dependencies;
+  metrics.watchRedis(redis);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
@@ -189,13 +212,15 @@ export function createApp(dependencies: AppDependencies): Express {
       urls: config,
     }),
     ...smsHandlers({ sms: dependencies.sms, entities, urls: config }),
-    ...complianceHandlers({ sms: dependencies.sms, entities }),
-    ...contactHandlers({ contacts: new Contacts(dependencies.sms.models), models: dependencies.sms.models, teams: entities.teams, audit: accounts.audit, urls: config }),
+    ...complianceHandlers({ sms: dependencies.sms, entities, audit: accounts.audit }),
+    ...contactHandlers({ contacts: new Contacts(dependencies.sms.models, dependencies.sms.optOuts), models: dependencies.sms.models, teams: entities.teams, audit: accounts.audit, urls: config }),
+    ...contactRetentionHandlers({ retention: dependencies.contactRetention, teams: entities.teams }),
     ...smsCampaignHandlers({ sms: dependencies.sms, teams: entities.teams, urls: config }),
     ...chatHandlers({ inbox: dependencies.inbox, teams: entities.teams, urls: config }),
     ...messengerHandlers({ messenger: dependencies.inbox.messenger, teams: entities.teams }),
     ...oauthHandlers(dependencies.socialLinks, config, logger),
     ...electionsHandlers(dependencies.electionsPanelSyncs),
+    ...calendarHandlers({ sequelize: entities.models.Entity.sequelize!, audit: accounts.audit }),
     ...courtImportHandlers(dependencies.courtImports),
     ...courtReadHandlers({ catalog: new CourtCatalog(entities.models.Entity.sequelize!), urls: config }),
     ...notificationHandlers(dependencies.notificationCenter.notifications, config),
@@ -204,6 +229,7 @@ export function createApp(dependencies: AppDependencies): Express {
     ...researchHandlers(dependencies.researchBookmarks),
     ...newsHandlers(dependencies.newsSources),
     ...controlHandlers(config, municipalities, dependencies.status),
+    ...(dependencies.jobs ? jobHandlers({ jobs: dependencies.jobs, campaignState: (id) => campaignStateOf(dependencies.sms, id) }) : {}),
     ...docsHandlers(contract, contractFile),
     ...sandboxHandlers(dependencies.sandbox),
     ...dependencies.handlers,
@@ -226,7 +252,9 @@ export function createApp(dependencies: AppDependencies): Express {
       securityHeaders(),
       corsFor(config.corsOrigins),
       metricsEndpoint(metrics, config.metricsToken),
-      rateLimits({ budgets: config.rateLimits, routes, redis, keyPrefix: rateLimitPrefix, keys }),
+      // The probes (/livez, /readyz), before the rate limits: a balancer's probes are never refused.
+      probes(readinessSourcesOf(entities.models.Entity.sequelize!, knownMigrationNames(), redis), logger),
+      rateLimits({ budgets: config.rateLimits, routes, redis, keyPrefix: rateLimitPrefix, keys, signedCallbacks: config.signedCallbacks }),
       fastPaths
         ? municipalityListFastPath({ catalog: municipalities, schemas, urls: config, validateResponses: config.validateResponses, logger })
         : undefined,
@@ -253,16 +281,26 @@ export function createApp(dependencies: AppDependencies): Express {
   };
   // Not strict: a body that is valid JSON but not an object (`null`, `123`, `"x"`) parses, and the
   // contract validator answers it 422 naming the body, as it does `[]`; strict parsing called it bad JSON (400).
-  app.use(express.json({ limit: config.bodyLimit, verify: keepRawBody, strict: false }));
+  // Its shape is checked on the bytes before parsing (refuseCostlyJson): a megabyte can take JSON.parse half a second.
+  const keepCheapJson = (req: IncomingMessage, res: unknown, raw: Buffer) => {
+    keepRawBody(req, res, raw);
+    refuseCostlyJson(raw);
+  };
+  app.use(express.json({ limit: config.bodyLimit, verify: keepCheapJson, strict: false }));
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimit, verify: keepRawBody }));
   app.use(express.text({ limit: config.bodyLimit, verify: keepRawBody }));
   bindKeyAuthenticator(app, authenticate);
   app.use(contractValidator(contract, config.basePath, config.validateResponses));
   app.use(refuseNonFiniteNumbers);
+  // Before refuseNulCharacters: a body's NUL is judged with the lone surrogates (rule `unicode`), and replaced in a provider's delivery.
+  app.use(wellFormedText());
   app.use(refuseNulCharacters);
   app.use(providerSignatures(signatureChecks));
+  app.use(requestDeadline(config.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS));
   app.use(idempotency(idempotencyKeys, logger));
   app.use(dispatch(handlers, dependencies.unimplemented));
-  app.use(errorHandler([translateApiError, translateBodyParserError, translateValidatorError, translateDatabaseBusy]));
+  app.use(afterDeadline);
+  // A failed key lookup before the validator's translator (which would call it a 401).
+  app.use(errorHandler([translateApiError, translateBodyParserError, translateKeyLookupFailure, translateValidatorError, translateDatabaseBusy, translateOutage]));
   return app;
 }

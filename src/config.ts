@@ -11,7 +11,7 @@ import type { MailSettings } from './mail/mailer.js';
 import { checkVapidKeys, type VapidKeys } from './push/sender.js';
 import type { OutboundPolicy } from './webhooks/outbound-http.js';
 import type { WebhookSettings } from './webhooks/settings.js';
-import { DEFAULT_BUDGETS, type Budget, type RateLimitBudgets } from './http/rate-limits.js';
+import { DEFAULT_BUDGETS, DEFAULT_SIGNED_CALLBACKS, type Budget, type RateLimitBudgets, type SignedCallbackBudget } from './http/rate-limits.js';
 
 /** The pinned upstream copy of the municipality list (see ../shared/data/README.md). */
 export const DEFAULT_MUNICIPIOS_SOURCE =
@@ -21,12 +21,46 @@ export const DEFAULT_MUNICIPIOS_SHA256 = '4c7cd386e86e152080b01f439da1407e6e5ee7
 /** The electoral court's open-data hosts, where its candidacy files are published. */
 export const DEFAULT_ELECTIONS_IMPORT_HOSTS = ['cdn.tse.jus.br', 'dadosabertos.tse.jus.br'] as const;
 /** The social network's own Graph API (SOCIALNET_GRAPH_URL, SOCIALNET_GRAPH_VERSION unset; tests, the seed tool). */
+/** REQUEST_DEADLINE_MS unless set (and for apps built without a configuration: the tests'). */
+export const DEFAULT_REQUEST_DEADLINE_MS = 30_000;
+
 export const DEFAULT_SOCIALNET_GRAPH = { graphUrl: 'https://graph.facebook.com', graphVersion: 'v25.0' } as const;
 
 /** A host name (or an IPv4 address), as a URL's host is compared with it. */
 const HOST_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
+/** What a server process does (PALANQUE_ROLE). */
+export const SERVER_ROLES = ['all', 'api', 'worker'] as const;
+export type ServerRole = (typeof SERVER_ROLES)[number];
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Settings checked against each other (docs/operations.md, "Settings checked against each other"). A
+ * pasted recipient list (`recipient_list_str` of sendSmsCampaign and previewSmsCampaign) travels in the
+ * JSON body, so BODY_LIMIT bounds how many numbers it can carry, as the contract's maxLength does.
+ */
+export const CAMPAIGN_BODY = {
+  /** `recipient_list_str`'s maxLength in spec/openapi.yaml (test/config-consistency.test.ts holds them equal). */
+  listMaxCharacters: 200_000,
+  /** A number as pasted from a spreadsheet: `+5521987654321` and a line break, 15 characters. */
+  numberCharacters: 15,
+  /** The same in the JSON body: the line break is written `\n`, 16 bytes. */
+  numberBytes: 16,
+  /**
+   * The rest of the body at most: the message (1,600 characters, up to 4 bytes each in UTF-8), the title
+   * (120) and the declarations, with room to spare. It is also the smallest BODY_LIMIT accepted.
+   */
+  otherBytes: 16 * 1024,
+} as const;
+
+/** The most pasted numbers a body of `bodyLimit` bytes can carry, and the most the contract's maxLength lets through. */
+export function pastedListCapacity(bodyLimit: number): { byBodyLimit: number; byContract: number } {
+  return {
+    byBodyLimit: Math.max(0, Math.floor((bodyLimit - CAMPAIGN_BODY.otherBytes) / CAMPAIGN_BODY.numberBytes)),
+    byContract: Math.floor(CAMPAIGN_BODY.listMaxCharacters / CAMPAIGN_BODY.numberCharacters),
+  };
+}
 
 const booleanString = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
@@ -140,11 +174,22 @@ const environmentSchema = z.object({
     .url('must be an absolute URL such as https://app.palanque.app/sign-up')
     .regex(/^https?:\/\/[^#]*$/, 'must be http(s), without a fragment')
     .optional(),
+  FRONTEND_UNLOCK_URL: z
+    .string()
+    .url('must be an absolute URL such as https://app.palanque.app/login')
+    .regex(/^https?:\/\/[^#]*$/, 'must be http(s), without a fragment')
+    .optional(),
   TRUST_PROXY: trustProxy.optional(),
   DATABASE_URL: z
     .string()
     .regex(/^(sqlite:|postgres:\/\/|postgresql:\/\/)/, 'must start with sqlite: or postgres://')
     .default('sqlite:data/palanque.sqlite'),
+  // Behind a transaction pooler (docs/operations.md): the revocation listener's own connection (LISTEN
+  // holds a session), and whether the Reader names its prepared statements.
+  DATABASE_DIRECT_URL: z.string().regex(/^(postgres:\/\/|postgresql:\/\/)/, 'must start with postgres://').optional(),
+  DATABASE_PREPARED_STATEMENTS: booleanString.default(true),
+  DB_POOL_MAX: z.coerce.number().int().min(2, 'must be at least 2 (the migrations hold one connection for their lock and work on another)').max(1000).default(10),
+  DB_READ_POOL_MAX: z.coerce.number().int().min(1).max(1000).optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   VALIDATE_RESPONSES: booleanString.optional(),
   BODY_LIMIT: byteSize.optional(),
@@ -161,7 +206,12 @@ const environmentSchema = z.object({
     .pipe(z.array(z.string().regex(/^https?:\/\/[^/?#\s]+$/, 'must be a comma-separated list of origins such as https://app.palanque.app')))
     .optional(),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters (it guards /metrics)').optional(),
+  // The build's commit, set by the deployment (palanque_build_info's `commit` label).
+  GIT_COMMIT: z.string().regex(/^[0-9a-f]{7,40}$/i, 'must be a git commit hash, 7 to 40 hex digits').optional(),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
+  // 0 turns each off; a bound under 100 ms would cancel ordinary work on a loaded machine.
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().refine((ms) => ms === 0 || (ms >= 100 && ms <= 3_600_000), 'must be 0 (off) or 100 to 3600000 milliseconds').default(10_000),
+  REQUEST_DEADLINE_MS: z.coerce.number().int().refine((ms) => ms === 0 || (ms >= 100 && ms <= 3_600_000), 'must be 0 (off) or 100 to 3600000 milliseconds').default(DEFAULT_REQUEST_DEADLINE_MS),
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(65_000),
   MAX_HEADER_BYTES: z.coerce.number().int().min(1_024).max(1_048_576).default(16_384),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(24 * 3600),
@@ -174,6 +224,9 @@ const environmentSchema = z.object({
   RATE_LIMIT_READ: budget,
   RATE_LIMIT_WRITE: budget,
   RATE_LIMIT_CALLBACK: budget,
+  RATE_LIMIT_CHECK_EMAIL: budget,
+  RATE_LIMIT_SIGNED_CALLBACK: budget,
+  RATE_LIMIT_CALLBACKS_PER_MESSAGE: z.coerce.number().int().min(1).max(100).default(DEFAULT_SIGNED_CALLBACKS.perMessage),
   TOKEN_LIFETIME_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(24 * 7),
   // A few seconds: it bounds what a lost revocation notice can cost (src/accounts/key-cache.ts).
   AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
@@ -223,9 +276,16 @@ const environmentSchema = z.object({
   SMS_MAX_RECIPIENTS: z.coerce.number().int().min(1).max(100_000).default(10_000),
   // A month at most: a receipt later than that is not coming.
   SMS_RECEIPT_TIMEOUT_HOURS: z.coerce.number().int().min(1).max(720).default(72),
+  // Days after the certification (diplomação) of an entity's election before its contacts are erased
+  // (src/messaging/contact-retention.ts): a setting of the deployment, not a figure of the law.
+  CONTACT_RETENTION_DAYS_AFTER_CERTIFICATION: z.coerce.number().int().min(31).max(10 * 366).default(180),
   NEWS_MAX_OPEN_REQUESTS: z.coerce.number().int().min(1).max(100_000).default(100),
   // pg-boss keeps a job's timeout under 24 hours.
   JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(86_000).default(900),
+  // What this process does (docs/operations.md, "Roles: api and worker"): all, or one half on PostgreSQL.
+  PALANQUE_ROLE: z.enum(SERVER_ROLES, { message: `must be one of ${SERVER_ROLES.join(', ')}` }).default('all'),
+  // Jobs one process runs at once (of each kind on pg-boss); the queue's own default when unset.
+  JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100).optional(),
   SOCIALNET_VERIFY_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
   SOCIALNET_APP_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   // Longer than the network keeps retrying a delivery: a retry or replay within it is ignored.
@@ -266,8 +326,10 @@ const environmentSchema = z.object({
   ELECTIONS_IMPORT_HOSTS: z
     .string()
     .transform((value) => value.split(',').map((host) => host.trim().toLowerCase()).filter(Boolean))
-    .pipe(z.array(z.string().regex(HOST_NAME, 'must be a comma-separated list of host names such as cdn.tse.jus.br')))
+    // A host is downloaded from over https; `http://host` lets it be plain http (the tests' loopback servers).
+    .pipe(z.array(z.string().refine((entry) => HOST_NAME.test(entry.replace(/^http:\/\//, '')), 'must be a comma-separated list of host names such as cdn.tse.jus.br, each written http://host where plain http is allowed')))
     .optional(),
+  ELECTIONS_IMPORT_MAX_RECORD_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024).default(8192),
 }).superRefine((env, ctx) => {
   // In production, links in e-mails must not follow a client's Host header, and answers kept for
   // Idempotency-Key replays (with the personal data they hold) must not sit in clear.
@@ -288,13 +350,69 @@ const environmentSchema = z.object({
       ctx.addIssue({ code: 'custom', path: ['VAPID_PRIVATE_KEY'], message: (error as Error).message });
     }
   }
+  checkBodyLimit(env, ctx);
+  // A webhook or push try runs inside its job: the queue must not count the job failed (and run it
+  // again, sending a second copy) while the try may still be waiting for the endpoint.
+  if (env.JOB_TIMEOUT_SECONDS * 1000 < env.WEBHOOK_TIMEOUT_MS) {
+    ctx.addIssue({ code: 'custom', path: ['JOB_TIMEOUT_SECONDS'], message: `is ${env.JOB_TIMEOUT_SECONDS} s; must be at least WEBHOOK_TIMEOUT_MS (${env.WEBHOOK_TIMEOUT_MS} ms): a webhook try runs inside its job, and a job that times out first is run again (a second delivery)` });
+  }
   // A send job may wait out an earlier call and its margin, list the provider's messages, send, and
   // list again (messaging/sending.ts): the queue must not count it failed meanwhile.
+  if (env.PALANQUE_ROLE !== 'all' && env.DATABASE_URL.startsWith('sqlite:')) {
+    ctx.addIssue({ code: 'custom', path: ['PALANQUE_ROLE'], message: `must be all on SQLite (${env.PALANQUE_ROLE} needs PostgreSQL: the embedded database belongs to one process, which serves the API and runs the jobs)` });
+  }
   const longestSendJobMs = 4 * env.SMS_SEND_TIMEOUT_MS + 4_000;
   if (env.JOB_TIMEOUT_SECONDS * 1000 < longestSendJobMs) {
     ctx.addIssue({ code: 'custom', path: ['JOB_TIMEOUT_SECONDS'], message: `must be at least ${Math.ceil(longestSendJobMs / 1000)} (4 × SMS_SEND_TIMEOUT_MS + 4 s, the longest an SMS send job may take)` });
   }
 });
+
+/**
+ * BODY_LIMIT against what must fit in a body: refused below CAMPAIGN_BODY.otherBytes (0 would refuse
+ * every body: express answers 413 to the smallest), or when it cannot carry a campaign's pasted list of
+ * as many numbers as both SMS_MAX_RECIPIENTS and the contract allow (such a list would be refused 413,
+ * not 422 naming the cap, and the cap would be a lie).
+ */
+function checkBodyLimit(env: { BODY_LIMIT?: number; SMS_MAX_RECIPIENTS: number }, ctx: z.RefinementCtx): void {
+  if (env.BODY_LIMIT === undefined) return;
+  const bytes = env.BODY_LIMIT;
+  if (bytes < CAMPAIGN_BODY.otherBytes) {
+    ctx.addIssue({ code: 'custom', path: ['BODY_LIMIT'], message: `is ${bytes} bytes; must be at least 16kb (${CAMPAIGN_BODY.otherBytes} bytes): an SMS campaign's longest message with its other fields must fit in a request body` });
+    return;
+  }
+  const { byBodyLimit, byContract } = pastedListCapacity(bytes);
+  const wanted = Math.min(env.SMS_MAX_RECIPIENTS, byContract);
+  if (byBodyLimit < wanted) {
+    const needed = wanted * CAMPAIGN_BODY.numberBytes + CAMPAIGN_BODY.otherBytes;
+    ctx.addIssue({
+      code: 'custom',
+      path: ['BODY_LIMIT'],
+      message:
+        `is ${bytes} bytes, which carries an SMS campaign of at most ${byBodyLimit} pasted numbers (${CAMPAIGN_BODY.numberBytes} bytes a number plus ${CAMPAIGN_BODY.otherBytes} for the rest), ` +
+        `fewer than the ${wanted} that SMS_MAX_RECIPIENTS (${env.SMS_MAX_RECIPIENTS}) and the contract (${byContract}) allow: ` +
+        `set BODY_LIMIT to at least ${Math.ceil(needed / 1024)}kb, or SMS_MAX_RECIPIENTS to at most ${byBodyLimit}`,
+    });
+  }
+}
+
+/**
+ * Settings that are consistent but may surprise, for the server to log as warnings at start (serve.ts).
+ * SMS_MAX_RECIPIENTS above what a pasted list can carry is one: it still applies in full to campaigns to
+ * contacts (`mensagem.contatos`), whose numbers are not in the body, so it is not refused.
+ */
+export function configWarnings(config: Pick<Config, 'bodyLimit' | 'smsMaxRecipients'>): string[] {
+  const warnings: string[] = [];
+  const { byBodyLimit, byContract } = pastedListCapacity(config.bodyLimit);
+  const pasted = Math.min(byBodyLimit, byContract);
+  if (config.smsMaxRecipients > pasted) {
+    warnings.push(
+      `SMS_MAX_RECIPIENTS is ${config.smsMaxRecipients}, but a pasted recipient list (recipient_list_str) carries about ${pasted} numbers at most ` +
+        `(${byContract} by the contract's ${CAMPAIGN_BODY.listMaxCharacters} characters, ${byBodyLimit} by BODY_LIMIT, at ${CAMPAIGN_BODY.numberCharacters} characters a number): ` +
+        `a longer list is refused (422 max_length, or 413); only campaigns to contacts (mensagem.contatos) reach ${config.smsMaxRecipients}`,
+    );
+  }
+  return warnings;
+}
 
 export interface Config {
   env: string;
@@ -306,12 +424,22 @@ export interface Config {
   frontendResetUrl: string | undefined;
   /** FRONTEND_VERIFY_URL: the front-end page a sign-up's confirmation e-mail links to (with `token`); the API's own link when unset. */
   frontendVerifyUrl: string | undefined;
+  /** FRONTEND_UNLOCK_URL: the front-end login page an unlock mail links to (with `unlock_token`); the mail gives the token alone when unset. */
+  frontendUnlockUrl?: string;
   /** FRONTEND_SIGNUP_URL: the front-end sign-up page a team invitation links to (with `invitation` and `email`); without it the mail gives the token for POST /api/auth/signup/. */
   frontendSignUpUrl: string | undefined;
   /** INVITATION_LIFETIME_DAYS and TEAM_MAX_OPEN_INVITATIONS: how long a team invitation stays open, and how many an entity may have open. */
   invitations: InvitationSettings;
   trustProxy: boolean | number | string;
   databaseUrl: string;
+  /** DATABASE_DIRECT_URL: PostgreSQL itself, not a pooler, for the one session that LISTENs (key revocations); DATABASE_URL when unset. */
+  databaseDirectUrl: string;
+  /** DATABASE_PREPARED_STATEMENTS: the Reader's named prepared statements; false behind a transaction pooler that cannot keep them. */
+  databasePreparedStatements: boolean;
+  /** DB_POOL_MAX: Sequelize's PostgreSQL connections per instance. */
+  dbPoolMax: number;
+  /** DB_READ_POOL_MAX: the Reader's PostgreSQL connections per instance; two per core when unset. */
+  dbReadPoolMax: number | undefined;
   logLevel: (typeof LOG_LEVELS)[number];
   validateResponses: boolean;
   bodyLimit: number;
@@ -324,7 +452,13 @@ export interface Config {
   corsOrigins: string[];
   /** Bearer token for GET /metrics; unset disables the endpoint. */
   metricsToken: string | undefined;
+  /** GIT_COMMIT: the commit the build was made from, as palanque_build_info reports it; unknown when unset. */
+  gitCommit: string | undefined;
   requestTimeoutMs: number;
+  /** DB_STATEMENT_TIMEOUT_MS: a statement running longer is cancelled (503); 0: no bound (db/deadlines.ts). */
+  dbStatementTimeoutMs: number;
+  /** REQUEST_DEADLINE_MS: an operation still working this long after its request arrived is stopped, rolled back and answered 503; 0: no deadline (http/deadline.ts). */
+  requestDeadlineMs: number;
   keepAliveTimeoutMs: number;
   maxHeaderBytes: number;
   /** Shared store for rate limits across instances; memory per instance when unset. */
@@ -332,6 +466,8 @@ export interface Config {
   /** Namespace of the rate-limit keys in Redis: deployments (or tests) sharing one Redis keep apart. */
   rateLimitPrefix: string;
   rateLimits: RateLimitBudgets;
+  /** The budget of a signed provider callback's signer (rate-limits.ts chargeSigner); undefined: unlimited once verified. */
+  signedCallbacks: SignedCallbackBudget | undefined;
   /** How long an Idempotency-Key and its stored answer are kept. */
   idempotencyTtlMs: number;
   accounts: AccountSettings;
@@ -360,20 +496,28 @@ export interface Config {
   smsMaxRecipients: number;
   /** SMS_RECEIPT_TIMEOUT_HOURS, in milliseconds: a message the provider took and sent no receipt for in this long counts as final for its campaign. */
   smsReceiptTimeoutMs: number;
+  /** CONTACT_RETENTION_DAYS_AFTER_CERTIFICATION: days after the certification of an entity's election before its contacts are erased (a setting, not a legal figure). */
+  contactRetentionDaysAfterCertification: number;
   /** NEWS_MAX_OPEN_REQUESTS: the most news sources one user may have awaiting review. */
   newsMaxOpenRequests: number;
   /** HISTORY_RETENTION_DAYS, in milliseconds: how long the entities' edit history is kept. */
   historyRetentionMs: number;
   /** JOB_TIMEOUT_SECONDS: how long a job may run before the queue counts it failed and retries it (pg-boss). */
   jobTimeoutSeconds: number;
+  /** PALANQUE_ROLE: `all` serves the API and runs the jobs; `api` only serves, `worker` only migrates and runs jobs (PostgreSQL). */
+  role: ServerRole;
+  /** JOB_CONCURRENCY: jobs run at once by this process (pg-boss: of each kind, per fetch); the queue's default when unset. */
+  jobConcurrency: number | undefined;
   /** The OAuth providers whose accounts users may link (SEARCHNET_*, SOCIALVIDEO_*). */
   oauth: { searchnet: OAuthClientSettings; socialvideo: OAuthClientSettings };
   /** OAUTH_PENDING_LINK_SECONDS: how long an OAuth callback's pending link waits for its user's confirmation. */
   oauthPendingLinkMs: number;
   /** ELECTIONS_PANEL_URL: the elections panel's API; without it no sync can be queued. */
   electionsPanelUrl: string | undefined;
-  /** ELECTIONS_IMPORT_HOSTS: the hosts a candidacy import may download from (src/elections/tse/source.ts). */
+  /** ELECTIONS_IMPORT_HOSTS: the hosts a candidacy import may download from, over https unless written `http://host` (src/elections/tse/source.ts). */
   electionsImportHosts: string[];
+  /** ELECTIONS_IMPORT_MAX_RECORD_BYTES: the longest record a candidacy file may have (src/elections/tse/court-file.ts). */
+  electionsImportMaxRecordBytes: number;
 }
 
 /** Palanque as a client of an OAuth 2.0 provider; unset credentials leave the provider off. */
@@ -436,10 +580,15 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     publicUrl: env.PUBLIC_URL,
     frontendResetUrl: env.FRONTEND_RESET_URL,
     frontendVerifyUrl: env.FRONTEND_VERIFY_URL,
+    frontendUnlockUrl: env.FRONTEND_UNLOCK_URL,
     frontendSignUpUrl: env.FRONTEND_SIGNUP_URL,
     invitations: { lifetimeMs: env.INVITATION_LIFETIME_DAYS * 86_400_000, maxOpenPerEntity: env.TEAM_MAX_OPEN_INVITATIONS },
     trustProxy: env.TRUST_PROXY ?? false,
     databaseUrl: env.DATABASE_URL,
+    databaseDirectUrl: env.DATABASE_DIRECT_URL ?? env.DATABASE_URL,
+    databasePreparedStatements: env.DATABASE_PREPARED_STATEMENTS,
+    dbPoolMax: env.DB_POOL_MAX,
+    dbReadPoolMax: env.DB_READ_POOL_MAX,
     logLevel: env.LOG_LEVEL,
     // Validate responses everywhere but production unless told otherwise: it catches contract drift in
     // development and tests, and costs CPU where it matters least.
@@ -451,7 +600,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: env.CORS_ORIGINS ?? [],
     metricsToken: env.METRICS_TOKEN,
+    gitCommit: env.GIT_COMMIT?.toLowerCase(),
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+    dbStatementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+    requestDeadlineMs: env.REQUEST_DEADLINE_MS,
     keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
     maxHeaderBytes: env.MAX_HEADER_BYTES,
     redisUrl: env.REDIS_URL,
@@ -462,7 +614,13 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       read: pick(env.RATE_LIMIT_READ, DEFAULT_BUDGETS.read),
       write: pick(env.RATE_LIMIT_WRITE, DEFAULT_BUDGETS.write),
       callback: pick(env.RATE_LIMIT_CALLBACK, DEFAULT_BUDGETS.callback),
+      checkEmail: pick(env.RATE_LIMIT_CHECK_EMAIL, DEFAULT_BUDGETS.checkEmail),
     },
+    signedCallbacks: signedCallbacksOf(
+      pick(env.RATE_LIMIT_SIGNED_CALLBACK, DEFAULT_SIGNED_CALLBACKS),
+      env.RATE_LIMIT_CALLBACKS_PER_MESSAGE,
+      pick(env.RATE_LIMIT_CALLBACK, DEFAULT_BUDGETS.callback),
+    ),
     accounts: {
       tokenLifetimeMs: env.TOKEN_LIFETIME_HOURS * 3600_000,
       keyCacheMs: env.AUTH_CACHE_SECONDS * 1000,
@@ -501,9 +659,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     smsSendTimeoutMs: env.SMS_SEND_TIMEOUT_MS,
     smsMaxRecipients: env.SMS_MAX_RECIPIENTS,
     smsReceiptTimeoutMs: env.SMS_RECEIPT_TIMEOUT_HOURS * 3_600_000,
+    contactRetentionDaysAfterCertification: env.CONTACT_RETENTION_DAYS_AFTER_CERTIFICATION,
     newsMaxOpenRequests: env.NEWS_MAX_OPEN_REQUESTS,
     historyRetentionMs: env.HISTORY_RETENTION_DAYS * 86_400_000,
     jobTimeoutSeconds: env.JOB_TIMEOUT_SECONDS,
+    role: env.PALANQUE_ROLE,
+    jobConcurrency: env.JOB_CONCURRENCY,
     oauth: {
       searchnet: {
         clientId: env.SEARCHNET_CLIENT_ID,
@@ -525,7 +686,14 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     oauthPendingLinkMs: env.OAUTH_PENDING_LINK_SECONDS * 1000,
     electionsPanelUrl: env.ELECTIONS_PANEL_URL,
     electionsImportHosts: env.ELECTIONS_IMPORT_HOSTS ?? [...DEFAULT_ELECTIONS_IMPORT_HOSTS],
+    electionsImportMaxRecordBytes: env.ELECTIONS_IMPORT_MAX_RECORD_BYTES,
   };
+}
+
+/** A signer's cap and window, its callbacks per message in flight, and a floor of the address budget's size (never below an address). */
+function signedCallbacksOf(cap: Budget | undefined, perMessage: number, address: Budget | undefined): SignedCallbackBudget | undefined {
+  if (!cap) return undefined;
+  return { ...cap, perMessage, floor: Math.min(cap.points, address?.points ?? DEFAULT_SIGNED_CALLBACKS.floor) };
 }
 
 /** A configured budget (null = off) or the default when the variable is unset. */

@@ -5,12 +5,17 @@
  * (token, password, secret, signature, authorization, cookie, api key, OAuth `code`/`state`, the social
  * network's `hub.verify_token`/`hub.challenge`, `signed_request`…) is written as `[REDACTED]`, and
  * e-mail addresses are masked (`a***@exemplo.com.br`) in logged URLs, query values and error texts.
+ * Voters' personal data likewise: phone numbers are shown by their last four digits (`***4321`) in logged
+ * URLs, query values, error texts and `reason`s, and the value of a parameter whose name says it is a
+ * message's text (an SMS callback's `Body`, `text`, `mensagem`) by its length (`[23 chars]`), so a
+ * provider's callback, forged or not, leaves a line that says which request it was and nothing it said.
  *
  * Fixed paths go through pino's `redact` (compiled once, cheap per line); what pino cannot address by
  * path (the query string inside `req.url`, header and parameter names of any case, texts quoting a
  * secret) goes through the serializers below. Their only walk, over an error's own fields, stops at a
  * small depth and breadth. What is not covered: a secret under a name that does not say so, logged in a
- * field this module does not know.
+ * field this module does not know; a message's text inside an error's text or SQL (at `trace`, the SQL
+ * statements: never on in production).
  */
 import { pino } from 'pino';
 
@@ -36,6 +41,35 @@ export function maskEmails(text: string): string {
   return text.includes('@') || text.includes('%40') ? text.replace(EMAIL, '$1***@') : text;
 }
 
+/**
+ * A phone number: 10 to 15 digits, after an optional `+` (or `%2B`) and an opening parenthesis, between
+ * single separators (`(21) 99876-5432`, `+55 21 99876 5432`); a clock's digits (`2026-11-28 20:49`) are not one.
+ * A match starts only where no digit or letter stands before it and is bounded, so the cost stays linear
+ * in the text.
+ */
+const PHONE = /(?<![\w.:])(?:\+|%2B)?\(?\d(?:[ ().-]{0,2}\d){9,14}(?![\w:])/gi;
+
+/** How many of a number's last digits a log shows: enough to tell two numbers apart, too few to call one. */
+const SHOWN_DIGITS = 4;
+
+/** `+5521998765432` -> `***5432`, wherever a number stands in the text. */
+export function maskPhones(text: string): string {
+  return /\d{3}/.test(text) ? text.replace(PHONE, (number) => `***${number.replace(/\D/g, '').slice(-SHOWN_DIGITS)}`) : text;
+}
+
+/** Names of parameters that carry a message's text (an SMS and its reply, a chat answer); compared without case. */
+const TEXT_NAME = /^(body|text|mensagem|message|msg)$/i;
+
+export function isTextName(name: string): boolean {
+  return TEXT_NAME.test(name);
+}
+
+/** A message's text as logged: its length only. */
+export const textLength = (text: string) => `[${text.length} chars]`;
+
+/** A text that may quote e-mail addresses and phone numbers, with both masked. */
+const maskContacts = (text: string) => maskPhones(maskEmails(text));
+
 function decoded(text: string): string {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));
@@ -44,30 +78,42 @@ function decoded(text: string): string {
   }
 }
 
-/** A URL (absolute, or a path with its query) with secret query values redacted and e-mails masked. */
+/**
+ * A URL (absolute, or a path with its query) with secret query values redacted, texts by their length,
+ * e-mails and phone numbers masked (a value is read decoded: `%2B55…` and `(21)+9…` are numbers too).
+ */
 export function redactUrl(url: string): string {
   const queryAt = url.indexOf('?');
-  if (queryAt < 0) return maskEmails(url);
+  if (queryAt < 0) return maskContacts(url);
   const hashAt = url.indexOf('#', queryAt);
   const query = url.slice(queryAt + 1, hashAt < 0 ? undefined : hashAt);
   const pairs = query.split('&').map((pair) => {
     const equals = pair.indexOf('=');
     const name = equals < 0 ? pair : pair.slice(0, equals);
-    if (equals < 0) return maskEmails(pair);
-    if (isSecretName(decoded(name))) return `${name}=${REDACTED}`;
-    return `${name}=${maskEmails(pair.slice(equals + 1))}`;
+    if (equals < 0) return maskContacts(pair);
+    const plainName = decoded(name);
+    if (isSecretName(plainName)) return `${name}=${REDACTED}`;
+    const value = pair.slice(equals + 1);
+    const plainValue = decoded(value);
+    if (isTextName(plainName)) return `${name}=${textLength(plainValue)}`;
+    const masked = maskPhones(plainValue);
+    return `${name}=${maskEmails(masked === plainValue ? value : masked)}`;
   });
-  return `${maskEmails(url.slice(0, queryAt))}?${pairs.join('&')}`;
+  return `${maskContacts(url.slice(0, queryAt))}?${pairs.join('&')}`;
 }
 
-/** Header or parameter values, one level: secret names redacted, e-mails masked, URLs' queries redacted. */
+/**
+ * Header or parameter values, one level: secret names redacted, texts by their length, e-mails and phone
+ * numbers masked, URLs' queries redacted.
+ */
 function redactEntries(entries: unknown, urlValued: ReadonlySet<string> = new Set()): unknown {
   if (!entries || typeof entries !== 'object') return entries;
   const clean: Record<string, unknown> = {};
+  const valueOf = (name: string, value: unknown) => (typeof value !== 'string' ? value : isTextName(name) ? textLength(value) : maskContacts(value));
   for (const [name, value] of Object.entries(entries)) {
     if (isSecretName(name)) clean[name] = REDACTED;
-    else if (typeof value === 'string') clean[name] = urlValued.has(name.toLowerCase()) ? redactUrl(value) : maskEmails(value);
-    else if (Array.isArray(value)) clean[name] = value.map((item) => (typeof item === 'string' ? maskEmails(item) : item));
+    else if (typeof value === 'string') clean[name] = urlValued.has(name.toLowerCase()) ? redactUrl(value) : valueOf(name, value);
+    else if (Array.isArray(value)) clean[name] = value.map((item) => valueOf(name, item));
     else clean[name] = value;
   }
   return clean;
@@ -92,9 +138,9 @@ export function redactResponse<Res extends object>(res: Res): Res {
   return { ...res, headers: redactEntries(res.headers, URL_HEADERS) };
 }
 
-/** Credentials quoted in a text: `name=value` pairs, JSON `"name": "value"`, `Token <key>`, e-mails. */
+/** Credentials quoted in a text: `name=value` pairs, JSON `"name": "value"`, `Token <key>`; e-mails and phone numbers. */
 export function scrubText(text: string): string {
-  return maskEmails(
+  return maskContacts(
     text
       .replace(/\b(Token|Bearer|Basic)\s+[\w.~+/=-]{4,}/gi, `$1 ${REDACTED}`)
       .replace(/([\w.[\]-]{1,64})=([^&\s"'<>,;]*)/g, (pair, name: string) => (isSecretName(name) ? `${name}=${REDACTED}` : pair))
@@ -149,6 +195,8 @@ export const redactingSerializers = {
   res: redactResponse,
   to: (to: unknown) => (typeof to === 'string' ? maskEmails(to) : Array.isArray(to) ? to.map((item) => (typeof item === 'string' ? maskEmails(item) : item)) : to),
   email: (email: unknown) => (typeof email === 'string' ? maskEmails(email) : email),
+  // Why a job or a check failed: often an error's text, which may quote a number (a provider's refusal).
+  reason: (reason: unknown) => (typeof reason === 'string' ? scrubText(reason) : reason),
 };
 
 export const redactOptions = { paths: REDACT_PATHS, censor: REDACTED };

@@ -1,4 +1,8 @@
-/** Structured JSON logs (pino). Request-scoped lines carry the request id (see http/request-logging.ts). */
+/**
+ * Structured JSON logs (pino). Every line has `time` (ISO 8601, UTC), `pid`, `hostname` and `service`;
+ * request-scoped lines carry the request id (see http/request-logging.ts).
+ */
+import { hostname } from 'node:os';
 import { pino, type Logger } from 'pino';
 import { redactingSerializers, redactOptions } from './log-redaction.js';
 
@@ -27,7 +31,10 @@ export function endLogging(logger: Logger): Promise<void> {
 export function loggerOptions(level: string) {
   return {
     level,
-    base: { service: 'palanque' },
+    // Which process of which host wrote the line, when instances' logs are gathered in one place.
+    base: { service: 'palanque', pid: process.pid, hostname: hostname() },
+    // A time a person and any log store read alike (`2026-11-29T04:00:50.123Z`), not epoch milliseconds.
+    timestamp: pino.stdTimeFunctions.isoTime,
     // Credentials must never reach the logs, whatever logs a request or an error (see log-redaction.ts).
     serializers: redactingSerializers,
     redact: redactOptions,

@@ -10,7 +10,8 @@ import { setFlagsFromString } from 'node:v8';
 import { loadConfigOrExit } from './config.js';
 import { stopOnSignals } from './lifecycle.js';
 import { createLogger, endLogging } from './logger.js';
-import { startLine, startServer } from './serve.js';
+import { startLine, startServer, startupFailure } from './serve.js';
+import { stopTracing } from './tracing/shutdown.js';
 
 /**
  * How far V8 lets the heap grow past what survived its last full collection, in percent. Its default
@@ -37,13 +38,24 @@ async function main(): Promise<void> {
   keepHeapNearLive();
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
-  const { shutdown, url } = await startServer(config, logger);
+  let started: Awaited<ReturnType<typeof startServer>>;
+  try {
+    started = await startServer(config, logger);
+  } catch (error) {
+    // One JSON line that says what to fix, then exit 1: never a raw stack on stderr.
+    const { message, code } = startupFailure(error, config);
+    logger.fatal({ code, err: error }, message);
+    await endLogging(logger);
+    process.exit(1);
+  }
+  const { shutdown, url } = started;
   // isatty(1) rather than process.stdout.isTTY, and a synchronous write: touching process.stdout would
   // switch a piped stdout to non-blocking mode under the logger's own writes.
   const line = startLine(url, isatty(1));
   if (line) writeSync(1, `${line}\n`);
   // Exit only once the asynchronous log destination has written everything, in order.
-  stopOnSignals((signal) => shutdown(signal).then(() => endLogging(logger)));
+  // Then the spans tracing still holds are sent (tracing/shutdown.ts; nothing without tracing).
+  stopOnSignals((signal) => shutdown(signal).then(() => stopTracing()).then(() => endLogging(logger)));
 }
 
 main().catch((error: unknown) => {

@@ -1,8 +1,10 @@
 /**
  * The first admin (src/accounts/first-admin.ts), called directly on a fresh migrated database: with no
- * password configured it creates an admin and prints a generated password exactly once, which then logs
- * in through POST /api/auth/login and has admin powers; with ADMIN_* settings it uses them and prints
- * nothing; it does nothing once any user exists, and two instances starting together create one admin.
+ * password configured and a terminal on stdout it creates an admin and prints a generated password exactly
+ * once, which then logs in through POST /api/auth/login and has admin powers; off a terminal it creates the
+ * admin without a usable password, prints nothing and logs how to set one (no secret in any line); with
+ * ADMIN_* settings it uses them and prints nothing; it does nothing once any user exists, and two instances
+ * starting together create one admin.
  * The same through the real entry point (src/server.ts as a process) is in server-process.test.ts; the
  * last test here runs that entry point to show that a first start loses no log line at shutdown.
  * Runs on SQLite, or on PostgreSQL with TEST_DATABASE_URL.
@@ -12,7 +14,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ensureFirstAdmin, type FirstAdminSettings } from '../src/accounts/first-admin.js';
+import { ensureFirstAdmin, NO_PASSWORD_HASH, type FirstAdminSettings } from '../src/accounts/first-admin.js';
 import type { UserRow } from '../src/accounts/models.js';
 import type { Logger } from '../src/logger.js';
 import { createUser } from './helpers/accounts.js';
@@ -48,6 +50,11 @@ async function allUsers(): Promise<UserRow[]> {
 
 const DEFAULTS: FirstAdminSettings = { username: 'admin', email: 'admin@palanque.app', password: undefined };
 
+/** A stdout a person reads (a generated password may be shown there), printing to `print`. */
+const terminal = (print: (text: string) => void) => ({ terminal: true, print });
+/** A stdout read by a service manager or a log collector. */
+const pipe = (print: (text: string) => void) => ({ terminal: false, print });
+
 describe('ensureFirstAdmin', () => {
   beforeEach(async () => {
     app = await startTestApp();
@@ -57,12 +64,12 @@ describe('ensureFirstAdmin', () => {
     await app?.close();
   });
 
-  it('on an empty database, creates an admin and prints its generated password once; that password logs in', async () => {
+  it('on an empty database with a terminal, creates an admin and prints its generated password once; that password logs in', async () => {
     expect(await app.accounts.users.count()).toBe(0);
     const { logger, text: logText } = capturingLogger();
     const print = vi.fn<(text: string) => void>();
 
-    expect(await ensureFirstAdmin(app.accounts.users, DEFAULTS, logger, print)).toBe(true);
+    expect(await ensureFirstAdmin(app.accounts.users, DEFAULTS, logger, terminal(print))).toBe(true);
 
     expect(print).toHaveBeenCalledTimes(1);
     const banner = print.mock.calls[0]![0];
@@ -94,10 +101,10 @@ describe('ensureFirstAdmin', () => {
 
   it('generates a different password on each empty database', async () => {
     const print = vi.fn<(text: string) => void>();
-    await ensureFirstAdmin(app.accounts.users, DEFAULTS, pino({ level: 'silent' }), print);
+    await ensureFirstAdmin(app.accounts.users, DEFAULTS, pino({ level: 'silent' }), terminal(print));
     const other = await startTestApp();
     try {
-      await ensureFirstAdmin(other.accounts.users, DEFAULTS, pino({ level: 'silent' }), print);
+      await ensureFirstAdmin(other.accounts.users, DEFAULTS, pino({ level: 'silent' }), terminal(print));
     } finally {
       await other.close();
     }
@@ -106,11 +113,36 @@ describe('ensureFirstAdmin', () => {
     expect(passwords[0]).not.toBe(passwords[1]);
   });
 
-  it('uses ADMIN_USERNAME / ADMIN_EMAIL / ADMIN_PASSWORD when given, and prints nothing', async () => {
+  it('off a terminal, creates the admin without a usable password, prints nothing, and logs how to set one', async () => {
+    const { logger, text: logText } = capturingLogger();
+    const print = vi.fn<(text: string) => void>();
+
+    expect(await ensureFirstAdmin(app.accounts.users, DEFAULTS, logger, pipe(print))).toBe(true);
+
+    expect(print).not.toHaveBeenCalled();
+    const users = await allUsers();
+    expect(users).toHaveLength(1);
+    expect(users[0]).toMatchObject({ username: 'admin', email: 'admin@palanque.app', password_hash: NO_PASSWORD_HASH });
+    expect(Boolean(users[0]!.is_admin)).toBe(true);
+    // No password matches it, not even the stored text itself.
+    for (const password of [NO_PASSWORD_HASH, 'admin', 'admin@palanque.app']) expect((await login('admin', password)).status, password).toBe(401);
+
+    const lines = logText().trim().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string });
+    expect(lines.map((line) => line.msg)).toEqual(['first admin created', expect.stringContaining('the first admin has no password yet')]);
+    expect(lines[1]!.level, 'a warning: someone must act').toBe(40);
+    expect(lines[1]!.msg).toContain('`palanque user set-password admin`');
+    expect(lines[1]!.msg).toContain('ADMIN_PASSWORD');
+    expect(logText()).not.toMatch(/password: \S/);
+  });
+
+  it('uses ADMIN_USERNAME / ADMIN_EMAIL / ADMIN_PASSWORD when given, on a terminal or not, and prints nothing', async () => {
     const print = vi.fn<(text: string) => void>();
     const settings = { username: 'Ana.Souza', email: '  Ana.Souza@Palanque.App ', password: 'c4mp4nh4-S3gura!' };
+    const { logger, text: logText } = capturingLogger();
 
-    expect(await ensureFirstAdmin(app.accounts.users, settings, pino({ level: 'silent' }), print)).toBe(true);
+    expect(await ensureFirstAdmin(app.accounts.users, settings, logger, terminal(print))).toBe(true);
+    expect(logText()).not.toContain(settings.password);
+    expect(logText()).not.toContain('no password yet');
 
     expect(print).not.toHaveBeenCalled();
     const users = await allUsers();
@@ -128,8 +160,8 @@ describe('ensureFirstAdmin', () => {
     const existing = await createUser(app);
     const print = vi.fn<(text: string) => void>();
 
-    expect(await ensureFirstAdmin(app.accounts.users, DEFAULTS, pino({ level: 'silent' }), print)).toBe(false);
-    expect(await ensureFirstAdmin(app.accounts.users, { ...DEFAULTS, password: 'uma-senha-bem-longa' }, pino({ level: 'silent' }), print)).toBe(false);
+    expect(await ensureFirstAdmin(app.accounts.users, DEFAULTS, pino({ level: 'silent' }), terminal(print))).toBe(false);
+    expect(await ensureFirstAdmin(app.accounts.users, { ...DEFAULTS, password: 'uma-senha-bem-longa' }, pino({ level: 'silent' }), terminal(print))).toBe(false);
 
     expect(print).not.toHaveBeenCalled();
     const users = await allUsers();
@@ -139,8 +171,8 @@ describe('ensureFirstAdmin', () => {
 
   it('does nothing on a second start: one admin, one printed password', async () => {
     const print = vi.fn<(text: string) => void>();
-    expect(await ensureFirstAdmin(app.accounts.users, DEFAULTS, pino({ level: 'silent' }), print)).toBe(true);
-    expect(await ensureFirstAdmin(app.accounts.users, DEFAULTS, pino({ level: 'silent' }), print)).toBe(false);
+    expect(await ensureFirstAdmin(app.accounts.users, DEFAULTS, pino({ level: 'silent' }), terminal(print))).toBe(true);
+    expect(await ensureFirstAdmin(app.accounts.users, DEFAULTS, pino({ level: 'silent' }), terminal(print))).toBe(false);
     expect(print).toHaveBeenCalledTimes(1);
     expect(await app.accounts.users.count()).toBe(1);
   });
@@ -148,8 +180,8 @@ describe('ensureFirstAdmin', () => {
   it('creates one admin when two instances start together on the same empty database', async () => {
     const print = vi.fn<(text: string) => void>();
     const results = await Promise.all([
-      ensureFirstAdmin(app.accounts.users, DEFAULTS, pino({ level: 'silent' }), print),
-      ensureFirstAdmin(app.accounts.users, DEFAULTS, pino({ level: 'silent' }), print),
+      ensureFirstAdmin(app.accounts.users, DEFAULTS, pino({ level: 'silent' }), terminal(print)),
+      ensureFirstAdmin(app.accounts.users, DEFAULTS, pino({ level: 'silent' }), terminal(print)),
     ]);
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(print).toHaveBeenCalledTimes(1);
@@ -160,14 +192,11 @@ describe('ensureFirstAdmin', () => {
 });
 
 /**
- * A first start prints the banner on the stdout that also carries the JSON logs, through a different
- * writer: process.stdout, which puts fd 1 in non-blocking mode (libuv does so for pipes), while the
- * logs go through pino's asynchronous destination on the same fd. When whoever reads stdout (a log
- * shipper, a terminal) falls behind, a log write then fails with EAGAIN and waits for a retry; the
- * shutdown (server.ts: `logger.flush(() => process.exit(0))`) must still get every line out before
- * exiting. Here the reader pauses while the server logs 400 requests and is asked to stop.
- * (Under tsx, as here, fd 1 is non-blocking from the start; with `node dist/src/server.js` it becomes
- * so when the banner is printed.)
+ * A first start off a terminal (stdout a pipe, read by a log shipper) prints no password: it logs how to
+ * set one. The logs go through pino's asynchronous destination on fd 1; when whoever reads stdout falls
+ * behind, a log write fails with EAGAIN and waits for a retry; the shutdown must still get every line out
+ * before exiting. Here the reader pauses while the server logs 400 requests and is asked to stop.
+ * (Under tsx, as here, fd 1 is non-blocking from the start.)
  */
 describe('the server process on its first start', () => {
   const projectRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -178,7 +207,7 @@ describe('the server process on its first start', () => {
   });
 
   it(
-    'loses no log line at shutdown when stdout is read late',
+    'prints no password on a pipe, and loses no log line at shutdown when stdout is read late',
     async () => {
       database = await createTestDatabase();
       const port = await freePort();
@@ -212,7 +241,8 @@ describe('the server process on its first start', () => {
           what: 'the server to listen',
           output: () => stdout + stderr,
         });
-        expect(stdout, 'the banner was printed').toMatch(/^ {4}password: \S+$/m);
+        expect(stdout, 'no password on a pipe').not.toMatch(/password: \S/);
+        expect(stdout).toContain('palanque user set-password admin');
 
         // The reader falls behind: the pipe fills while the server logs the requests, then it stops.
         child.stdout.pause();

@@ -54,7 +54,14 @@ it('purges what no longer counts and keeps the rest', async () => {
     { user_id: carlos.user.id, key_hash: 'f'.repeat(64), created_at: new Date(now - 10 * DAY), expires_at: new Date(now - 5 * DAY) },
   ]);
 
-  expect(await app.accounts.purgeExpired()).toBe(1 + 2 + 2);
+  // Device and unlock tokens past their expiry go; a live one stays.
+  await app.accounts.models.LoginDevice.bulkCreate([
+    { user_id: carlos.user.id, kind: 'unlock', token_hash: 'g'.repeat(64), created_at: new Date(now - DAY), expires_at: new Date(now - 1000), failures: 0 },
+    { user_id: carlos.user.id, kind: 'device', token_hash: 'h'.repeat(64), created_at: new Date(now - DAY), last_used_at: new Date(now), expires_at: new Date(now + DAY), failures: 0 },
+  ]);
+
+  expect(await app.accounts.purgeExpired()).toBe(1 + 1 + 2 + 2);
+  expect(await app.accounts.models.LoginDevice.count({ where: { user_id: carlos.user.id } })).toBe(1);
 
   expect(await LoginFailure.count({ where: { subject: 'ip:203.0.113.9' } })).toBe(1);
   const resets = (await PasswordReset.findAll({ where: { user_id: carlos.user.id }, raw: true })) as unknown as PasswordResetRow[];

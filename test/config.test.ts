@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_MUNICIPIOS_SHA256, DEFAULT_MUNICIPIOS_SOURCE, loadConfig } from '../src/config.js';
-import { DEFAULT_BUDGETS } from '../src/http/rate-limits.js';
+import { DEFAULT_BUDGETS, DEFAULT_SIGNED_CALLBACKS } from '../src/http/rate-limits.js';
 import webpush from 'web-push';
 
 const VAPID = webpush.generateVAPIDKeys();
@@ -33,6 +33,10 @@ describe('loadConfig defaults', () => {
       publicUrl: undefined,
       trustProxy: false,
       databaseUrl: 'sqlite:data/palanque.sqlite',
+      databaseDirectUrl: 'sqlite:data/palanque.sqlite',
+      databasePreparedStatements: true,
+      dbPoolMax: 10,
+      dbReadPoolMax: undefined,
       logLevel: 'info',
       validateResponses: true,
       bodyLimit: 1024 * 1024,
@@ -43,11 +47,14 @@ describe('loadConfig defaults', () => {
       corsOrigins: [],
       metricsToken: undefined,
       requestTimeoutMs: 30_000,
+      requestDeadlineMs: 30_000,
+      dbStatementTimeoutMs: 10_000,
       keepAliveTimeoutMs: 65_000,
       maxHeaderBytes: 16_384,
       redisUrl: undefined,
       rateLimitPrefix: 'palanque:rl',
       rateLimits: DEFAULT_BUDGETS,
+      signedCallbacks: DEFAULT_SIGNED_CALLBACKS,
       idempotencyTtlMs: 86_400_000,
       accounts: {
         tokenLifetimeMs: 7 * 24 * 3600_000,
@@ -73,10 +80,12 @@ describe('loadConfig defaults', () => {
       smsSendTimeoutMs: 15_000,
       smsMaxRecipients: 10_000,
       smsReceiptTimeoutMs: 72 * 3_600_000,
+      contactRetentionDaysAfterCertification: 180,
       newsMaxOpenRequests: 100,
       historyRetentionMs: 1825 * 86_400_000,
       invitations: { lifetimeMs: 7 * 86_400_000, maxOpenPerEntity: 20 },
       jobTimeoutSeconds: 900,
+      role: 'all',
       oauth: {
         searchnet: {
           clientId: undefined,
@@ -98,6 +107,7 @@ describe('loadConfig defaults', () => {
       oauthPendingLinkMs: 600_000,
       electionsPanelUrl: undefined,
       electionsImportHosts: ['cdn.tse.jus.br', 'dadosabertos.tse.jus.br'],
+      electionsImportMaxRecordBytes: 8192,
     });
   });
 
@@ -165,6 +175,10 @@ describe('loadConfig values', () => {
       PUBLIC_URL: 'https://api.palanque.app',
       TRUST_PROXY: '1',
       DATABASE_URL: 'postgres://app@db.internal:5432/palanque',
+      DATABASE_DIRECT_URL: 'postgres://app@db-primary.internal:5432/palanque',
+      DATABASE_PREPARED_STATEMENTS: 'false',
+      DB_POOL_MAX: '20',
+      DB_READ_POOL_MAX: '6',
       LOG_LEVEL: 'debug',
       VALIDATE_RESPONSES: 'true',
       BODY_LIMIT: '2mb',
@@ -175,6 +189,8 @@ describe('loadConfig values', () => {
       CORS_ORIGINS: 'https://app.palanque.app, http://localhost:5173',
       METRICS_TOKEN: 'scrape-me-0123456789abcdef',
       REQUEST_TIMEOUT_MS: '15000',
+      REQUEST_DEADLINE_MS: '20000',
+      DB_STATEMENT_TIMEOUT_MS: '5000',
       KEEP_ALIVE_TIMEOUT_MS: '75000',
       MAX_HEADER_BYTES: '32768',
       REDIS_URL: 'redis://cache.internal:6379/2',
@@ -183,6 +199,9 @@ describe('loadConfig values', () => {
       RATE_LIMIT_READ: 'off',
       RATE_LIMIT_WRITE: '100/60',
       RATE_LIMIT_CALLBACK: 'OFF',
+      RATE_LIMIT_CHECK_EMAIL: '3/60',
+      RATE_LIMIT_SIGNED_CALLBACK: '5000/30',
+      RATE_LIMIT_CALLBACKS_PER_MESSAGE: '3',
       IDEMPOTENCY_TTL_SECONDS: '3600',
       ASSISTANTS: '[{"id":"estrategista","name":"Estrategista","description":"Sugere pautas."}]',
       DOCS_URL: 'https://palanque.app/docs/api',
@@ -200,6 +219,8 @@ describe('loadConfig values', () => {
       NEWS_MAX_OPEN_REQUESTS: '20',
       HISTORY_RETENTION_DAYS: '365',
       JOB_TIMEOUT_SECONDS: '10',
+      PALANQUE_ROLE: 'worker',
+      JOB_CONCURRENCY: '4',
       SEARCHNET_CLIENT_ID: 'palanque-search',
       SEARCHNET_CLIENT_SECRET: 'search-secret',
       SEARCHNET_AUTHORIZE_URL: 'http://127.0.0.1:4030/authorize',
@@ -213,7 +234,8 @@ describe('loadConfig values', () => {
       SOCIALVIDEO_CHANNELS_URL: 'http://127.0.0.1:4031/channels',
       OAUTH_PENDING_LINK_SECONDS: '300',
       ELECTIONS_PANEL_URL: 'http://127.0.0.1:4040',
-      ELECTIONS_IMPORT_HOSTS: 'CDN.tse.jus.br, 127.0.0.1',
+      ELECTIONS_IMPORT_HOSTS: 'CDN.tse.jus.br, HTTP://127.0.0.1',
+      ELECTIONS_IMPORT_MAX_RECORD_BYTES: '16384',
       VAPID_PUBLIC_KEY: VAPID.publicKey,
       VAPID_PRIVATE_KEY: VAPID.privateKey,
       VAPID_SUBJECT: 'https://palanque.app/contato',
@@ -231,6 +253,10 @@ describe('loadConfig values', () => {
       publicUrl: 'https://api.palanque.app',
       trustProxy: 1,
       databaseUrl: 'postgres://app@db.internal:5432/palanque',
+      databaseDirectUrl: 'postgres://app@db-primary.internal:5432/palanque',
+      databasePreparedStatements: false,
+      dbPoolMax: 20,
+      dbReadPoolMax: 6,
       logLevel: 'debug',
       validateResponses: true,
       bodyLimit: 2 * 1024 * 1024,
@@ -241,11 +267,15 @@ describe('loadConfig values', () => {
       corsOrigins: ['https://app.palanque.app', 'http://localhost:5173'],
       metricsToken: 'scrape-me-0123456789abcdef',
       requestTimeoutMs: 15_000,
+      requestDeadlineMs: 20_000,
+      dbStatementTimeoutMs: 5_000,
       keepAliveTimeoutMs: 75_000,
       maxHeaderBytes: 32_768,
       redisUrl: 'redis://cache.internal:6379/2',
       rateLimitPrefix: 'palanque-staging:rl',
-      rateLimits: { auth: { points: 5, seconds: 10 }, read: undefined, write: { points: 100, seconds: 60 }, callback: undefined },
+      rateLimits: { auth: { points: 5, seconds: 10 }, read: undefined, write: { points: 100, seconds: 60 }, callback: undefined, checkEmail: { points: 3, seconds: 60 } },
+      // With the address budget off, a signer's floor is the default address budget's.
+      signedCallbacks: { points: 5000, seconds: 30, perMessage: 3, floor: 600 },
       idempotencyTtlMs: 3_600_000,
       accounts: expect.any(Object),
       firstAdmin: expect.any(Object),
@@ -262,10 +292,13 @@ describe('loadConfig values', () => {
       smsSendTimeoutMs: 1000,
       smsMaxRecipients: 500,
       smsReceiptTimeoutMs: 24 * 3_600_000,
+      contactRetentionDaysAfterCertification: 180,
       newsMaxOpenRequests: 20,
       historyRetentionMs: 365 * 86_400_000,
       invitations: { lifetimeMs: 7 * 86_400_000, maxOpenPerEntity: 20 },
       jobTimeoutSeconds: 10,
+      role: 'worker',
+      jobConcurrency: 4,
       oauth: {
         searchnet: {
           clientId: 'palanque-search',
@@ -286,7 +319,8 @@ describe('loadConfig values', () => {
       },
       oauthPendingLinkMs: 300_000,
       electionsPanelUrl: 'http://127.0.0.1:4040',
-      electionsImportHosts: ['cdn.tse.jus.br', '127.0.0.1'],
+      electionsImportHosts: ['cdn.tse.jus.br', 'http://127.0.0.1'],
+      electionsImportMaxRecordBytes: 16384,
     });
   });
 
@@ -309,6 +343,8 @@ describe('loadConfig values', () => {
   it('reads FRONTEND_RESET_URL, an http(s) page that may carry a query', () => {
     expect(loadConfig({}).frontendResetUrl).toBeUndefined();
     expect(loadConfig({}).frontendVerifyUrl).toBeUndefined();
+    expect(loadConfig({}).frontendUnlockUrl).toBeUndefined();
+    expect(loadConfig({ FRONTEND_UNLOCK_URL: 'https://app.palanque.app/entrar?desbloquear=1' }).frontendUnlockUrl).toBe('https://app.palanque.app/entrar?desbloquear=1');
     expect(loadConfig({ FRONTEND_VERIFY_URL: 'https://app.palanque.app/confirmar?lang=pt' }).frontendVerifyUrl).toBe('https://app.palanque.app/confirmar?lang=pt');
     expect(loadConfig({ FRONTEND_RESET_URL: 'https://app.palanque.app/reset?lang=pt' }).frontendResetUrl).toBe('https://app.palanque.app/reset?lang=pt');
     expect(() => loadConfig({ FRONTEND_RESET_URL: 'javascript:alert(1)' })).toThrow(/FRONTEND_RESET_URL/);
@@ -347,6 +383,12 @@ describe('loadConfig values', () => {
     expect(() => loadConfig({ SMS_MAX_RECIPIENTS: '100001' })).toThrow(/SMS_MAX_RECIPIENTS: /);
   });
 
+  it('erases contacts CONTACT_RETENTION_DAYS_AFTER_CERTIFICATION days after the certification, 180 by default, from 31 (after the 30-day notice)', () => {
+    expect(loadConfig({}).contactRetentionDaysAfterCertification).toBe(180);
+    expect(loadConfig({ CONTACT_RETENTION_DAYS_AFTER_CERTIFICATION: '365' }).contactRetentionDaysAfterCertification).toBe(365);
+    expect(() => loadConfig({ CONTACT_RETENTION_DAYS_AFTER_CERTIFICATION: '30' })).toThrow(/CONTACT_RETENTION_DAYS_AFTER_CERTIFICATION: /);
+  });
+
   it('counts a message without a receipt as final after SMS_RECEIPT_TIMEOUT_HOURS, 72 by default, from 1 to 720', () => {
     expect(loadConfig({}).smsReceiptTimeoutMs).toBe(72 * 3_600_000);
     expect(loadConfig({ SMS_RECEIPT_TIMEOUT_HOURS: '1' }).smsReceiptTimeoutMs).toBe(3_600_000);
@@ -366,6 +408,8 @@ describe('loadConfig values', () => {
     expect(() => loadConfig({ SOCIALVIDEO_REDIRECT_URI: 'not a url' })).toThrow(/SOCIALVIDEO_REDIRECT_URI: must be an absolute URL/);
     expect(() => loadConfig({ ELECTIONS_PANEL_URL: 'https://painel.example/' })).toThrow(/ELECTIONS_PANEL_URL: must be http\(s\), without a trailing slash/);
     expect(() => loadConfig({ ELECTIONS_IMPORT_HOSTS: 'cdn.tse.jus.br, https://evil.example/' })).toThrow(/ELECTIONS_IMPORT_HOSTS: \(1\) must be a comma-separated list of host names/);
+    expect(() => loadConfig({ ELECTIONS_IMPORT_HOSTS: 'http://evil.example/x' })).toThrow(/ELECTIONS_IMPORT_HOSTS: \(0\) must be a comma-separated list of host names/);
+    expect(() => loadConfig({ ELECTIONS_IMPORT_MAX_RECORD_BYTES: '100' })).toThrow(/ELECTIONS_IMPORT_MAX_RECORD_BYTES: /);
   });
 
   it('reads the assistants in their order, trimmed, with an empty description by default', () => {
@@ -392,6 +436,15 @@ describe('loadConfig values', () => {
     expect(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' }).databaseUrl).toBe('postgresql://u@h/db');
   });
 
+  it('behind a pooler: the listener connects to DATABASE_DIRECT_URL, else DATABASE_URL; pool sizes and prepared statements are checked', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@pooler:6432/db' }).databaseDirectUrl).toBe('postgres://u@pooler:6432/db');
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@pooler:6432/db', DATABASE_DIRECT_URL: 'postgres://u@h:5432/db' }).databaseDirectUrl).toBe('postgres://u@h:5432/db');
+    expect(configErrorFor({ DATABASE_DIRECT_URL: 'sqlite:data/x.sqlite' }).message).toContain('DATABASE_DIRECT_URL: must start with postgres://');
+    expect(configErrorFor({ DB_POOL_MAX: '1' }).message).toContain('DB_POOL_MAX: must be at least 2');
+    expect(configErrorFor({ DB_READ_POOL_MAX: '0' }).message).toContain('DB_READ_POOL_MAX');
+    expect(configErrorFor({ DATABASE_PREPARED_STATEMENTS: 'maybe' }).message).toContain('DATABASE_PREPARED_STATEMENTS: must be true or false');
+  });
+
   it.each([
     [{}, true],
     [{ NODE_ENV: 'test' }, true],
@@ -411,8 +464,9 @@ describe('loadConfig values', () => {
     ['512kb', 524_288],
     ['2mb', 2_097_152],
     ['2MB', 2_097_152],
-    ['100', 100],
-    ['100b', 100],
+    // A bare number is bytes (BODY_LIMIT's floor and its pairing with SMS_MAX_RECIPIENTS: config-consistency.test.ts).
+    ['300000', 300_000],
+    ['300000b', 300_000],
   ])('reads BODY_LIMIT %s as %d bytes', (value, bytes) => {
     expect(loadConfig({ BODY_LIMIT: value }).bodyLimit).toBe(bytes);
   });
@@ -457,6 +511,9 @@ describe('loadConfig errors', () => {
     ['RATE_LIMIT_READ', '0/60'],
     ['RATE_LIMIT_WRITE', 'lots'],
     ['REQUEST_TIMEOUT_MS', '10'],
+    ['REQUEST_DEADLINE_MS', '50'],
+    ['DB_STATEMENT_TIMEOUT_MS', 'soon'],
+    ['FRONTEND_UNLOCK_URL', 'javascript:alert(1)'],
     ['MAX_HEADER_BYTES', '10'],
     ['TRUST_PROXY', '10.0.0.0/99'],
     ['BASE_PATH', 'v1'],

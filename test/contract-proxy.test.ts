@@ -237,7 +237,7 @@ beforeAll(async () => {
     socialnetGraphUrl: messengerNetwork.url,
     oauth: { searchnet: searchnet.clientSettings('/userinfo'), socialvideo: { ...socialvideo.clientSettings('/channels'), redirectUri: VIDEO_PAGE } },
     electionsPanelUrl: panel.url,
-    electionsImportHosts: ['127.0.0.1'],
+    electionsImportHosts: ['http://127.0.0.1'],
     vapid: VAPID,
     accounts: { signUp: { mode: 'open', linkLifetimeMs: 3600_000, resendIntervalMs: 60_000 } },
     // resetSandbox's real handler, on a stand-in reset: a real one would undo the sweep's records
@@ -395,6 +395,9 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(unknown).toMatchObject({ valid: false, expires_at: null });
     expect(expectStatus(await anonymous.GET('/api/auth/generate_new_pass', { params: { query: { email: resetter.user.email, token } } }), 200).status).toBe('password_sent');
     expect(codeOf(await anonymous.GET('/api/auth/generate_new_pass', { params: { query: { email: resetter.user.email, token } } }))).toBe('invalid_token');
+
+    // An unlock mail asked for a name without an account: the same answer as for one, and no mail.
+    expect(expectStatus(await anonymous.POST('/api/auth/unlock/', { body: { username: `ninguem.${randomBytes(3).toString('hex')}` } }), 200).status).toBe('unlock_requested');
 
     // Sign-up (the app takes sign-ups from anyone): the fourth mail is the confirmation link.
     const volunteer = { username: `voluntario.${randomBytes(3).toString('hex')}`, email: `voluntario.${randomBytes(3).toString('hex')}@exemplo.com.br`, password: 'ipê amarelo na praça da matriz' };
@@ -705,6 +708,9 @@ describe('every operation of the contract through the validating proxy', () => {
       expect((await clientOf(admin).POST('/api/sms/add_credential/', { body: { name: 'Sem conta', account_id: 'nope', sender_id: '', secret: '', entity_id: candidateId } })).response.status).toBe(422);
     });
     expect(expectStatus(await clientOf(operator).GET('/api/sms/list_credentials/'), 200).map((item: Json) => item.id)).toContain(credential.id);
+    // A new entity starts in enforce (issue 42) and these numbers have no consent on record: the
+    // platform admin relaxes it to warn (the owner may not), as the sweep is not about the electoral rules.
+    expectStatus(await clientOf(admin).PUT('/api/sms/compliance/', { params: { query: { entity_id: String(candidateId) } }, body: { mode: 'warn' } }), 200);
     const campaign = expectStatus(
       await clientOf(operator).POST('/api/sms/list_credentials/', { body: { titulo: 'Lembrete', credencial: credential.id, mensagem: { recipient_list_str: '21998765432', mensagem: 'Vote no dia 6!' } } }),
       201,
@@ -843,6 +849,10 @@ describe('every operation of the contract through the validating proxy', () => {
     expect(csv.text.split('\r\n')).toHaveLength(4);
     expect(expectStatus(await clientOf(operator).POST('/api/sms/campaigns/{campaign_id}/cancel/', onCampaign), 200)).toMatchObject({ id: campaign.id, state: 'canceled' });
     expect(codeOf(await clientOf(operator).POST('/api/sms/campaigns/{campaign_id}/cancel/', onCampaign))).toBe('conflict');
+    // What the cancel left queued for it, purged by a platform admin (issue 43): nothing, the cancel took it.
+    const purge = { params: { path: { queue: 'sms-campaign-send' } }, body: { campaign_id: campaign.id as number } };
+    expect(expectStatus(await clientOf(admin).POST('/api/admin/jobs/{queue}/purge/', purge), 200)).toMatchObject({ queue: 'sms-campaign-send', purged: 0 });
+    expect(codeOf(await clientOf(operator).POST('/api/admin/jobs/{queue}/purge/', purge))).toBe('forbidden');
     expect(codeOf(await clientOf(owner).GET('/api/sms/campaigns/{campaign_id}/', { params: { path: { campaign_id: 2_000_000_000 } } }))).toBe('not_found');
   });
 
@@ -906,7 +916,8 @@ describe('every operation of the contract through the validating proxy', () => {
     });
     // Well formed (Prism finds it valid), but the window ends before it starts.
     expect(codeOf(await clientOf(owner).PUT('/api/sms/compliance/', { ...entity, body: { mode: 'warn', window: { starts_on: '2026-08-16', ends_on: '2026-08-01' } } }))).toBe('validation_failed');
-    const closed = { starts_on: '2024-08-16', ends_on: '2024-10-05' };
+    // Inside the legal propaganda span of the entity's election (2028), so not open today (issue 42: a typed window must lie inside it).
+    const closed = { starts_on: '2028-08-16', ends_on: '2028-09-30' };
     expect(expectStatus(await clientOf(owner).PUT('/api/sms/compliance/', { ...entity, body: { mode: 'enforce', window: closed } }), 200)).toMatchObject({ mode: 'enforce', effective_window: { ...closed, source: 'typed' } });
 
     const [credential] = expectStatus(await clientOf(operator).GET('/api/sms/list_credentials/'), 200) as Json[];
@@ -931,7 +942,42 @@ describe('every operation of the contract through the validating proxy', () => {
     // Under enforce, outside the window and to a number without consent: refused, naming both rules.
     const refused = await clientOf(operator).POST('/api/sms/list_credentials/', { body: campaign });
     expect(((refused.error as Json).error.details as Json[]).map((detail) => detail.rule)).toEqual(['consent_missing', 'outside_campaign_window']);
-    expectStatus(await clientOf(owner).PUT('/api/sms/compliance/', { ...entity, body: { mode: 'warn' } }), 200);
+    // Relaxing enforce to warn is a platform admin's decision (issue 42); the owner is refused.
+    expect(codeOf(await clientOf(owner).PUT('/api/sms/compliance/', { ...entity, body: { mode: 'warn' } }))).toBe('forbidden');
+    expectStatus(await clientOf(admin).PUT('/api/sms/compliance/', { ...entity, body: { mode: 'warn' } }), 200);
+  });
+
+  sweep('issue 42: election calendar, registered parties, manual opt-outs and contact retention', async () => {
+    expect(expectStatus(await clientOf(owner).GET('/api/elections/calendar/'), 200)).toBeTruthy();
+    expect(expectStatus(await clientOf(owner).GET('/api/elections/registered_parties/'), 200)).toBeTruthy();
+    const line = {
+      title: 'Eleição Suplementar de Castelândia (GO) 2027', year: 2027, scope: 'municipal' as const, supplementary: true, uf: 'GO', municipality_ibge: 5205059,
+      registration_deadline: '2027-03-10', propaganda_starts_on: '2027-03-11', first_round_on: '2027-04-04', second_round_on: null, certification_on: '2027-04-30',
+      sources: {
+        registration_deadline: 'Resolução do TRE-GO que marca a eleição suplementar (calendário anexo)',
+        propaganda_starts_on: 'Resolução do TRE-GO (calendário anexo); Lei 9.504/1997 art. 36',
+        first_round_on: 'Resolução do TRE-GO (Código Eleitoral art. 224)',
+        second_round_on: 'Sem segundo turno (CF art. 29 II)',
+        certification_on: 'Resolução do TRE-GO (calendário anexo)',
+      },
+    };
+    expect(codeOf(await clientOf(owner).POST('/api/elections/calendar/', { body: line }))).toBe('forbidden');
+    const added = expectStatus(await clientOf(admin).POST('/api/elections/calendar/', { body: line }), 201);
+    const onLine = { params: { path: { calendar_id: added.id as number } } };
+    expect(expectStatus(await clientOf(admin).PUT('/api/elections/calendar/{calendar_id}/', { ...onLine, body: { ...line, certification_on: '2027-05-03' } }), 200)).toMatchObject({ certification_on: '2027-05-03' });
+    expectStatus(await clientOf(admin).DELETE('/api/elections/calendar/{calendar_id}/', onLine), 200);
+    expect(codeOf(await clientOf(admin).DELETE('/api/elections/calendar/{calendar_id}/', onLine))).toBe('not_found');
+
+    const entity = { params: { query: { entity_id: String(candidateId) } } };
+    expectStatus(await clientOf(operator).POST('/api/sms/opt_outs/', { body: { entity_id: candidateId, phone: '(21) 98765-0199' } }), 201);
+    expectStatus(await clientOf(operator).POST('/api/sms/opt_outs/', { body: { entity_id: candidateId, phone: '(21) 98765-0199' } }), 200);
+    // An SMS conversation (a messenger one has no number to opt out).
+    const conversation = (expectStatus(await clientOf(owner).GET('/api/chat/conversations/', entity), 200).results as Json[]).find((item) => item.channel === 'sms');
+    expectStatus(await clientOf(owner).POST('/api/chat/conversations/{conversation_id}/opt_out/', { params: { path: { conversation_id: conversation!.id as number } } }), 201);
+
+    expectStatus(await clientOf(owner).GET('/api/contact_retention/', entity), 200);
+    expectStatus(await clientOf(admin).PUT('/api/contact_retention/hold/', { ...entity, body: { reason: 'AIME nº 0600123-45.2024.6.21.0001, 1ª Zona Eleitoral de Porto Alegre' } }), 200);
+    expectStatus(await clientOf(admin).DELETE('/api/contact_retention/hold/', entity), 200);
   });
 
   sweep('social network: handshake, signed events and data removal', async () => {
@@ -1070,6 +1116,21 @@ describe('every operation of the contract through the validating proxy', () => {
       files.closeAllConnections();
       await new Promise<void>((done) => files.close(() => done()));
     }
+  });
+
+  sweep("the job queues: a dead job listed and tried once more (issue 43's palanque jobs)", async () => {
+    let healed = false;
+    await app.jobs!.register('proxy-flaky', async () => {
+      if (!healed) throw new Error('the provider is down');
+    }, { retryLimit: 0, retryDelaySeconds: 1, backoff: false });
+    const id = await app.jobs!.enqueue('proxy-flaky', { message_id: 7 });
+    await waitFor(async () => ((await app.jobs!.get('proxy-flaky', id))?.state === 'dead' ? true : undefined), { timeoutMs: 20_000, intervalMs: 100, what: 'the job to die' });
+    expect(expectStatus(await clientOf(admin).GET('/api/admin/jobs/'), 200).queues).toContainEqual({ queue: 'proxy-flaky', state: 'dead', jobs: 1 });
+    const onQueue = { params: { path: { queue: 'proxy-flaky' }, query: { state: 'dead' as const } } };
+    expect(expectStatus(await clientOf(admin).GET('/api/admin/jobs/{queue}/', onQueue), 200).jobs.map((job: Json) => job.id)).toEqual([id]);
+    healed = true;
+    expectStatus(await clientOf(admin).POST('/api/admin/jobs/{queue}/{job_id}/retry/', { params: { path: { queue: 'proxy-flaky', job_id: id } } }), 200);
+    await waitFor(async () => ((await app.jobs!.get('proxy-flaky', id))?.state === 'completed' ? true : undefined), { timeoutMs: 20_000, intervalMs: 100, what: 'the retried job to complete' });
   });
 
   sweep('401 without a key on every operation that needs one', async () => {

@@ -2,12 +2,13 @@
  * The Reader (src/db/reader.ts): plain SELECTs around Sequelize's model layer, on read-only connections
  * of its own (SQLite's, or postgres.js's on PostgreSQL), with the same answers as Sequelize gives.
  */
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { openDatabase } from '../src/db/database.js';
 import { READER_APPLICATION_NAME, asBoolean, asDate, asIsoTimestamp, asNumber, readerOf } from '../src/db/reader.js';
-import { createTestDatabase, type TestDatabase } from './helpers/database.js';
+import { createPostgresDatabase, createTestDatabase, type TestDatabase } from './helpers/database.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -135,5 +136,97 @@ describe('asIsoTimestamp', () => {
     // Another offset or form is parsed, not rewritten.
     expect(asIsoTimestamp('2026-11-26 03:04:48.502 -03:00')).toBe('2026-11-26T06:04:48.502Z');
     expect(asIsoTimestamp('2026-11-26T06:04:48Z')).toBe('2026-11-26T06:04:48.000Z');
+  });
+});
+
+/**
+ * What PgBouncer (transaction mode) accepts in a startup packet: any other parameter closes the
+ * connection (`unsupported startup parameter`), unless listed in its ignore_startup_parameters.
+ */
+const POOLER_STARTUP_PARAMETERS = new Set(['user', 'database', 'application_name', 'client_encoding', 'datestyle', 'timezone', 'standard_conforming_strings']);
+
+/** A TCP relay in front of PostgreSQL that records each connection's startup parameters. */
+async function recordingRelay(target: URL): Promise<{ port: number; startups: Array<Record<string, string>>; close(): Promise<void> }> {
+  const startups: Array<Record<string, string>> = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    sockets.add(client);
+    let pending = Buffer.alloc(0);
+    const first = (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      if (pending.length < 8 || pending.length < pending.readInt32BE(0)) return;
+      const length = pending.readInt32BE(0);
+      if (pending.readInt32BE(4) === 80877103) {
+        // SSLRequest: not here; the client goes on in plain text.
+        pending = pending.subarray(length);
+        client.write('N');
+        return;
+      }
+      const fields = pending.subarray(8, length - 1).toString('utf8').split('\0');
+      const parameters: Record<string, string> = {};
+      for (let index = 0; index + 1 < fields.length; index += 2) parameters[fields[index]!] = fields[index + 1]!;
+      startups.push(parameters);
+      client.off('data', first);
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      sockets.add(upstream);
+      upstream.write(pending);
+      client.pipe(upstream).on('error', () => client.destroy());
+      upstream.pipe(client).on('error', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+      client.on('close', () => upstream.destroy());
+    };
+    client.on('data', first);
+    client.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    startups,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('the Reader behind a transaction pooler (PgBouncer), on PostgreSQL whatever the suite runs on', () => {
+  it('sends no startup parameter a pooler refuses (default_transaction_read_only, statement_timeout), and its reads still refuse writes and are bounded', async () => {
+    const database = await createPostgresDatabase(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+    const direct = new URL(database.url);
+    const relay = await recordingRelay(direct);
+    const relayed = new URL(database.url);
+    relayed.host = `127.0.0.1:${relay.port}`;
+    const sequelize = await openDatabase(relayed.toString(), silent, { statementTimeoutMs: 500, preparedStatements: false });
+    try {
+      await sequelize.query('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+      await sequelize.query("INSERT INTO notes VALUES (1, 'primeira')");
+      const reader = readerOf(sequelize);
+      expect(await reader.row<{ body: string; ro: string }>("SELECT body, current_setting('transaction_read_only') AS ro FROM notes WHERE id = ?", [1])).toEqual({ body: 'primeira', ro: 'on' });
+      // Read-only per transaction, below the SELECT check: a data-modifying WITH and a switch to read-write are refused.
+      await expect(reader.rows("WITH changed AS (SELECT 1) UPDATE notes SET body = 'mudada' WHERE id = ?", [1])).rejects.toThrow(/read-only transaction/);
+      await expect(reader.row("SELECT set_config('transaction_read_only', 'off', false)")).rejects.toThrow(/read-write/);
+      // Bounded without a startup parameter: SET LOCAL in the read's own transaction.
+      const started = Date.now();
+      await expect(reader.row('SELECT pg_sleep(5)')).rejects.toThrow(/statement timeout/);
+      expect(Date.now() - started).toBeLessThan(4_000);
+      const [row] = await sequelize.query<{ body: string }>('SELECT body FROM notes WHERE id = 1', { type: QueryTypes.SELECT });
+      expect(row!.body).toBe('primeira');
+      // Reads asked together share transactions; one that fails (and aborts its transaction) fails alone.
+      const shared = await Promise.allSettled(Array.from({ length: 60 }, (_, index) => reader.row<{ q: number }>('SELECT 10 / ? AS q', [index % 7 === 3 ? 0 : 1])));
+      expect(shared.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : String(outcome.reason)))).toEqual(
+        Array.from({ length: 60 }, (_, index) => (index % 7 === 3 ? expect.stringMatching(/division by zero/) : { q: 10 })),
+      );
+      // Nothing of the read-only transactions stays on the connections: the pool's session writes.
+      const [session] = await sequelize.query<{ ro: string; timeout: string }>("SELECT current_setting('default_transaction_read_only') AS ro, current_setting('statement_timeout') AS timeout", { type: QueryTypes.SELECT });
+      expect(session).toEqual({ ro: 'off', timeout: '0' });
+    } finally {
+      await sequelize.close();
+      await relay.close();
+      await database.drop();
+    }
+    expect(relay.startups.map((parameters) => parameters.application_name)).toContain(READER_APPLICATION_NAME);
+    for (const parameters of relay.startups) {
+      expect(Object.keys(parameters).filter((name) => !POOLER_STARTUP_PARAMETERS.has(name.toLowerCase())), JSON.stringify(parameters)).toEqual([]);
+    }
   });
 });

@@ -269,7 +269,7 @@ describe('the real server tells the story of the spec examples', () => {
     expect(projection.entities.map((row: Json) => row.nome)).toEqual(['Maria da Silva Santos', 'João Carlos Ferreira']);
     expect(projection.entities[0].marketshare).toBe(0.235);
 
-    expect(byId.get(37).failure_reason).toBe('Entity 14 (Partido Exemplo Nacional) has no social monitor.');
+    expect(byId.get(37).failure_reason).toBe('Entity 14 (Partido Renovação Democrática) has no social monitor.');
     expect(byId.get(36)).toMatchObject({ state: 'approved', projection: null, failure_reason: null });
     expect(byId.get(35)).toMatchObject({ state: 'pending', decided_by: null, decided_at: null });
     const pending = await get('marcos.oliveira', '/api/strategy/get_scenario_requests/?monitor_id=5&state=pending');
@@ -291,7 +291,7 @@ describe('the real server tells the story of the spec examples', () => {
     const asked = example('SmsCampaignRequest');
     expect(campaign.body).toBe(asked.mensagem.mensagem);
     const messages = (await app.sms.models.Message.findAll({ where: { campaign_id: 77 }, order: [['id', 'ASC']], raw: true })) as Json[];
-    expect(messages.map((message) => message.recipient)).toEqual(['+5511987654321', '+5521998765432', '+5531988887777']);
+    expect(messages.map((message) => message.recipient)).toEqual(['+5511987654321', '+5511998765432', '+5511988887777']);
     const form = (resolvePointer(spec, '#/paths/~1api~1callback~1provider_sms~1/post/requestBody/content/application~1x-www-form-urlencoded/examples/delivered') as Json).value;
     expect(messages.find((message) => message.provider_sid === form.MessageSid)).toMatchObject({ recipient: form.To, status: form.MessageStatus });
     const optOut = (responseExample('/api/webhook/provider_sms/', 'get', '200', 'optOut') as Json).data;
@@ -419,7 +419,7 @@ describe('recipients the seed relies on', () => {
   it('the spec\'s SmsCampaignRequest example reads as its three numbers', () => {
     const recipients = readRecipients(example('SmsCampaignRequest').mensagem.recipient_list_str);
     expect(recipients.invalid).toEqual([]);
-    expect(recipients.numbers).toEqual(['+5511987654321', '+5521998765432', '+5531988887777']);
+    expect(recipients.numbers).toEqual(['+5511987654321', '+5511998765432', '+5511988887777']);
   });
 
   // With the default ("min") metadata a number without its area code passed isValid(), and a campaign

@@ -3,7 +3,7 @@
  * an import of the court's files from an allowed URL as a job, and `getElectionsImport` follows it to
  * its report. Only platform admins; only allowed hosts; one import at a time; a wrong digest fails for
  * good with nothing written. The files are the generated sample of helpers/court-files.ts, served on a
- * loopback port this test allows (ELECTIONS_IMPORT_HOSTS=127.0.0.1).
+ * loopback port this test allows over plain http (ELECTIONS_IMPORT_HOSTS=http://127.0.0.1).
  * On SQLite, and on PostgreSQL with TEST_DATABASE_URL.
  */
 import { createServer, type Server } from 'node:http';
@@ -71,7 +71,7 @@ async function candidacies(app: TestApp): Promise<number> {
 
 describe('startElectionsImport and getElectionsImport', () => {
   it('queue an import that platform admins follow to its report; the same file again changes nothing', async () => {
-    const app = await start({ withJobs: true, withMunicipalities: true, electionsImportHosts: ['127.0.0.1'] });
+    const app = await start({ withJobs: true, withMunicipalities: true, electionsImportHosts: ['http://127.0.0.1'] });
     const admin = await createAdmin(app);
     const queued = await startImport(app, admin, { source: `${files.baseUrl}${ZIP_PATH}` });
     expect(queued.status, queued.text).toBe(201);
@@ -93,7 +93,7 @@ describe('startElectionsImport and getElectionsImport', () => {
   });
 
   it('fails for good on a wrong digest, writing nothing, with the reason', async () => {
-    const app = await start({ withJobs: true, withMunicipalities: true, electionsImportHosts: ['127.0.0.1'] });
+    const app = await start({ withJobs: true, withMunicipalities: true, electionsImportHosts: ['http://127.0.0.1'] });
     const admin = await createAdmin(app);
     const queued = await startImport(app, admin, { source: `${files.baseUrl}${ZIP_PATH}`, sha256: 'a'.repeat(64) });
     const done = await finished(app, admin, queued.body.data.id);
@@ -103,7 +103,7 @@ describe('startElectionsImport and getElectionsImport', () => {
   });
 
   it('runs one import at a time: 409 naming the one under way', async () => {
-    const app = await start({ withJobs: true, withMunicipalities: true, electionsImportHosts: ['127.0.0.1'] });
+    const app = await start({ withJobs: true, withMunicipalities: true, electionsImportHosts: ['http://127.0.0.1'] });
     const admin = await createAdmin(app);
     files.holdMs = 1_500;
     try {
@@ -135,8 +135,18 @@ describe('startElectionsImport and getElectionsImport', () => {
     expect(Number(row!.n)).toBe(0);
   });
 
-  it('is for platform admins: 403 to anyone else, 404 for an unknown import', async () => {
+  it('accepts plain http only on a host ELECTIONS_IMPORT_HOSTS lists with http://', async () => {
     const app = await start({ withJobs: true, electionsImportHosts: ['127.0.0.1'] });
+    const admin = await createAdmin(app);
+    const plain = await startImport(app, admin, { source: `${files.baseUrl}${ZIP_PATH}` });
+    expectError(plain, 422, 'validation_failed');
+    expect(plain.body.error.details).toEqual([expect.objectContaining({ field: 'source', rule: 'https', message: 'must be an https URL', value: `${files.baseUrl}${ZIP_PATH}` })]);
+    const [row] = (await app.sequelize.query('SELECT COUNT(*) AS n FROM tse_imports', { type: 'SELECT' })) as Array<{ n: number | string }>;
+    expect(Number(row!.n)).toBe(0);
+  });
+
+  it('is for platform admins: 403 to anyone else, 404 for an unknown import', async () => {
+    const app = await start({ withJobs: true, electionsImportHosts: ['http://127.0.0.1'] });
     const [admin, user] = [await createAdmin(app), await createUser(app)];
     expectError(await startImport(app, user, { source: `${files.baseUrl}${ZIP_PATH}` }), 403, 'forbidden');
     const queued = await startImport(app, admin, { source: `${files.baseUrl}/missing.zip` });
@@ -147,7 +157,7 @@ describe('startElectionsImport and getElectionsImport', () => {
   });
 
   it('answers 503 and keeps nothing under way when the job queue does not take the import', async () => {
-    const app = await start({ electionsImportHosts: ['127.0.0.1'] }); // no job queue
+    const app = await start({ electionsImportHosts: ['http://127.0.0.1'] }); // no job queue
     const admin = await createAdmin(app);
     const refused = await startImport(app, admin, { source: `${files.baseUrl}${ZIP_PATH}` });
     expectError(refused, 503, 'service_unavailable');

@@ -14,17 +14,21 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { isValidCpf, isValidVoterId } from '@brazilian-utils/brazilian-utils';
 import iconv from 'iconv-lite';
 import { pino } from 'pino';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import yazl from 'yazl';
 import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrator.js';
 import {
@@ -138,13 +142,14 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'palanque-court-test-'));
 });
 
+// Twenty databases to drop: on a loaded PostgreSQL that can take longer than the default minute.
 afterAll(async () => {
   for (const { database, sequelize } of opened.reverse()) {
     await sequelize?.close();
     await database.drop();
   }
   if (scratch) await rm(scratch, { recursive: true, force: true });
-});
+}, 300_000);
 
 // ---------------------------------------------------------------------------
 // The sample zip: imported, read back, re-imported, changed (one database, in order)
@@ -175,10 +180,15 @@ describe('importing the court zip of a municipal and a general election in sever
       unchanged: 32 - SAMPLE_CANDIDACIES,
       rejected: 0,
       rejections: [],
-      unmatched_units: [
-        { sg_ue: SAMPLE_UNITS.brasopolis.SG_UE, sg_uf: 'MG', nm_ue: 'BRASÓPOLIS' },
-        { sg_ue: SAMPLE_UNITS.saoLuis.SG_UE, sg_uf: 'SP', nm_ue: 'SÃO LUÍS DO PARAITINGA' },
+      // Every unit maps by its code (issue 42): the two the court spells otherwise are reported, and
+      // Pingo d'Água, whose court code is not SIAFI-based, maps by name, the reported fallback.
+      unmatched_units: [],
+      units_matched_by_name: [{ sg_ue: SAMPLE_UNITS.pingoDagua.SG_UE, sg_uf: 'MG', nm_ue: "PINGO D'ÁGUA", codigo_ibge: 3150539, code_names: null }],
+      units_spelled_otherwise: [
+        { sg_ue: SAMPLE_UNITS.brasopolis.SG_UE, sg_uf: 'MG', nm_ue: 'BRASÓPOLIS', codigo_ibge: 3108909, nome: 'Brazópolis' },
+        { sg_ue: SAMPLE_UNITS.saoLuis.SG_UE, sg_uf: 'SP', nm_ue: 'SÃO LUÍS DO PARAITINGA', codigo_ibge: 3550001, nome: 'São Luiz do Paraitinga' },
       ],
+      abroad_units: 0,
       elections: [544, 546, 619],
     });
     expect(SAMPLE_CANDIDACIES).toBe(16);
@@ -457,7 +467,7 @@ describe('the IBGE mapping', () => {
 
     await importMunicipalities(db.sequelize, { source: SHARED_MUNICIPIOS, sha256: SHARED_MUNICIPIOS_SHA256 });
     const after = await run(db, path);
-    expect(after).toMatchObject({ unchanged: 4, unmatched_units: [{ sg_ue: SAMPLE_UNITS.brasopolis.SG_UE, sg_uf: 'MG', nm_ue: 'BRASÓPOLIS' }] });
+    expect(after).toMatchObject({ unchanged: 4, unmatched_units: [] });
     expect(await rows(db, "SELECT sg_ue, codigo_ibge FROM tse_units WHERE sg_ue = '41238'")).toEqual([{ sg_ue: '41238', codigo_ibge: 3106200 }]);
   });
 
@@ -546,7 +556,7 @@ describe('a URL source', () => {
     const db = await freshDatabase();
     const source = `${server.baseUrl}/consulta_cand/consulta_cand_2024.zip`;
 
-    const report = await run(db, source, { allowedHosts: ['127.0.0.1'], sha256: sha256(zip) });
+    const report = await run(db, source, { allowedHosts: ['http://127.0.0.1'], sha256: sha256(zip) });
 
     expect(report).toMatchObject({ source, sha256: sha256(zip), rows: 32, inserted: SAMPLE_CANDIDACIES, unchanged: 32 - SAMPLE_CANDIDACIES, rejected: 0 });
     expect(server.requests).toContain('/consulta_cand/consulta_cand_2024.zip');
@@ -557,18 +567,118 @@ describe('a URL source', () => {
     const port = new URL(server.baseUrl).port;
     const redirecting = await startFileServer({}, `http://localhost:${port}/consulta_cand/consulta_cand_2024.zip`);
     try {
-      const moved = await refusal(run(db, `${redirecting.baseUrl}/moved`, { allowedHosts: ['127.0.0.1'] }));
-      expect(moved.message).toMatch(/^The host localhost is not one ELECTIONS_IMPORT_HOSTS allows \(127\.0\.0\.1\)/);
+      const moved = await refusal(run(db, `${redirecting.baseUrl}/moved`, { allowedHosts: ['http://127.0.0.1'] }));
+      expect(moved.message).toMatch(/^The host localhost is not one ELECTIONS_IMPORT_HOSTS allows \(http:\/\/127\.0\.0\.1\)/);
     } finally {
       await redirecting.close();
     }
-    const missing = await refusal(run(db, `${server.baseUrl}/consulta_cand/nada.zip`, { allowedHosts: ['127.0.0.1'] }));
+    const missing = await refusal(run(db, `${server.baseUrl}/consulta_cand/nada.zip`, { allowedHosts: ['http://127.0.0.1'] }));
     expect(missing.message).toBe(`Cannot download ${server.baseUrl}/consulta_cand/nada.zip: HTTP 404`);
-    const big = await refusal(run(db, `${server.baseUrl}/consulta_cand/consulta_cand_2024.zip`, { allowedHosts: ['127.0.0.1'], maxBytes: 1000 }));
+    const big = await refusal(run(db, `${server.baseUrl}/consulta_cand/consulta_cand_2024.zip`, { allowedHosts: ['http://127.0.0.1'], maxBytes: 1000 }));
     expect(big.message).toMatch(/is \d+ bytes, more than the 1000 an import may download/);
     expect(await tableCounts(db)).toEqual(NOTHING_WRITTEN);
   });
+
+  it('downloads over https only, unless ELECTIONS_IMPORT_HOSTS lists the host with http://, before any request', async () => {
+    const db = await freshDatabase({ municipalities: false });
+    const source = `${server.baseUrl}/consulta_cand/consulta_cand_2024.zip`;
+    const before = server.requests.length;
+
+    const plain = await refusal(run(db, source, { allowedHosts: ['127.0.0.1'] }));
+
+    expect(plain.message).toBe(`${source} is plain http: imports download over https, unless ELECTIONS_IMPORT_HOSTS lists the host as http://127.0.0.1; nothing was downloaded.`);
+    // A redirect from a host listed with http:// to the same host listed without it is refused the same way.
+    const port = new URL(server.baseUrl).port;
+    const redirecting = await startFileServer({}, `http://localhost:${port}/consulta_cand/consulta_cand_2024.zip`);
+    try {
+      const moved = await refusal(run(db, `${redirecting.baseUrl}/moved`, { allowedHosts: ['http://127.0.0.1', 'localhost'] }));
+      expect(moved.message).toMatch(/is plain http: imports download over https, unless ELECTIONS_IMPORT_HOSTS lists the host as http:\/\/localhost/);
+    } finally {
+      await redirecting.close();
+    }
+    expect(server.requests.length).toBe(before);
+    expect(await tableCounts(db)).toEqual(NOTHING_WRITTEN);
+  });
+
+  it('refuses IPv6 forms carrying 127.0.0.1, as the URL and as what a listed name resolves to, and reaches nothing', async () => {
+    const db = await freshDatabase({ municipalities: false });
+    const port = new URL(server.baseUrl).port;
+    const before = server.requests.length;
+    for (const form of ['::7f00:1', '::ffff:127.0.0.1', '64:ff9b::7f00:1']) {
+      // Listed 127.0.0.1 is not the IPv6 literal: the list holds names, and this is none of them.
+      const literal = await refusal(run(db, `http://[${form}]:${port}/consulta_cand/consulta_cand_2024.zip`, { allowedHosts: ['http://127.0.0.1'] }));
+      expect(literal.message).toMatch(/^The host \[.*\] is not one ELECTIONS_IMPORT_HOSTS allows/);
+      // A listed name whose DNS answers the IPv6 form when the import connects.
+      const lookupAll = async () => [{ address: form, family: 6 as const }];
+      const named = await refusal(run(db, `http://court.test:${port}/consulta_cand/consulta_cand_2024.zip`, { allowedHosts: ['http://court.test'], lookupAll }));
+      expect(named.message).toMatch(/^Cannot download http:\/\/court\.test:\d+\/consulta_cand\/consulta_cand_2024\.zip: court\.test resolves to .*, an IPv6 address carrying 127\.0\.0\.1, a loopback address; imports connect to public addresses only, unless OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true\.$/);
+    }
+    const loopback = async () => [{ address: '127.0.0.1', family: 4 as const }];
+    const named = await refusal(run(db, `http://court.test:${port}/consulta_cand/consulta_cand_2024.zip`, { allowedHosts: ['http://court.test'], lookupAll: loopback }));
+    expect(named.message).toContain('court.test resolves to 127.0.0.1, a loopback address');
+    expect(server.requests.length).toBe(before);
+    expect(await tableCounts(db)).toEqual(NOTHING_WRITTEN);
+
+    // Where private addresses are allowed (OUTBOUND_ALLOW_PRIVATE_ADDRESSES), the same name is connected to.
+    const report = await run(db, `http://court.test:${port}/consulta_cand/consulta_cand_2024.zip`, { allowedHosts: ['http://court.test'], lookupAll: loopback, allowPrivateAddresses: true });
+    expect(report.inserted).toBe(SAMPLE_CANDIDACIES);
+  });
 });
+
+// ---------------------------------------------------------------------------
+// The record-size cap
+// ---------------------------------------------------------------------------
+
+describe('the record-size cap', () => {
+  it('fails a zip holding one huge value quickly, naming the file and the line, with bounded memory', async () => {
+    const db = await freshDatabase({ municipalities: false });
+    // 256 MB of one value inflate from a zip of a few hundred KB, as in the issue's 408 KB zip.
+    const hugeValue = 256 * 1024 * 1024;
+    const path = join(scratch, 'huge-value.zip');
+    await writeHugeValueZip(path, 'consulta_cand_2024_SP.csv', hugeValue);
+    global.gc?.();
+    const heapBefore = process.memoryUsage().heapUsed;
+    let peak = heapBefore;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 5);
+    const started = performance.now();
+    try {
+      const error = await refusal(run(db, path));
+      expect(error.message).toMatch(/^consulta_cand_2024_SP\.csv, line 3: a record is longer than 8192 bytes \(ELECTIONS_IMPORT_MAX_RECORD_BYTES\)/);
+    } finally {
+      clearInterval(sampler);
+    }
+    // Loose bounds for a loaded machine: reading the whole value would take seconds and hundreds of MB.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(peak - heapBefore).toBeLessThan(64 * 1024 * 1024);
+    expect(await tableCounts(db)).toEqual(NOTHING_WRITTEN);
+  });
+
+  it('is configurable: the sample passes under 2,000 bytes and a 1,000-byte cap stops at its 2022 header', async () => {
+    const db = await freshDatabase({ municipalities: false });
+    const general = SAMPLE_FILES.find((file) => file.columns === COURT_COLUMNS_2022)!;
+    const path = await scratchFile(general.name, courtCsv(general.lines, { columns: general.columns }));
+
+    expect((await run(db, path, { maxRecordBytes: 2000 })).rejected).toBe(0);
+    const error = await refusal(run(db, path, { maxRecordBytes: 1000 }));
+    expect(error.message).toMatch(new RegExp(`^${general.name.replace(/\./g, '\\.')}, line 1: a record is longer than 1000 bytes`));
+  });
+});
+
+/** A zip like the court's whose candidacy file has a header, one good line, and a line with one value of `valueBytes`. */
+async function writeHugeValueZip(path: string, name: string, valueBytes: number): Promise<void> {
+  const head = courtCsv([sampleCandidacy({}, 1)], { columns: COURT_COLUMNS_2024 });
+  const chunk = Buffer.alloc(64 * 1024, 'A');
+  async function* content() {
+    yield head;
+    yield Buffer.from('"');
+    for (let written = 0; written < valueBytes; written += chunk.length) yield chunk;
+    yield Buffer.from('"\r\n');
+  }
+  const zip = new yazl.ZipFile();
+  zip.addReadStream(Readable.from(content()), name);
+  zip.end();
+  await pipeline(zip.outputStream, createWriteStream(path));
+}
 
 // ---------------------------------------------------------------------------
 // Batches, progress, two imports at once

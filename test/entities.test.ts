@@ -320,7 +320,7 @@ describe('POST /api/entidade/add/ (addEntity): rules beyond the schema', () => {
     ['an unknown base municipality code', { municipioBase: '1999999' }, 'municipioBase', 'known_municipality'],
     ['a municipality outside estado_disputa', { municipio_disputa: '3304557' }, 'municipio_disputa', 'in_state'],
     ['a non-http image_url', { image_url: 'ftp://x.y/z' }, 'image_url', 'http_url'],
-    ['an unknown party acronym', { partidosLegenda: ['PT', 'PXYZ'] }, 'partidosLegenda.1', 'registered_party'],
+    ['an unknown party acronym', { partidosLegenda: ['PT', 'PCdoB', 'PV', 'PXYZ'] }, 'partidosLegenda.3', 'registered_party'],
     ['a ballot number without the party prefix', { nr_urna: 45123 }, 'nr_urna', 'party_prefix'],
   ];
 

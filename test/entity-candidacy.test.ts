@@ -16,6 +16,7 @@ import { expectError, request, type Result } from './helpers/http.js';
 import { defineCourtModels, type CandidacyRow, type CodeRow } from '../src/elections/tse/models.js';
 import { searchableName } from '../src/elections/tse/names.js';
 import { courtReferenceOf } from '../src/elections/tse/reference.js';
+import { REGISTERED_PARTIES, partiesRunningOn } from '../sdk/registered-parties.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -36,8 +37,9 @@ const STATE_2022 = 546;
 /** Candidacies of the sample (ids fixed, so tests can name them). */
 const MARIA = 501; // mayor of São Paulo, 2024, with every personal column
 const JOAO = 502; // councillor of São Paulo, 2024, personal columns withheld, no result yet
-const LUCIANA = 503; // federal deputy, 2022
+const LUCIANA = 503; // federal deputy, 2022 (no coalition: none for proportional offices since 2020, EC 97/2017)
 const PEDRO = 504; // mayor of São Paulo, 2024, candidacy refused (indeferido)
+const RENATA = 505; // governor of São Paulo, 2022, in a coalition with PTB (merged into PRD since)
 
 const OFFICES = [
   [1, 'PRESIDENTE', 2], [2, 'VICE-PRESIDENTE', 2], [3, 'GOVERNADOR', 2], [4, 'VICE-GOVERNADOR', 2], [5, 'SENADOR', 3],
@@ -98,7 +100,8 @@ const CANDIDACIES: CandidacyRow[] = [
     nm_municipio_nascimento: 'SÃO PAULO', dt_nascimento: '1978-05-14', cd_genero: 4, cd_estado_civil: 3, cd_cor_raca: 3, cd_ocupacao: 257, cd_sit_tot_turno: 6,
   }),
   candidacy({ id: JOAO, cd_eleicao: MUNICIPAL_2024, cd_cargo: 13, nr_candidato: 50123, nm_candidato: "JOÃO D'ÁVILA DA SILVA", nm_urna_candidato: "JOÃO D'ÁVILA", nr_partido: 50, cd_grau_instrucao: 7 }),
-  candidacy({ id: LUCIANA, cd_eleicao: STATE_2022, cd_cargo: 6, sg_ue: 'SP', nr_candidato: 1311, nm_candidato: 'LUCIANA MARIA DA SILVA', nm_urna_candidato: 'LUCIANA DA SAÚDE', nr_partido: 13, sq_coligacao: '250001600001', cd_genero: 4, cd_sit_tot_turno: 5, updated_at: new Date('2022-10-03T03:00:00Z') }),
+  candidacy({ id: LUCIANA, cd_eleicao: STATE_2022, cd_cargo: 6, sg_ue: 'SP', nr_candidato: 1311, nm_candidato: 'LUCIANA MARIA DA SILVA', nm_urna_candidato: 'LUCIANA DA SAÚDE', nr_partido: 13, cd_genero: 4, cd_sit_tot_turno: 5, updated_at: new Date('2022-10-03T03:00:00Z') }),
+  candidacy({ id: RENATA, cd_eleicao: STATE_2022, cd_cargo: 3, sg_ue: 'SP', nr_candidato: 30, nm_candidato: 'RENATA COSTA LIMA', nm_urna_candidato: 'RENATA COSTA', nr_partido: 30, sq_coligacao: '250001600001', cd_genero: 4, cd_sit_tot_turno: 4, updated_at: new Date('2022-10-03T03:00:00Z') }),
   candidacy({ id: PEDRO, cd_eleicao: MUNICIPAL_2024, cd_cargo: 11, nr_candidato: 15, nm_candidato: 'PEDRO HENRIQUE ALVES', nm_urna_candidato: 'PEDRO ALVES', nr_partido: 15, sq_coligacao: '250002000102', cd_situacao_candidatura: 3, cd_sit_tot_turno: 4 }),
 ];
 
@@ -123,7 +126,7 @@ async function loadCourtData(app: TestApp): Promise<void> {
     { sq_coligacao: '250002000101', cd_eleicao: MUNICIPAL_2024, nm_coligacao: 'SÃO PAULO DE TODOS', ds_composicao: 'Federação Brasil da Esperança - FE BRASIL(PT/PC do B/PV) / PSB' },
     // PTB merged into PRD in 2023: it runs in no 2024 election (nor is it registered today, src/entities/rules.ts).
     { sq_coligacao: '250002000102', cd_eleicao: MUNICIPAL_2024, nm_coligacao: 'FRENTE AMPLA', ds_composicao: 'PTB / MDB' },
-    { sq_coligacao: '250001600001', cd_eleicao: STATE_2022, nm_coligacao: 'SÃO PAULO PARA TODOS', ds_composicao: 'PT / PTB' },
+    { sq_coligacao: '250001600001', cd_eleicao: STATE_2022, nm_coligacao: 'SÃO PAULO PARA TODOS', ds_composicao: 'NOVO / PTB' },
   ]);
   await court.Unit.bulkCreate([
     { sg_ue: '71072', sg_uf: 'SP', nm_ue: 'SÃO PAULO', codigo_ibge: 3550308 },
@@ -377,14 +380,18 @@ describe('with the court\'s data loaded', () => {
       expect((await add(app, carlos, { nome: 'Coordenadora', position: 'coordenadora de campanha', nr_urna: 13123, partido: '13' })).status).toBe(201);
     });
 
-    it("refuses a party that does not run in the office's latest election, naming the parties that do", async () => {
-      const answer = await add(app, carlos, { nome: 'Partido Novo', position: 'prefeito', nr_urna: 30, partido: '30' });
+    it("refuses a party that could not run in the office's latest election, naming the registered parties that could", async () => {
+      // Issue 42: the registered parties judge, not the imported candidacies' (PTB merged into PRD in 2023).
+      const answer = await add(app, carlos, { nome: 'Partido Trabalhista', position: 'prefeito', nr_urna: 14, partido: '14' });
       expect(rulesBroken(answer)).toEqual(['nr_urna:party_of_election', 'partido:party_of_election']);
-      const parties = '13 PT, 15 MDB, 40 PSB, 43 PV, 45 PSDB, 50 PSOL, 65 PC do B';
+      const parties = partiesRunningOn(REGISTERED_PARTIES, '2024-10-06').map((party) => `${party.nr_partido} ${party.sg_partido}`).join(', ');
+      const election = 'registered with the TSE that could run in Eleições Municipais 2024 (2024, round 1, 2024-10-06)';
       expect(answer.body.error.details).toEqual([
-        { location: 'body', field: 'nr_urna', rule: 'party_of_election', message: `must start with the number of a party running in Eleições Municipais 2024 (2024, round 1): ${parties}`, value: 30 },
-        { location: 'body', field: 'partido', rule: 'party_of_election', message: `must be the number of a party running in Eleições Municipais 2024 (2024, round 1): ${parties}`, value: '30' },
+        { location: 'body', field: 'nr_urna', rule: 'party_of_election', message: `must start with the number of a party ${election}: ${parties}`, value: 14 },
+        { location: 'body', field: 'partido', rule: 'party_of_election', message: `must be the number of a party ${election}: ${parties}`, value: '14' },
       ]);
+      // NOVO is registered, though no imported 2024 candidacy names it.
+      expect((await add(app, carlos, { nome: 'Partido Novo', position: 'prefeito', nr_urna: 30, partido: '30' })).status).toBe(201);
       // NOVO runs in the 2022 state election: a state deputy may carry it.
       expect((await add(app, carlos, { nome: 'Deputado do Novo', position: 'deputado estadual', nr_urna: 30123, partido: '30' })).status).toBe(201);
     });
@@ -410,20 +417,21 @@ describe('with the court\'s data loaded', () => {
 
     it("judges a coalition's parties by those running in its election, and by the parties registered today without one", async () => {
       // PTB ran in 2022: a 2022 coalition keeps it, created from the candidacy or typed.
-      const created = await fromCandidacy(app, await createUser(app), LUCIANA);
+      const created = await fromCandidacy(app, await createUser(app), RENATA);
       expect(created.status, created.text).toBe(201);
-      expect(created.body.data).toMatchObject({ asLegenda: true, nomeLegenda: 'SÃO PAULO PARA TODOS', partidosLegenda: ['PT', 'PTB'], candidacy_id: LUCIANA });
-      expect(created.body.message).toBe(`Entity ${created.body.data.id} created from candidacy ${LUCIANA}.`);
-      expect((await add(app, carlos, { nome: 'Deputado de 2022', position: 'deputado estadual', partidosLegenda: ['PT', 'PTB'] })).status).toBe(201);
+      expect(created.body.data).toMatchObject({ asLegenda: true, nomeLegenda: 'SÃO PAULO PARA TODOS', partidosLegenda: ['NOVO', 'PTB'], candidacy_id: RENATA });
+      expect(created.body.message).toBe(`Entity ${created.body.data.id} created from candidacy ${RENATA}.`);
+      expect((await add(app, carlos, { nome: 'Governador de 2022', position: 'governador', partidosLegenda: ['NOVO', 'PTB'] })).status).toBe(201);
 
       // A 2024 mayor's coalition: the parties of that election, acronyms compared without accents, case or spaces.
-      const mayor = await add(app, carlos, { nome: 'Prefeito de 2024', position: 'prefeito', partidosLegenda: ['PT', 'PTB', 'NOVO'] });
+      const mayor = await add(app, carlos, { nome: 'Prefeito de 2024', position: 'prefeito', partidosLegenda: ['PSB', 'PTB', 'Patriota'] });
       expect(rulesBroken(mayor)).toEqual(['partidosLegenda.1:party_of_election', 'partidosLegenda.2:party_of_election']);
+      const parties = partiesRunningOn(REGISTERED_PARTIES, '2024-10-06').map((party) => `${party.nr_partido} ${party.sg_partido}`).join(', ');
       expect(mayor.body.error.details[0]).toEqual({
         location: 'body', field: 'partidosLegenda.1', rule: 'party_of_election', value: 'PTB',
-        message: 'must be the acronym of a party running in Eleições Municipais 2024 (2024, round 1): 13 PT, 15 MDB, 40 PSB, 43 PV, 45 PSDB, 50 PSOL, 65 PC do B',
+        message: `must be the acronym of a party registered with the TSE that could run in Eleições Municipais 2024 (2024, round 1, 2024-10-06): ${parties}`,
       });
-      expect((await add(app, carlos, { nome: 'Prefeito de 2024', position: 'prefeito', partidosLegenda: ['pt', 'PCdoB', 'Psol'] })).status).toBe(201);
+      expect((await add(app, carlos, { nome: 'Prefeito de 2024', position: 'prefeito', partidosLegenda: ['pt', 'PC do B', 'pv', 'Psb'] })).status).toBe(201);
       // An update naming the coalition alone is judged in the stored entity's election.
       const id = (await add(app, carlos, { nome: 'Prefeita', position: 'prefeita' })).body.data.id;
       expect(rulesBroken(await add(app, carlos, { id, nome: 'Prefeita', partidosLegenda: ['PTB'] }))).toEqual(['partidosLegenda.0:party_of_election']);

@@ -123,19 +123,19 @@ describe('a NUL character in a text is refused by name, not a 500 from SQLite', 
   ])('login with %s holding a NUL is 422 naming the field', async (_case, body, field) => {
     const result = await request(app.baseUrl, 'POST', '/api/auth/login', {}, body);
     expectError(result, 422, 'validation_failed');
-    expect(result.body.error.details).toEqual([{ location: 'body', field, rule: 'no_nul', message: expect.any(String) }]);
+    expect(result.body.error.details).toEqual([{ location: 'body', field, rule: 'unicode', message: expect.any(String) }]);
   });
 
   it('a nested body field is named by its dotted path', async () => {
     const result = await request(app.baseUrl, 'POST', '/api/account/', admin.headers, { sync_sm: { elections_token: 'pnl_\u0000' } });
     expectError(result, 422, 'validation_failed');
-    expect(result.body.error.details).toEqual([{ location: 'body', field: 'sync_sm.elections_token', rule: 'no_nul', message: expect.any(String) }]);
+    expect(result.body.error.details).toEqual([{ location: 'body', field: 'sync_sm.elections_token', rule: 'unicode', message: expect.any(String) }]);
   });
 
   it('a bookmark title holding a NUL is 422, not stored', async () => {
     const result = await request(app.baseUrl, 'POST', '/api/research/add_research_bookmark/', admin.headers, { url: 'https://exemplo.com.br/pesquisa', title: 'Pesquisa\u0000' });
     expectError(result, 422, 'validation_failed');
-    expect(result.body.error.details).toEqual([{ location: 'body', field: 'title', rule: 'no_nul', message: expect.any(String) }]);
+    expect(result.body.error.details).toEqual([{ location: 'body', field: 'title', rule: 'unicode', message: expect.any(String) }]);
     const list = await request(app.baseUrl, 'GET', '/api/research/get_user_research_bookmarks/', admin.headers);
     expect(list.body.data).toEqual([]);
   });

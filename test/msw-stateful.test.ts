@@ -353,6 +353,10 @@ describe('bookmarks, news sources, monitors and SMS credentials', () => {
   it("sends an SMS campaign, lists and reads it with its counts, masks its numbers for an operator, exports them as CSV, and cancels it", async () => {
     const seeded = unwrap(await api.GET('/api/sms/campaigns/{campaign_id}/', { params: { path: { campaign_id: 77 } } }));
     expect(seeded).toMatchObject({ entity_id: 12, state: 'sending', sent_by: { id: expect.any(Number), display_name: 'Carlos Pereira' }, messages: { delivered: 2, sent: 1 }, cost: [] });
+    // Entity 12 is in enforce, the default (issue 42), and these numbers have no consent: the platform admin relaxes it to warn.
+    const admin = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
+    await login(admin, 'ana.souza', DEFAULT_MOCK_PASSWORD);
+    unwrap(await admin.PUT('/api/sms/compliance/', { params: { query: { entity_id: '12' } }, body: { mode: 'warn' } }));
     const sent = await api.POST('/api/sms/list_credentials/', { body: { titulo: 'Caminhada', credencial: 3, mensagem: { recipient_list_str: '(11) 98765-0001, 11 98765-0002', mensagem: 'Caminhada no sábado às 9h' } } });
     expect(sent.response.status).toBe(201);
     const { id } = unwrap(sent);
@@ -425,7 +429,7 @@ describe('contacts and consent', () => {
     expect(unwrap(await api.DELETE('/api/contacts/{contact_id}/', { params: { path: { contact_id: paulo.id } } }))).toEqual({ id: paulo.id, entity_id: 12, removed: true });
     const erased = unwrap(await api.POST('/api/contacts/{contact_id}/erase/', { params: { path: { contact_id: unwrap(added).id } }, body: { reason: 'LGPD-1' } }));
     // The demo campaign 77 delivered a message to this number: it keeps only the masked form.
-    expect(erased).toEqual({ id: unwrap(added).id, entity_id: 12, erased: true, messages_masked: 1, messages_canceled: 0, replies_masked: 0 });
+    expect(erased).toEqual({ id: unwrap(added).id, entity_id: 12, erased: true, messages_masked: 1, messages_canceled: 0, replies_masked: 0, suppression_kept: false });
     const recipients = unwrap(await api.GET('/api/sms/campaigns/{campaign_id}/messages/', { params: { path: { campaign_id: 77 } } })).results.map((message) => message.recipient);
     expect(recipients).toContain('+55*******4321');
     expect(recipients).not.toContain('+5511987654321');
@@ -532,7 +536,16 @@ describe('monitor alert rules and notifications', () => {
 describe('SMS compliance, footers and the preview', () => {
   it("sets an entity's mode and typed window (owner and admins), a credential's footer, and previews a campaign with its warnings", async () => {
     const settings = { params: { query: { entity_id: '12' } } };
-    expect(unwrap(await api.GET('/api/sms/compliance/', settings))).toEqual({ entity_id: 12, mode: 'warn', window: null, effective_window: null, updated_at: null, updated_by: null });
+    // Entity 12 runs for mayor, linked to no candidacy of the mock; its `disputa_eleitoral` names the court's 2024
+    // municipal election (619): its window is that election's first-round span (issue 42), as the server's calendar gives it.
+    const read = unwrap(await api.GET('/api/sms/compliance/', settings));
+    expect(read).toMatchObject({ entity_id: 12, mode: 'enforce', window: null, updated_at: null, updated_by: null });
+    expect(read.effective_window).toMatchObject({ source: 'election', spans: [{ starts_on: '2024-08-16', ends_on: '2024-10-05', round: 1 }] });
+    // A typed window over a voting day is refused (outside_legal_window).
+    expect(await failure(api.PUT('/api/sms/compliance/', { ...settings, body: { mode: 'enforce', window: { starts_on: '2024-09-01', ends_on: '2024-10-06' } } }))).toMatchObject({
+      status: 422,
+      details: [expect.objectContaining({ field: 'window', rule: 'outside_legal_window' })],
+    });
     const operator = createApiClient({ baseUrl: DEFAULT_BASE_URL, retry: false });
     await login(operator, 'marcos.oliveira', DEFAULT_MOCK_PASSWORD);
     expect(await failure(operator.PUT('/api/sms/compliance/', { ...settings, body: { mode: 'off' } }))).toMatchObject({ status: 403, code: 'forbidden' });
@@ -540,8 +553,8 @@ describe('SMS compliance, footers and the preview', () => {
       status: 422,
       details: [expect.objectContaining({ field: 'window.ends_on', rule: 'window_order' })],
     });
-    const set = unwrap(await api.PUT('/api/sms/compliance/', { ...settings, body: { mode: 'enforce', window: { starts_on: '2026-08-16', ends_on: '2026-10-03' } } }));
-    expect(set).toMatchObject({ mode: 'enforce', effective_window: { starts_on: '2026-08-16', ends_on: '2026-10-03', source: 'typed', election: null } });
+    const set = unwrap(await api.PUT('/api/sms/compliance/', { ...settings, body: { mode: 'enforce', window: { starts_on: '2024-08-20', ends_on: '2024-09-30' } } }));
+    expect(set).toMatchObject({ mode: 'enforce', effective_window: { starts_on: '2024-08-20', ends_on: '2024-09-30', source: 'typed', election: { ano: 2024, dt_eleicao: '2024-10-06' } } });
 
     const credential = { params: { path: { credential_id: 3 } } };
     expect(await failure(operator.PATCH('/api/sms/credentials/{credential_id}/', { ...credential, body: { footer: 'Maria 13. Responda SAIR' } }))).toMatchObject({ status: 403 });
@@ -551,7 +564,7 @@ describe('SMS compliance, footers and the preview', () => {
     const campaign = { titulo: 'Convite', credencial: 3, mensagem: { recipient_list_str: '(11) 98765-0001, 11987650001', mensagem: 'Reunião às 19h' } };
     const preview = unwrap(await operator.POST('/api/sms/campaigns/preview/', { body: campaign }));
     expect(preview).toMatchObject({ text: 'Reunião às 19h', footer: null, messages: 1, rejected: 1, compliance: { mode: 'enforce', would_refuse: true } });
-    expect(preview.compliance.warnings.map((warning) => warning.rule)).toEqual(['consent_missing', 'footer_missing', 'outside_campaign_window']);
+    expect(preview.compliance.warnings.map((warning) => warning.rule)).toEqual(['consent_missing', 'footer_missing', 'outside_campaign_window', 'election_over']);
     expect(preview.compliance.warnings[0]).toMatchObject({ numbers: 1, examples: ['+55*******0001'] });
     const history = unwrap(await api.GET('/api/entidade/history/', { params: { query: { id: '12' } } })).results;
     expect(history.map((row) => [row.subject, row.action])).toEqual(expect.arrayContaining([['sms_compliance', 'updated'], ['sms_credential', 'updated']]));

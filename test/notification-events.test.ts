@@ -65,9 +65,9 @@ afterAll(async () => {
   await Promise.all([provider.stop(), network.stop()]);
 });
 
-const call = (method: 'GET' | 'POST', path: string, caller: TestUser, body?: unknown) => request(app.baseUrl, method, path, caller.headers, body);
+const call = (method: 'GET' | 'POST' | 'PUT', path: string, caller: TestUser, body?: unknown) => request(app.baseUrl, method, path, caller.headers, body);
 
-async function ok(method: 'GET' | 'POST', path: string, caller: TestUser, body?: unknown, status = 200): Promise<Json> {
+async function ok(method: 'GET' | 'POST' | 'PUT', path: string, caller: TestUser, body?: unknown, status = 200): Promise<Json> {
   const result = await call(method, path, caller, body);
   expect(result.status, result.text).toBe(status);
   return result.body.data;
@@ -102,6 +102,8 @@ const everyone = (team: Team) => [team.owner, team.operator, team.colleague, tea
 async function addSmsCredential(team: Team): Promise<{ credentialId: number; sender: string }> {
   const sender = newSender();
   const added = await ok('POST', '/api/sms/add_credential/', platformAdmin, { name: 'Campanha', account_id: ACCOUNT, sender_id: sender, secret: SMS_TOKEN, entity_id: team.entityId }, 201);
+  // The notices are under test here, not the electoral rules: the platform admin relaxes the new entity to warn.
+  await ok('PUT', `/api/sms/compliance/?entity_id=${team.entityId}`, platformAdmin, { mode: 'warn', window: null }, 200);
   return { credentialId: added.id, sender };
 }
 

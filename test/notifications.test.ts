@@ -3,8 +3,10 @@
  * rules that raise a notification once per breach, the caller's notifications (list, unread count, mark
  * read, mark all read; nobody else's), and Web Push of each notification to the caller's devices, through
  * a local stand-in of a push service that decrypts what it receives (a subscription it says is gone is
- * removed). Runs on SQLite, or on PostgreSQL with TEST_DATABASE_URL.
+ * removed), checked like a webhook's address when subscribed and again when pushed (a name re-pointed at
+ * loopback meanwhile reaches nothing). Runs on SQLite, or on PostgreSQL with TEST_DATABASE_URL.
  */
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import webpush from 'web-push';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PushServiceSimulator } from '../src/simulators/push-service.js';
@@ -216,18 +218,60 @@ describe('push notifications', () => {
   });
 
   it('refuses an endpoint on a private address where private addresses are not allowed, and a key that is no P-256 point', async () => {
-    const strict = await startTestApp({ vapid, outbound: { allowPrivateAddresses: false } });
+    // The name resolves to loopback, as a rebinding name would once registered.
+    const lookupAll = async () => [{ address: '127.0.0.1', family: 4 as const }];
+    const strict = await startTestApp({ vapid, outbound: { allowPrivateAddresses: false }, lookupAll });
     try {
       const user = await createUser(strict);
       const device = pushService.subscribe();
-      const refused = await request(strict.baseUrl, 'POST', SUBSCRIPTIONS, user.headers, device);
-      expectError(refused, 422, 'validation_failed');
-      expect(refused.body.error.details[0]).toMatchObject({ field: 'endpoint', rule: 'public_https_url' });
-      expect(refused.body.error.details[0].message).toContain('127.0.0.1');
+      // http is for the simulator where private addresses are allowed: here the endpoint must be https.
+      const plain = await request(strict.baseUrl, 'POST', SUBSCRIPTIONS, user.headers, device);
+      expect(plain.body.error.details[0]).toMatchObject({ field: 'endpoint', rule: 'public_https_url', message: 'must be an https URL of a public address: must use https://' });
+      for (const host of ['127.0.0.1', '[::7f00:1]', '[::ffff:127.0.0.1]', '[64:ff9b::7f00:1]', 'push.palanque.test']) {
+        const refused = await request(strict.baseUrl, 'POST', SUBSCRIPTIONS, user.headers, { ...device, endpoint: `https://${host}/push/1` });
+        expectError(refused, 422, 'validation_failed');
+        expect(refused.body.error.details[0], host).toMatchObject({ field: 'endpoint', rule: 'public_https_url' });
+        expect(refused.body.error.details[0].message, host).toMatch(/127\.0\.0\.1(,| is) a loopback address$/);
+      }
       const badKey = await request(strict.baseUrl, 'POST', SUBSCRIPTIONS, user.headers, { ...device, endpoint: 'https://93.184.216.34/push/1', keys: { ...device.keys, p256dh: `B${'A'.repeat(86)}` } });
       expect(badKey.body.error.details.map((detail: Json) => detail.rule)).toEqual(['p256_public_key']);
     } finally {
       await strict.close();
+    }
+  });
+
+  it('checks the address again when pushing: a name that resolves to loopback by then (DNS rebinding) connects to nothing', async () => {
+    const listener = await countingListener();
+    const answered: string[] = [];
+    // Public when the device subscribes, loopback when the push connects.
+    const lookupAll = async () => {
+      const address = answered.length === 0 ? '93.184.216.34' : '127.0.0.1';
+      answered.push(address);
+      return [{ address, family: 4 as const }];
+    };
+    const strict = await startTestApp({ withJobs: true, vapid, outbound: { allowPrivateAddresses: false }, lookupAll });
+    try {
+      const [admin, owner] = [await createAdmin(strict), await createUser(strict)];
+      const entityId = await strict.entities.store.create('candidato', owner.user.id, { nome: 'Maria Santos' });
+      const monitor = await request(strict.baseUrl, 'POST', '/api/monitor_social/add_monitor/', owner.headers, { entity_id: entityId, name: 'Maria Santos', profiles: [{ nm_rede: 'instagram', username: 'mariasantos' }] });
+      expect(monitor.status, monitor.text).toBe(201);
+      const subscribed = await request(strict.baseUrl, 'POST', SUBSCRIPTIONS, owner.headers, { ...pushService.subscribe(), endpoint: `https://push.palanque.test:${listener.port}/push/1` });
+      expect(subscribed.status, subscribed.text).toBe(201);
+      const rule = await request(strict.baseUrl, 'POST', RULES, owner.headers, { monitor_id: monitor.body.data.id, kind: 'followers_drop', threshold: 5 });
+      expect(rule.status, rule.text).toBe(201);
+      const snapshots = [30, 1].map((hoursAgo, index) => ({ network: 'instagram', taken_at: new Date(Date.now() - hoursAgo * HOUR).toISOString(), followers: index === 0 ? 1000 : 500, posts: 10, engagement: 0.5, mentions: 5 }));
+      const imported = await request(strict.baseUrl, 'POST', '/api/monitor_social/import_metrics/', admin.headers, { monitor_id: monitor.body.data.id, snapshots });
+      expect(imported.status, imported.text).toBe(200);
+
+      // The push job resolved the name again, got loopback, and refused before connecting.
+      await expect.poll(() => answered.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+      expect(answered.slice(0, 2)).toEqual(['93.184.216.34', '127.0.0.1']);
+      await new Promise((settle) => setTimeout(settle, 500));
+      expect(listener.connections).toBe(0);
+      expect((await request(strict.baseUrl, 'GET', SUBSCRIPTIONS, owner.headers)).body.data[0].last_pushed_at).toBeNull();
+    } finally {
+      await strict.close();
+      await listener.close();
     }
   });
 
@@ -254,3 +298,24 @@ describe('push notifications', () => {
     expect((await call('GET', SUBSCRIPTIONS, owner)).body.data).toEqual([]);
   });
 });
+
+/** A TCP listener on loopback that only counts the connections it is offered. */
+async function countingListener(): Promise<{ port: number; connections: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const state = { connections: 0 };
+  const server = createServer((socket) => {
+    state.connections += 1;
+    sockets.add(socket);
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  return {
+    port: (server.address() as AddressInfo).port,
+    get connections() {
+      return state.connections;
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((closed) => server.close(() => closed()));
+    },
+  };
+}

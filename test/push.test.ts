@@ -5,18 +5,28 @@
  * - 404 and 410 from the push service are 'gone'; a wrong VAPID key pair, a message the browser cannot
  *   decrypt, a body over 4096 bytes, nobody listening, a push service that never answers and a plain
  *   http: endpoint not allowed are 'failed', and none of them throws;
+ * - it connects through outbound webhooks' checked connection: a name that resolves to loopback when
+ *   pushing (DNS rebinding), localhost, and IPv6 forms carrying 127.0.0.1 are refused where private
+ *   addresses are not allowed, and a redirect is not followed;
  * - the simulator's own refusals, each shown against the same request untouched: no Authorization, a
  *   JWT for another audience, an expired one, no TTL, the legacy aesgcm encoding;
  * - checkVapidKeys: web-push's checks of each key and the subject, and keys of two different pairs.
  */
+import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import webpush from 'web-push';
 import { checkVapidKeys, PushSender, type VapidKeys } from '../src/push/sender.js';
 import { PushServiceSimulator, type SimulatedSubscription } from '../src/simulators/push-service.js';
+import type { OutboundPolicy } from '../src/webhooks/outbound-http.js';
+import { scriptedLookup } from './helpers/lookup.js';
 
 const SUBJECT = 'mailto:plantao@palanque.test';
 const vapid: VapidKeys = { ...webpush.generateVAPIDKeys(), subject: SUBJECT };
+/** The tests' setting for the simulator on loopback, as webhooks' tests have it (OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true). */
+const LOCAL: OutboundPolicy = { allowHttp: true, allowPrivateAddresses: true, timeoutMs: 5_000 };
+/** http allowed so that loopback servers can be named, private addresses refused: what production checks, minus TLS. */
+const PUBLIC_ONLY: OutboundPolicy = { allowHttp: true, allowPrivateAddresses: false, timeoutMs: 5_000 };
 const PAYLOAD = { kind: 'chat.message', title: 'Nova mensagem de eleitor', body: 'São Paulo — "quero ajudar na campanha"', conversationId: 42 };
 
 let pushService: PushServiceSimulator;
@@ -24,7 +34,7 @@ let sender: PushSender;
 
 beforeAll(async () => {
   pushService = await PushServiceSimulator.start();
-  sender = new PushSender(vapid, { ttlSeconds: 3600, allowLoopbackHttp: true });
+  sender = new PushSender(vapid, { ttlSeconds: 3600, outbound: LOCAL });
 });
 
 afterAll(async () => {
@@ -47,7 +57,7 @@ describe('PushSender', () => {
   it('keeps messages for a day by default', async () => {
     const subscription = pushService.subscribe();
 
-    await new PushSender(vapid, { allowLoopbackHttp: true }).send(subscription, PAYLOAD);
+    await new PushSender(vapid, { outbound: LOCAL }).send(subscription, PAYLOAD);
 
     expect(pushService.received(subscription.endpoint).map((message) => message.ttl)).toEqual([86_400]);
   });
@@ -64,7 +74,7 @@ describe('PushSender', () => {
 
   it("is 'failed' with 403 when the VAPID public key is not the signing key's", async () => {
     const otherPair = webpush.generateVAPIDKeys();
-    const mismatched = new PushSender({ ...vapid, publicKey: otherPair.publicKey }, { allowLoopbackHttp: true });
+    const mismatched = new PushSender({ ...vapid, publicKey: otherPair.publicKey }, { outbound: LOCAL });
     const subscription = pushService.subscribe();
 
     const outcome = await mismatched.send(subscription, PAYLOAD);
@@ -96,33 +106,33 @@ describe('PushSender', () => {
 
     const outcome = await sender.send(subscription, PAYLOAD);
 
-    expect(outcome).toEqual({ outcome: 'failed', reason: expect.stringMatching(/ECONNREFUSED/) });
+    expect(outcome).toEqual({ outcome: 'failed', reason: `connection refused by 127.0.0.1:${port}` });
   });
 
   it("is 'failed' once the push service keeps silent for longer than the timeout", async () => {
     const silent = await silentServer();
     try {
-      const impatient = new PushSender(vapid, { timeoutMs: 200, allowLoopbackHttp: true });
+      const impatient = new PushSender(vapid, { outbound: { ...LOCAL, timeoutMs: 200 } });
       const subscription = { ...pushService.subscribe(), endpoint: `http://127.0.0.1:${silent.port}/push/abc` };
 
       const started = Date.now();
       const outcome = await impatient.send(subscription, PAYLOAD);
 
-      expect(outcome).toEqual({ outcome: 'failed', reason: 'Socket timeout' });
+      expect(outcome).toEqual({ outcome: 'failed', reason: `POST to 127.0.0.1:${silent.port} timed out after 200 ms` });
       expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       await silent.close();
     }
   });
 
-  it("is 'failed' for a plain http: endpoint unless loopback http was allowed, and for an endpoint that is not a URL", async () => {
+  it("is 'failed' for a plain http: endpoint unless http was allowed, and for an endpoint that is not a URL", async () => {
     const subscription = pushService.subscribe();
     const strict = new PushSender(vapid);
 
-    expect(await strict.send(subscription, PAYLOAD)).toEqual({ outcome: 'failed', reason: expect.stringMatching(/https/) });
-    expect(await sender.send({ ...subscription, endpoint: 'http://push.example.com/push/abc' }, PAYLOAD)).toEqual({
+    expect(await strict.send(subscription, PAYLOAD)).toEqual({ outcome: 'failed', reason: "refused the push service's address (https): must use https://" });
+    expect(await strict.send({ ...subscription, endpoint: 'http://push.example.com/push/abc' }, PAYLOAD)).toEqual({
       outcome: 'failed',
-      reason: expect.stringMatching(/https/),
+      reason: "refused the push service's address (https): must use https://",
     });
     expect(await sender.send({ ...subscription, endpoint: 'not a url' }, PAYLOAD)).toEqual({ outcome: 'failed', reason: expect.stringMatching(/not a URL/) });
     expect(pushService.received(subscription.endpoint)).toEqual([]);
@@ -134,6 +144,72 @@ describe('PushSender', () => {
     const outcome = await sender.send({ ...subscription, keys: { ...subscription.keys, p256dh: 'AAAA' } }, PAYLOAD);
 
     expect(outcome).toEqual({ outcome: 'failed', reason: expect.stringMatching(/p256dh/) });
+  });
+});
+
+describe('PushSender: where it connects (the checked connection of outbound webhooks)', () => {
+  it('connects to the address the lookup it was given answers, where private addresses are allowed', async () => {
+    const subscription = pushService.subscribe();
+    const lookup = scriptedLookup(['127.0.0.1']);
+    const named = new PushSender(vapid, { outbound: LOCAL, lookupAll: lookup });
+
+    const outcome = await named.send({ ...subscription, endpoint: renamed(subscription.endpoint, 'push.test') }, PAYLOAD);
+
+    // The simulator on 127.0.0.1 answered: it refuses a JWT for the audience http://push.test, as a push service would.
+    expect(outcome).toMatchObject({ outcome: 'failed', status: 403, reason: expect.stringMatching(/aud must be/) });
+    expect(lookup.calls).toEqual(['push.test']);
+  });
+
+  it('refuses a name that resolves to loopback at send time (DNS rebinding), and sends nothing', async () => {
+    const subscription = pushService.subscribe();
+    // The name was public when the subscription was registered; when pushing it answers 127.0.0.1.
+    const rebinding = new PushSender(vapid, { outbound: PUBLIC_ONLY, lookupAll: scriptedLookup(['127.0.0.1']) });
+
+    expect(await rebinding.send({ ...subscription, endpoint: renamed(subscription.endpoint, 'push.test') }, PAYLOAD)).toEqual({
+      outcome: 'failed',
+      reason: "refused the push service's address (public_address): push.test resolves to 127.0.0.1, a loopback address",
+    });
+    expect(pushService.received(subscription.endpoint)).toEqual([]);
+  });
+
+  it('refuses localhost through the system resolver when private addresses are not allowed', async () => {
+    const subscription = pushService.subscribe();
+    const strict = new PushSender(vapid, { outbound: PUBLIC_ONLY });
+
+    const outcome = await strict.send({ ...subscription, endpoint: renamed(subscription.endpoint, 'localhost') }, PAYLOAD);
+
+    expect(outcome).toEqual({ outcome: 'failed', reason: expect.stringMatching(/^refused the push service's address \(public_address\): localhost resolves to (127\.0\.0\.1|::1), a loopback address$/) });
+    expect(pushService.received(subscription.endpoint)).toEqual([]);
+  });
+
+  it.each([
+    ['[::7f00:1]', '::7f00:1'],
+    ['[::ffff:127.0.0.1]', '::ffff:127.0.0.1'],
+    ['[64:ff9b::7f00:1]', '64:ff9b::7f00:1'],
+    ['[2002:7f00:1::]', '2002:7f00:1::'],
+  ])('refuses an IPv6 form carrying 127.0.0.1, as a literal %s and as a name resolving to %s', async (literal, resolved) => {
+    const subscription = pushService.subscribe();
+    const strict = new PushSender(vapid, { outbound: PUBLIC_ONLY, lookupAll: scriptedLookup([resolved]) });
+
+    const asLiteral = await strict.send({ ...subscription, endpoint: renamed(subscription.endpoint, literal) }, PAYLOAD);
+    const asName = await strict.send({ ...subscription, endpoint: renamed(subscription.endpoint, 'push.test') }, PAYLOAD);
+
+    expect(asLiteral).toEqual({ outcome: 'failed', reason: expect.stringMatching(/\(public_address\): .* is an IPv6 address carrying 127\.0\.0\.1, a loopback address$/) });
+    expect(asName).toEqual({ outcome: 'failed', reason: expect.stringMatching(/\(public_address\): push\.test resolves to .*, an IPv6 address carrying 127\.0\.0\.1, a loopback address$/) });
+    expect(pushService.received(subscription.endpoint)).toEqual([]);
+  });
+
+  it('follows no redirect: a 307 from the push service is a failure, not a second request', async () => {
+    const subscription = pushService.subscribe();
+    const redirecting = await redirectServer(subscription.endpoint);
+    try {
+      const outcome = await sender.send({ ...subscription, endpoint: `http://127.0.0.1:${redirecting.port}/push/abc` }, PAYLOAD);
+
+      expect(outcome).toMatchObject({ outcome: 'failed', status: 307 });
+      expect(pushService.received(subscription.endpoint)).toEqual([]);
+    } finally {
+      await redirecting.close();
+    }
   });
 });
 
@@ -240,6 +316,29 @@ async function silentServer(): Promise<{ port: number; close: () => Promise<void
     port,
     close: async () => {
       for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The endpoint with its host replaced (the port and path kept). */
+function renamed(endpoint: string, host: string): string {
+  const url = new URL(endpoint);
+  return `${url.protocol}//${host}:${url.port}${url.pathname}`;
+}
+
+/** A server on loopback that answers every request 307 to `location`. */
+async function redirectServer(location: string): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = createHttpServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(307, { location }).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    port,
+    close: async () => {
+      server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { groupOf, rateLimits, type RateLimitBudgets } from '../src/http/rate-limits.js';
+import { DEFAULT_BUDGETS, groupOf, rateLimits, type RateLimitBudgets } from '../src/http/rate-limits.js';
 import { MemoryBudgets } from '../src/http/rate-limit-stores.js';
 import { freePort } from './helpers/process.js';
 import { createUser } from './helpers/accounts.js';
@@ -86,9 +86,28 @@ describe('budgets per group and client', () => {
     expect(await refused.json()).toMatchObject({ error: { code: 'rate_limited' } });
   });
 
+  it('gives checkEmail a budget of its own, 10 a minute per address by default, apart from the logins', async () => {
+    const app = await start({ config: { rateLimits: budgets({ auth: { points: 20, seconds: 60 }, checkEmail: DEFAULT_BUDGETS.checkEmail }) } });
+    const checkEmail = (n: number) => fetch(`${app.baseUrl}/api/check/email/?email=${encodeURIComponent(`pessoa.${n}@exemplo.com.br`)}`);
+    const answers = [];
+    for (let n = 0; n < 10; n += 1) answers.push(await checkEmail(n));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(200));
+    expect(answers.map((answer) => answer.headers.get('ratelimit-policy'))).toEqual(Array(10).fill('10;w=60'));
+    const refused = await checkEmail(10);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await refused.json()).toMatchObject({ error: { code: 'rate_limited' } });
+    // The logins' budget was not touched, and does not pay for it.
+    const login = await fetch(`${app.baseUrl}/api/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'ana.souza', password: 'segredo' }) });
+    expect(login.status).not.toBe(429);
+    expect(login.headers.get('ratelimit')).toMatch(/^limit=20, remaining=19, /);
+    expect((await checkEmail(11)).status).toBe(429);
+  });
+
   it('puts each operation in its group', () => {
     expect(groupOf('login', 'POST')).toBe('auth');
-    expect(groupOf('checkEmail', 'GET')).toBe('auth');
+    expect(groupOf('checkLoginAttempt', 'GET')).toBe('auth');
+    expect(groupOf('checkEmail', 'GET')).toBe('checkEmail');
     expect(groupOf('receiveSmsDeliveryReceipt', 'POST')).toBe('callback');
     expect(groupOf('verifySocialnetSubscription', 'GET')).toBe('callback');
     expect(groupOf('listMunicipalities', 'GET')).toBe('read');
@@ -104,16 +123,21 @@ describe('whose budget pays: the address until a key authenticates', () => {
   const junkKey = () => ({ Authorization: `Token junk-${(junk += 1)}` });
 
   it('charges an operation without ApiKeyAuth to the address, whatever key comes with it', async () => {
-    const app = await start({ config: { rateLimits: budgets({ auth: { points: 4, seconds: 60 } }) } });
+    const app = await start({ config: { rateLimits: budgets({ auth: { points: 2, seconds: 60 }, checkEmail: { points: 3, seconds: 60 } }) } });
     const real = await createUser(app);
     const checkEmail = (headers: Record<string, string>) => fetch(`${app.baseUrl}/api/check/email/?email=joana.lima@exemplo.com.br`, { headers });
     const resetPassword = (headers: Record<string, string>) => fetch(`${app.baseUrl}/api/auth/generate_new_pass?email=joana.lima@exemplo.com.br`, { headers });
-    const answers = [await checkEmail(junkKey()), await resetPassword(junkKey()), await checkEmail(real.headers), await checkEmail({})];
+    const answers = [await checkEmail(junkKey()), await resetPassword(junkKey()), await checkEmail(real.headers), await resetPassword(real.headers), await checkEmail({})];
     expect(answers.map((answer) => answer.status)).not.toContain(429);
-    expect(answers.map(remainingOf)).toEqual(['3', '2', '1', '0']);
-    for (const refused of [await checkEmail(junkKey()), await resetPassword(junkKey()), await checkEmail(real.headers), await checkEmail({})]) {
+    expect(answers.map(remainingOf)).toEqual(['2', '1', '1', '0', '0']);
+    for (const [refused, limit] of [
+      [await checkEmail(junkKey()), 3],
+      [await resetPassword(junkKey()), 2],
+      [await checkEmail(real.headers), 3],
+      [await resetPassword({}), 2],
+    ] as const) {
       expect(refused.status).toBe(429);
-      expect(refused.headers.get('ratelimit')).toMatch(/^limit=4, remaining=0, reset=\d+$/);
+      expect(refused.headers.get('ratelimit')).toMatch(new RegExp(`^limit=${limit}, remaining=0, reset=\\d+$`));
       expect(await refused.json()).toMatchObject({ error: { code: 'rate_limited' } });
     }
   });

@@ -143,6 +143,35 @@ describe('start-up steps run by several instances at once on one new database', 
     }
   });
 
+  it('waits for the migrations of another instance however long they take: DB_STATEMENT_TIMEOUT_MS does not bound them', async () => {
+    const fresh = await createPostgresDatabase(POSTGRES_SERVER);
+    // Another instance migrating: it holds the migrations' lock four times the statement timeout.
+    const other = new pg.Client({ connectionString: fresh.url });
+    await other.connect();
+    let instance: Instance | undefined;
+    try {
+      await other.query(`SELECT pg_advisory_lock(hashtext('palanque:migrations'))`);
+      const starting = startServerInstance('patient', { databaseUrl: fresh.url, env: { DB_STATEMENT_TIMEOUT_MS: '500', ADMIN_PASSWORD: ADMIN.password } });
+      starting.catch(() => undefined); // awaited below, once the lock is released
+      // Released only once the new instance has waited on it three times the statement timeout.
+      await waitFor(
+        async () => ((await other.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)).rowCount ? true : undefined),
+        { timeoutMs: 60_000, intervalMs: 50, what: 'the new instance to wait on the migrations lock' },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await other.query(`SELECT pg_advisory_unlock(hashtext('palanque:migrations'))`);
+      instance = await starting;
+      expect((await request(instance.baseUrl, 'GET', '/api/municipios/?page=2')).status).toBe(200);
+    } finally {
+      await other.end();
+      if (instance && !instance.exited()) {
+        instance.child.kill('SIGTERM');
+        await instance.exit;
+      }
+      await fresh.drop();
+    }
+  }, 150_000);
+
   it('creates the job queues once, without deadlocking, when several instances register them at once', async () => {
     const fresh = await createPostgresDatabase(POSTGRES_SERVER);
     const logger = createLogger('silent');
@@ -391,6 +420,9 @@ describe('three instances, one database, one Redis', () => {
       entity_id: entity.body.data.id,
     });
     expect(credential.status, credential.text).toBe(201);
+    // The jobs are under test here, not the electoral rules: the platform admin relaxes the new entity to warn.
+    const relaxed = await request(a.baseUrl, 'PUT', `/api/sms/compliance/?entity_id=${entity.body.data.id}`, auth(adminKey), { mode: 'warn', window: null });
+    expect(relaxed.status, relaxed.text).toBe(200);
 
     const recipients = Array.from({ length: 12 }, (_, i) => `+55219123400${String(i + 10)}`);
     const text = `Vote no dia 6! ${randomBytes(3).toString('hex')}`;
@@ -409,8 +441,8 @@ describe('three instances, one database, one Redis', () => {
       { timeoutMs: 45_000, intervalMs: 200, what: 'every message to reach the provider', output: allOutput },
     );
     await waitFor(
-      async () => ((await count(`SELECT id FROM pgboss.job WHERE name = 'sms-send' AND state IN ('created', 'retry', 'active')`)) === 0 ? true : undefined),
-      { timeoutMs: 45_000, intervalMs: 200, what: 'every sms-send job to finish', output: allOutput },
+      async () => ((await count(`SELECT id FROM pgboss.job WHERE name IN ('sms-send', 'sms-campaign-send') AND state IN ('created', 'retry', 'active')`)) === 0 ? true : undefined),
+      { timeoutMs: 45_000, intervalMs: 200, what: 'every sending job to finish', output: allOutput },
     );
 
     const received = provider.messages.filter((message) => message.body === text);
@@ -418,7 +450,9 @@ describe('three instances, one database, one Redis', () => {
     expect(provider.attempts).toBe(recipients.length);
     const { rows } = await db.query<{ provider_sid: string }>(`SELECT provider_sid FROM sms_messages WHERE campaign_id = $1`, [campaignId]);
     expect(rows.map((row) => row.provider_sid).sort()).toEqual(received.map((message) => message.sid).sort());
-    expect(await count(`SELECT id FROM pgboss.job WHERE name = 'sms-send' AND state = 'completed'`)).toBe(recipients.length);
+    // One batch job sends the campaign's 12 messages (messaging/campaign-sending.ts); none needed a job of its own.
+    expect(await count(`SELECT id FROM pgboss.job WHERE name = 'sms-campaign-send' AND state = 'completed'`)).toBe(1);
+    expect(await count(`SELECT id FROM pgboss.job WHERE name = 'sms-send'`)).toBe(0);
   });
 
   it('loses no accepted record when one instance is killed in the middle of a stream of creates', async () => {

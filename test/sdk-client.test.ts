@@ -21,6 +21,7 @@ import {
   type Municipality,
   type RetryEvent,
 } from '../sdk/index.js';
+import { lockSubjects } from '../src/accounts/login-lock.js';
 import { createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { freePort } from './helpers/process.js';
@@ -62,6 +63,24 @@ describe('against the real app', () => {
     // The key was revoked on the server too: sent by hand, it is refused.
     const revoked = createApiClient({ baseUrl: app.baseUrl, token: session.token });
     await expect(revoked.GET('/api/usuario/get_user_social_logins/')).rejects.toMatchObject({ status: 401, code: 'unauthorized' });
+  });
+
+  it("sends the client's device token at login and keeps the one answered, so others' failures at the name never delay it", async () => {
+    const api = createApiClient({ baseUrl: app.baseUrl, fetch: recording });
+    const first = await login(api, user.user.username, user.password);
+    expect(first.device_token).toMatch(/^plqd_/);
+    expect(api.deviceToken).toBe(first.device_token);
+    // Someone fails at the name from everywhere: without the token, even the right password waits.
+    await app.accounts.models.LoginFailure.bulkCreate(Array.from({ length: 12 }, () => ({ subject: lockSubjects.identifier(user.user.username), failed_at: new Date(), pending: false })));
+    const stranger = createApiClient({ baseUrl: app.baseUrl, retry: false });
+    await expect(login(stranger, user.user.username, user.password)).rejects.toMatchObject({ status: 429, code: 'login_locked' });
+    // A client made from the stored token (a new page load) sends it, and is in at once.
+    const reloaded = createApiClient({ baseUrl: app.baseUrl, deviceToken: first.device_token, retry: false, fetch: recording });
+    const again = await login(reloaded, user.user.username, user.password);
+    expect(JSON.parse(await sent.at(-1)!.text())).toMatchObject({ device_token: first.device_token });
+    expect(again.device_token).toBe(first.device_token);
+    expect(reloaded.deviceToken).toBe(first.device_token);
+    await app.accounts.models.LoginFailure.destroy({ where: { subject: lockSubjects.identifier(user.user.username) } });
   });
 
   it('throws the error model with the request id the server logged the call under', async () => {

@@ -395,6 +395,13 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
     reason: 'A confirmation link that expired or went to the spam folder can be mailed again, throttled (issue 21).',
   },
   {
+    method: 'POST',
+    path: '/api/auth/unlock/',
+    auth: 'none',
+    query: [],
+    reason: "The owner of a name others keep delayed, on a device without a device token, gets a single-use unlock token by mail (issue 41).",
+  },
+  {
     method: 'GET',
     path: '/api/entidade/history/',
     auth: 'ApiKeyAuth',
@@ -607,6 +614,22 @@ const EXTRA_OPERATIONS: ExtraOperation[] = [
   { method: 'GET', path: '/api/chat/messenger/pages/', auth: 'ApiKeyAuth', query: [required('entity_id', 'string')], reason: "The social network's Pages whose messages land in an entity's inbox (issue 24, chatMessenger)." },
   { method: 'POST', path: '/api/chat/messenger/pages/', auth: 'ApiKeyAuth', query: [], reason: "An entity's admins connect a Page, with its token for the send API (issue 24, chatMessenger)." },
   { method: 'DELETE', path: '/api/chat/messenger/pages/{page_id}/', auth: 'ApiKeyAuth', query: [], reason: 'A Page leaves the inbox, and its token is forgotten (issue 24, chatMessenger).' },
+  // Electoral law built in (issue 42)
+  { method: 'GET', path: '/api/elections/calendar/', auth: 'ApiKeyAuth', query: [], reason: "The election calendar the propaganda spans, the age rule and the end of an election are judged by, each date with its legal source (issue 42)." },
+  { method: 'POST', path: '/api/elections/calendar/', auth: 'ApiKeyAuth', query: [], reason: 'A platform admin adds an election, a supplementary one among them, audited (issue 42).' },
+  { method: 'PUT', path: '/api/elections/calendar/{calendar_id}/', auth: 'ApiKeyAuth', query: [], reason: "A platform admin corrects an election's dates when the court changes them, audited (issue 42)." },
+  { method: 'DELETE', path: '/api/elections/calendar/{calendar_id}/', auth: 'ApiKeyAuth', query: [], reason: 'A platform admin removes an election added by mistake, audited (issue 42).' },
+  { method: 'GET', path: '/api/elections/registered_parties/', auth: 'ApiKeyAuth', query: [optional('em', 'string')], reason: 'The parties registered with the court on a day, from its published list, not from what was imported (issue 42).' },
+  { method: 'POST', path: '/api/sms/opt_outs/', auth: 'ApiKeyAuth', query: [], reason: 'A voter who asked by phone or in person is opted out by hand (Lei 9.504/1997 art. 57-G; issue 42).' },
+  { method: 'POST', path: '/api/chat/conversations/{conversation_id}/opt_out/', auth: 'ApiKeyAuth', query: [], reason: "A voter who asked to stop in a conversation is opted out from the inbox (issue 42)." },
+  { method: 'GET', path: '/api/contact_retention/', auth: 'ApiKeyAuth', query: [required('entity_id', 'string')], reason: "When an entity's campaign contacts are erased after its election's certification, and whether a hold keeps them (issue 42)." },
+  { method: 'PUT', path: '/api/contact_retention/hold/', auth: 'ApiKeyAuth', query: [required('entity_id', 'string')], reason: 'A platform admin holds the contacts of an entity with proceedings pending (CF art. 14 §10), audited (issue 42).' },
+  { method: 'DELETE', path: '/api/contact_retention/hold/', auth: 'ApiKeyAuth', query: [required('entity_id', 'string')], reason: 'The hold released once the proceedings end, audited (issue 42).' },
+  // Background jobs for platform admins (issue 43 §1, `palanque jobs`)
+  { method: 'GET', path: '/api/admin/jobs/', auth: 'ApiKeyAuth', query: [], reason: 'How many background jobs each queue holds in each state, with api and worker processes apart (issue 43).' },
+  { method: 'GET', path: '/api/admin/jobs/{queue}/', auth: 'ApiKeyAuth', query: [required('state', 'string'), optional('limit', 'integer')], reason: "A queue's jobs in one state, dead ones with the reason (issue 43)." },
+  { method: 'POST', path: '/api/admin/jobs/{queue}/{job_id}/retry/', auth: 'ApiKeyAuth', query: [], reason: 'A dead job given one more try once its cause is fixed (issue 43).' },
+  { method: 'POST', path: '/api/admin/jobs/{queue}/purge/', auth: 'ApiKeyAuth', query: [], reason: "A canceled campaign's waiting jobs purged from the queue (issue 43)." },
   // Notifications, monitor alerts and push (issue 25; the seed's `notifications` and `push notifications` tags have no operations)
   { method: 'GET', path: '/api/notifications/', auth: 'ApiKeyAuth', query: [optional('unread_only', 'boolean'), optional('page', 'integer')], reason: "Nothing told a team what happened: the caller's notifications (issue 25)." },
   { method: 'GET', path: '/api/notifications/unread_count/', auth: 'ApiKeyAuth', query: [], reason: 'The number on the bell, cheap to poll (issue 25).' },

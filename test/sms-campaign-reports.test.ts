@@ -20,7 +20,7 @@ import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
 import { waitFor } from './helpers/process.js';
-import { attempt, freshBody, recipientSource, storeCampaign } from './helpers/sms.js';
+import { attempt, freshBody, recipientSource, storeCampaign, keepWarnMode } from './helpers/sms.js';
 
 const ACCOUNT = `AC${'5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b'}`;
 const TOKEN = '1f2e3d4c5b6a79880f1e2d3c4b5a6978';
@@ -53,6 +53,7 @@ async function teamOn(target: TestApp): Promise<Team> {
   const admin = await createAdmin(target);
   const [owner, operator, viewer, stranger] = await Promise.all([createUser(target), createUser(target), createUser(target), createUser(target)]);
   const entityId = await target.entities.store.create('candidato', owner.user.id, { nome: 'Maria Santos' });
+  await keepWarnMode(target, entityId);
   for (const [member, role] of [[operator, 'operator'], [viewer, 'viewer']] as const) {
     await target.entities.models.Member.create({ entity_id: entityId, user_id: member.user.id, role, added_at: new Date() });
   }
@@ -108,7 +109,7 @@ describe('a campaign completed by its receipts', () => {
     provider.reportPrices({ perSegment: '-0.00750', unit: 'USD' });
     to = recipients(4);
     // The fourth number opted out of the entity's campaigns: skipped, and counted as opted out.
-    await app.sms.optOuts.record([team.entityId], to[3]!, 'SAIR');
+    await app.sms.optOuts.record([team.entityId], to[3]!, { source: 'reply', keyword: 'SAIR' });
     const sent = await post(app, team.operator, '/api/sms/list_credentials/', { titulo: 'Comício', credencial: team.credentialId, mensagem: { recipient_list_str: to.join('\n'), mensagem: freshBody('Comício hoje') } });
     expect(sent.status, sent.text).toBe(201);
     campaignId = sent.body.data.id;

@@ -152,8 +152,11 @@ describe('contacts: add, read, list, remove', () => {
       entity_id: entity,
       phone: number.e164,
       name: 'Mariana   Souza',
-      consent: { source: 'Ficha de voluntários do comício', given_at: '2026-08-20T22:30:00.000Z', text: 'Aceito receber mensagens.' },
+      // Issue 42: the kind read from the source's words (a sheet at a rally: an event), no evidence.
+      consent: { kind: 'event', source: 'Ficha de voluntários do comício', given_at: '2026-08-20T22:30:00.000Z', text: 'Aceito receber mensagens.', evidence: null },
       tags: ['voluntários', 'zona sul'],
+      // Issue 42: a Brazilian mobile, which an SMS reaches.
+      can_receive_sms: true,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
@@ -477,7 +480,7 @@ describe('the erasure at the person\'s request', () => {
 
     const erased = await call(teamAdmin, 'POST', `/api/contacts/${contactId}/erase/`, { reason: 'LGPD-2026-0107' });
     expect(erased.status, erased.text).toBe(200);
-    expect(erased.body.data).toEqual({ id: contactId, entity_id: entity, erased: true, messages_masked: 1, messages_canceled: 1, replies_masked: 1 });
+    expect(erased.body.data).toEqual({ id: contactId, entity_id: entity, erased: true, messages_masked: 1, messages_canceled: 1, replies_masked: 1, suppression_kept: false });
     expect(erased.body.message).toBe(`Contact ${contactId} was erased; its number was removed from 2 messages and 1 reply.`);
 
     const masked = `+55*******${number.e164.slice(-4)}`;

@@ -9,6 +9,7 @@ import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { request } from './helpers/http.js';
 import { waitFor } from './helpers/process.js';
+import { keepWarnMode } from './helpers/sms.js';
 import { SmsProviderSimulator } from '../src/simulators/sms-provider.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -40,6 +41,7 @@ beforeAll(async () => {
   admin = await createAdmin(app);
   operator = await createUser(app);
   const entityId = await app.entities.store.create('candidato', admin.user.id, { nome: 'Maria Santos' });
+  await keepWarnMode(app, entityId);
   await app.entities.models.Member.create({ entity_id: entityId, user_id: operator.user.id, role: 'operator', added_at: new Date() });
   const added = await post(admin, '/api/sms/add_credential/', { name: 'Campanha', account_id: ACCOUNT, sender_id: '11940028922', secret: AUTH_TOKEN, entity_id: entityId });
   expect(added.status, added.text).toBe(201);

@@ -21,7 +21,7 @@ import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, request, type Result } from './helpers/http.js';
 import { waitFor } from './helpers/process.js';
-import { storeCampaign } from './helpers/sms.js';
+import { storeCampaign, keepWarnMode } from './helpers/sms.js';
 import { loadSpec } from './helpers/spec.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -130,6 +130,7 @@ beforeAll(async () => {
   stranger = await createUser(app);
   entityA = await app.entities.store.create('candidato', ownerA.user.id, { nome: 'Maria Santos' });
   entityB = await app.entities.store.create('candidato', ownerB.user.id, { nome: 'João Pereira' });
+  await keepWarnMode(app, entityA, entityB);
   for (const [member, role] of [
     [adminA, 'admin'],
     [operatorA, 'operator'],
@@ -246,8 +247,10 @@ describe('opt-out keywords', () => {
       expect(optOutKeywordOf(keyword.toLowerCase()), keyword).toBe(keyword);
       await expectOptedOut(ACCOUNT_A1, SENDER_A1, freshNumber(), keyword.toLowerCase());
     }
-    for (const body of ['Obrigado!', 'quero parar de receber', 'STOPP', 'sair agora', 'não vou sair', 'PARAR PARAR', '']) {
-      expect(optOutKeywordOf(body), body).toBeUndefined();
+    for (const body of ['Obrigado!', 'quero parar de receber', 'STOPP', 'sair agora', 'não vou sair', 'PARAR PARAR', '']) expect(optOutKeywordOf(body), body).toBeUndefined();
+    // A request to stop in the voter's own words opts out since issue 42 (sdk/opt-out-phrases.ts; sms-opt-out-phrases.test.ts).
+    for (const body of ['quero parar de receber', 'sair agora', 'PARAR PARAR']) await expectOptedOut(ACCOUNT_A1, SENDER_A1, freshNumber(), body);
+    for (const body of ['Obrigado!', 'STOPP', 'não vou sair', '']) {
       const number = freshNumber();
       const answer = await reply(ACCOUNT_A1, SENDER_A1, number, body || ' ');
       expect((answer.body as Json).data, body).toMatchObject({ from: number, opted_out: false });
@@ -278,8 +281,8 @@ describe('listSmsOptOuts', () => {
     const data = (listed.body as Json).data;
     expect(data).toMatchObject({ links: { next: null, previous: null }, total_pages: 1 });
     expect(data.results.slice(0, 2)).toEqual([
-      { phone: second, keyword: 'STOP', opted_out_at: expect.any(String) },
-      { phone: first, keyword: 'SAIR', opted_out_at: expect.any(String) },
+      { phone: second, keyword: 'STOP', source: 'reply', phrase: null, opted_out_at: expect.any(String) },
+      { phone: first, keyword: 'SAIR', source: 'reply', phrase: null, opted_out_at: expect.any(String) },
     ]);
     const rows = (await app.sms.models.OptOut.findAll({ where: { entity_id: entityB }, raw: true })) as unknown as Array<{ phone: string }>;
     expect(data.count).toBe(rows.length);

@@ -16,8 +16,10 @@
 import { createHash, createHmac } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { brasiliaDay } from '../src/brasilia-time.js';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import type { JobQueue } from '../src/jobs/index.js';
+import { refusingJobQueue } from '../src/jobs/refusing-queue.js';
 import { createSocialnetRemovals } from '../src/socialnet/index.js';
 import { defaultAppConfig, startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
@@ -60,6 +62,8 @@ async function count(target: TestApp, sql: string, replacements: Record<string, 
 const secondsAgo = (seconds: number) => Math.floor(Date.now() / 1000) - seconds;
 const DAY = 24 * 3600;
 const isoOf = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
+/** The Brasília calendar day of an instant: the daily series counts days as a campaign does, not in UTC. */
+const dayOf = (unixSeconds: number) => brasiliaDay(new Date(unixSeconds * 1000));
 
 /** A `metrics` change; `fields` override or (with undefined) remove values. */
 function metrics(fields: Record<string, unknown> = {}): Json {
@@ -239,8 +243,8 @@ describe('POST /api/webhook/socialnet/ (receiveSocialnetEvents)', () => {
     expect(view.latest_metrics).toEqual([{ network: 'instagram', taken_at: isoOf(T2), followers: 48400, posts: 1321, engagement: 0.05, mentions: 330 }]);
     expect(view.daily_series).toEqual(
       expect.arrayContaining([
-        { date: isoOf(T1).slice(0, 10), network: 'instagram', followers: 48300, posts: 1320, engagement: 0.047, mentions: 312 },
-        { date: isoOf(T2).slice(0, 10), network: 'instagram', followers: 48400, posts: 1321, engagement: 0.05, mentions: 330 },
+        { date: dayOf(T1), network: 'instagram', followers: 48300, posts: 1320, engagement: 0.047, mentions: 312 },
+        { date: dayOf(T2), network: 'instagram', followers: 48400, posts: 1321, engagement: 0.05, mentions: 330 },
       ]),
     );
   });
@@ -660,23 +664,13 @@ describe('POST and GET /api/callback/socialnet_removal/ (receiveSocialnetRemoval
       referencia_social: { tipo: 'x', nm: 'x', origem_name: 'x', social_network: [{ nm_rede: 'facebook', id: appUser }] },
     });
     const queued: number[] = [];
+    // Holds the removal's jobs instead of running them; everything else as a queue that runs nothing.
     const held: JobQueue = {
-      async start() {},
-      async register() {},
+      ...refusingJobQueue('removals queue their jobs one at a time'),
       async enqueue(_name, data) {
         queued.push((data as { removal_id: number }).removal_id);
         return `held-${queued.length}`;
       },
-      async enqueueMany() {
-        throw new Error('removals queue their jobs one at a time');
-      },
-      async get() {
-        return undefined;
-      },
-      async stats() {
-        return { queued: 0, running: 0, failed: 0 };
-      },
-      async stop() {},
     };
     const { SocialLogin } = app.accounts.models;
     // The first worker's deletion takes a while, so the second runs while the first holds its claim.

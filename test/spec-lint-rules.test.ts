@@ -61,6 +61,14 @@ const breaks: Array<[rule: string, at: string[], apply: (spec: Node) => void]> =
     const examples = spec.paths['/api/municipios/'].get.responses['200'].content['application/json'].examples;
     examples.firstPage.value.results[0].codigo_ibge = 'um milhão';
   }],
+  // An id in a body without its column's maximum (99999999999999999999 was a 500 on PostgreSQL)...
+  ['palanque-request-integer-bounds', ['components', 'schemas', 'ScenarioApprovalRequest', 'properties', 'selectedMonitorId'], (spec) => {
+    delete spec.components.schemas.ScenarioApprovalRequest.properties.selectedMonitorId.maximum;
+  }],
+  // ...and one in a shared path parameter without its minimum.
+  ['palanque-request-integer-bounds', ['components', 'parameters', 'UserIdPath', 'schema'], (spec) => {
+    delete spec.components.parameters.UserIdPath.schema.minimum;
+  }],
 ];
 
 let findings: Finding[] = [];
@@ -73,7 +81,9 @@ beforeAll(async () => {
   const broken = join(dir, 'openapi.yaml');
   await writeFile(broken, stringify(spec));
   findings = await lint(broken);
-});
+  // Spectral takes about 20 s over the whole contract on a quiet machine; CI's two cores, shared with the
+  // other test files, have taken over 60.
+}, 180_000);
 
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });

@@ -15,6 +15,7 @@ import {
   type LookupAll,
   type OutboundPolicy,
 } from '../src/webhooks/outbound-http.js';
+import { scriptedLookup } from './helpers/lookup.js';
 
 const PRODUCTION: OutboundPolicy = { allowHttp: false, allowPrivateAddresses: false, timeoutMs: 2_000 };
 const LOCAL: OutboundPolicy = { allowHttp: true, allowPrivateAddresses: true, timeoutMs: 2_000 };
@@ -66,17 +67,6 @@ async function startServer(answer: RequestListener = (_request, response) => res
   return { port, url: `http://127.0.0.1:${port}/`, received };
 }
 
-/** A lookup that answers `addresses` in turn, one list per call, and counts the calls. */
-function scriptedLookup(...answers: string[][]): LookupAll & { calls: string[] } {
-  const calls: string[] = [];
-  const lookup = async (hostname: string) => {
-    calls.push(hostname);
-    const answer = answers[Math.min(calls.length, answers.length) - 1] ?? [];
-    return answer.map((address) => ({ address, family: address.includes(':') ? (6 as const) : (4 as const) }));
-  };
-  return Object.assign(lookup, { calls });
-}
-
 /** The refusal `promise` rejects with; fails the test when it resolves or rejects with something else. */
 async function refusal(promise: Promise<unknown>): Promise<RefusedDestination> {
   const error = await promise.then(
@@ -108,6 +98,33 @@ describe('isPublicAddress', () => {
     '::',
     '255.255.255.255',
   ])('judges %s not public', (address) => {
+    expect(isPublicAddress(address)).toBe(false);
+  });
+
+  // IPv6 forms that carry an IPv4 address are judged by the address they carry, both ways.
+  it.each([
+    ['::ffff:0:808:808', 'IPv4-translated'],
+    ['::808:808', 'IPv4-compatible'],
+    ['64:ff9b::808:808', "NAT64's well-known prefix"],
+    ['2002:808:808::1', '6to4'],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'Teredo, server 65.54.227.120 and client 8.8.8.8'],
+  ])('judges %s (%s, carrying a public IPv4 address) public', (address) => {
+    expect(isPublicAddress(address)).toBe(true);
+  });
+
+  it.each([
+    ['::7f00:1', 'IPv4-compatible 127.0.0.1'],
+    ['::ffff:7f00:1', 'IPv4-mapped 127.0.0.1, in hexadecimal'],
+    ['::ffff:0:7f00:1', 'IPv4-translated 127.0.0.1'],
+    ['::a9fe:a9fe', 'IPv4-compatible 169.254.169.254'],
+    ['64:ff9b::7f00:1', "NAT64's well-known prefix, 127.0.0.1"],
+    ['64:ff9b::a00:5', "NAT64's well-known prefix, 10.0.0.5"],
+    ['64:ff9b:1::808:808', "NAT64's local-use prefix, whose translator is the site's own"],
+    ['2002:7f00:1::1', '6to4 of 127.0.0.1'],
+    ['2002:c0a8:101::1', '6to4 of 192.168.1.1'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'Teredo, client 127.0.0.1'],
+    ['2001:0:a00:1:8000:63bf:f7f7:f7f7', 'Teredo, server 10.0.0.1'],
+  ])('judges %s (%s) not public', (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
@@ -169,6 +186,22 @@ describe('checkDestination', () => {
     expect(mapped.message).toContain('a link-local address');
     expect(lookup.calls).toEqual([]);
   });
+
+  it.each(['[::7f00:1]', '[::ffff:127.0.0.1]', '[64:ff9b::7f00:1]', '[64:ff9b:1::7f00:1]', '[2002:7f00:1::]'])(
+    'refuses %s, an IPv6 form carrying 127.0.0.1, as a literal and as what a name resolves to',
+    async (literal) => {
+      const lookup = scriptedLookup([literal.slice(1, -1)]);
+      const asLiteral = await refusal(checkDestination(`https://${literal}/hook`, PRODUCTION, lookup));
+      expect(asLiteral.rule).toBe('public_address');
+      expect(lookup.calls).toEqual([]);
+      const asName = await refusal(checkDestination('https://hooks.example.org/hook', PRODUCTION, lookup));
+      expect(asName).toMatchObject({ rule: 'public_address', value: literal.slice(1, -1) });
+      // The well-known forms name the IPv4 address they carry; the local-use prefix is refused as a range of its own.
+      for (const error of [asLiteral, asName]) {
+        expect(error.message).toMatch(literal.startsWith('[64:ff9b:1:') ? /special-purpose range "rfc6052"/ : /an IPv6 address carrying 127\.0\.0\.1, a loopback address$/);
+      }
+    },
+  );
 
   it('refuses a name that does not resolve', async () => {
     const failing: LookupAll = async () => {
@@ -234,6 +267,19 @@ describe('postJson', () => {
     expect(ipv4).toMatchObject({ rule: 'public_address', value: '127.0.0.1' });
     const ipv6 = await refusal(postJson(`http://[::1]:${server.port}/`, '{}', {}, HTTP_PUBLIC_ONLY));
     expect(ipv6).toMatchObject({ rule: 'public_address', value: '::1' });
+    expect(server.received).toEqual([]);
+  });
+
+  it('refuses IPv6 forms carrying 127.0.0.1 before connecting, as literals and as what a name re-points to', async () => {
+    const server = await startServer();
+    for (const form of ['::7f00:1', '::ffff:127.0.0.1', '64:ff9b::7f00:1']) {
+      const literal = await refusal(postJson(`http://[${form}]:${server.port}/`, '{}', {}, HTTP_PUBLIC_ONLY));
+      expect(literal.message).toMatch(/an IPv6 address carrying 127\.0\.0\.1, a loopback address$/);
+      const lookup = scriptedLookup([EXAMPLE_ADDRESS], [form]);
+      await expect(checkDestination(`http://rebind.test:${server.port}/`, HTTP_PUBLIC_ONLY, lookup)).resolves.toBeTruthy();
+      const rebound = await refusal(postJson(`http://rebind.test:${server.port}/`, '{}', {}, HTTP_PUBLIC_ONLY, lookup));
+      expect(rebound.message).toMatch(/^rebind\.test resolves to .*, an IPv6 address carrying 127\.0\.0\.1, a loopback address$/);
+    }
     expect(server.received).toEqual([]);
   });
 

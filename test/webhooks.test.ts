@@ -235,11 +235,11 @@ describe('a failing endpoint', () => {
 });
 
 describe('where deliveries may go', () => {
-  it('refuses an endpoint on a private, loopback or link-local address when private addresses are not allowed', async () => {
+  it('refuses an endpoint on a private, loopback or link-local address when private addresses are not allowed, IPv6 forms carrying 127.0.0.1 included', async () => {
     const strictApp = await startTestApp({ outbound: { allowPrivateAddresses: false } });
     try {
       const team = await newTeam(strictApp);
-      for (const url of [receiver.url, 'http://10.0.0.8/hook', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]:8080/hook', 'http://localhost:8080/hook']) {
+      for (const url of [receiver.url, 'http://10.0.0.8/hook', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]:8080/hook', 'http://localhost:8080/hook', 'http://[::7f00:1]:8080/hook', 'http://[::ffff:127.0.0.1]:8080/hook', 'http://[64:ff9b::7f00:1]:8080/hook']) {
         const refused = await request(strictApp.baseUrl, 'POST', ENDPOINTS, team.owner.headers, { entity_id: team.entityId, url, event_types: ['monitor.alert'] });
         expectError(refused, 422, 'validation_failed');
         expect(refused.body.error.details[0], url).toMatchObject({ field: 'url', rule: 'public_url', value: url });

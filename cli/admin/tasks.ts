@@ -3,8 +3,10 @@
  * They call the server's own code (src/): the migrator, the municipality import, the accounts domain
  * and the demo-data seed, so they apply exactly the server's rules.
  */
+import { hostname, userInfo } from 'node:os';
 import type { Sequelize } from 'sequelize';
-import { defineAccountModels } from '../../src/accounts/models.js';
+import { AuditLog } from '../../src/accounts/audit-log.js';
+import { defineAccountModels, type AccountModels } from '../../src/accounts/models.js';
 import { passwordProblem, type PasswordContext } from '../../src/accounts/password-policy.js';
 import { hashPassword } from '../../src/accounts/passwords.js';
 import { publishRevocation } from '../../src/accounts/revocations.js';
@@ -12,7 +14,7 @@ import { newReadablePassword } from '../../src/accounts/secrets.js';
 import { createAccounts } from '../../src/accounts/index.js';
 import { DuplicateUserError, publicUser, UserDirectory } from '../../src/accounts/users.js';
 import type { Config } from '../../src/config.js';
-import { createMigrator, migrate } from '../../src/db/migrator.js';
+import { formatDryRun, formatMigrationStatus, migrate, migrationStatus } from '../../src/db/migrator.js';
 import { formatSeedPasswords, formatSeedReport, seedDemoData, SeedError } from '../../src/db/seed.js';
 import { createDomains } from '../../src/domains.js';
 import { refusingJobQueue } from '../../src/jobs/refusing-queue.js';
@@ -25,24 +27,51 @@ import { ReportedFailure, UsageError } from '../errors.js';
 import { passwordFromStdin, promptPassword } from '../input.js';
 import { printJson, printValue, type Output } from '../output.js';
 import { progressBar } from '../progress.js';
-import { migrated, redacted, withDatabase, type DatabaseOptions } from './database.js';
+import { migrated, redacted, withDatabase, type DatabaseOptions, type DatabaseTask } from './database.js';
 
 // --- db migrate ----------------------------------------------------------------------------------
 
-export async function migrateTask(options: DatabaseOptions, output: Output): Promise<void> {
+export async function migrateTask(options: DatabaseOptions & { status?: boolean; dryRun?: boolean }, output: Output): Promise<void> {
+  if (options.status && options.dryRun) throw new UsageError('choose --status or --dry-run, not both');
   await withDatabase(options, async ({ sequelize, logger, config }) => {
-    const applied = await migrate(sequelize, logger);
-    const executed = await createMigrator(sequelize, logger).executed();
+    const database = redacted(config.databaseUrl);
+    if (options.status || options.dryRun) {
+      const status = await migrationStatus(sequelize);
+      if (output.json) printJson(output, { database, ...(options.dryRun ? { dryRun: true } : {}), ...status });
+      else output.stdout.write(options.dryRun ? formatDryRun(status, database) : formatMigrationStatus(status, database));
+      return;
+    }
+    let applied: string[];
+    try {
+      applied = await migrate(sequelize, logger);
+    } catch (error) {
+      throw new ReportedFailure(await migrationFailure(error, sequelize, database));
+    }
+    const executed = (await migrationStatus(sequelize)).migrations.filter((migration) => migration.status === 'applied');
     if (output.json) {
-      printJson(output, { database: redacted(config.databaseUrl), applied, migrations: executed.map((migration) => migration.name) });
+      printJson(output, { database, applied, migrations: executed.map((migration) => migration.name) });
       return;
     }
     output.stdout.write(
       applied.length > 0
-        ? `Applied ${applied.length} migration(s) to ${redacted(config.databaseUrl)}:\n${applied.map((name) => `  ${name}\n`).join('')}`
-        : `The database ${redacted(config.databaseUrl)} is up to date (${executed.length} migrations).\n`,
+        ? `Applied ${applied.length} migration(s) to ${database}:\n${applied.map((name) => `  ${name}\n`).join('')}`
+        : `The database ${database} is up to date (${executed.length} migrations).\n`,
     );
   });
+}
+
+/** A failed migration, for the operator: which, why, and where the database stands (rolled back to the one before). */
+async function migrationFailure(error: unknown, sequelize: Sequelize, database: string): Promise<string> {
+  const message = error instanceof Error ? error.message : String(error);
+  let where = '';
+  try {
+    const status = await migrationStatus(sequelize);
+    const last = status.migrations.filter((migration) => migration.status === 'applied').at(-1)?.name;
+    where = ` The failed migration was rolled back: ${database} is at ${last ?? 'no migration'} (${status.pending.length} pending). Fix the cause and run palanque db migrate again.`;
+  } catch {
+    // The database cannot say: the message stands alone.
+  }
+  return `${message.replace(/\.?\s*$/, '.')}${where}`;
 }
 
 // --- db seed -------------------------------------------------------------------------------------
@@ -183,6 +212,24 @@ function checkChosenPassword({ password, generated }: { password: string; genera
   if (problem) throw new UsageError(`the password ${problem.message}`);
 }
 
+/**
+ * The audit log, as the API writes it (src/accounts/audit-log.ts): a task run on the database leaves the
+ * same event as the operation it stands for, with no Palanque user behind it (`actor_id` null) but the
+ * operating-system user who ran it and on which machine (`details.via: cli`, `os_user`, `host`).
+ */
+function cliAudit(models: AccountModels, task: DatabaseTask): { log: AuditLog; by: Record<string, string> } {
+  return { log: new AuditLog(models, task.logger, task.config.accounts.auditRetentionMs ?? 0), by: { via: 'cli', os_user: osUser(), host: hostname() } };
+}
+
+/** Who runs this process: userInfo() throws for a uid without a passwd entry (some containers). */
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER || process.env.LOGNAME || `uid ${process.getuid?.() ?? 'unknown'}`;
+  }
+}
+
 export interface CreateUserOptions extends DatabaseOptions, PasswordOptions {
   username: string;
   email: string;
@@ -196,7 +243,8 @@ export async function createUserTask(options: CreateUserOptions, output: Output)
   await withDatabase(options, async (task) => {
     checkChosenPassword({ password, generated }, { username: options.username, email: options.email }, task.config);
     await migrated(task);
-    const users = new UserDirectory(defineAccountModels(task.sequelize), task.config.accounts.passwordHashCost);
+    const models = defineAccountModels(task.sequelize);
+    const users = new UserDirectory(models, task.config.accounts.passwordHashCost);
     let row;
     try {
       row = await users.create({
@@ -212,6 +260,8 @@ export async function createUserTask(options: CreateUserOptions, output: Output)
       if (error instanceof Error && error.message.startsWith('Invalid username')) throw new UsageError(`--username: ${error.message}`);
       throw error;
     }
+    const audit = cliAudit(models, task);
+    await audit.log.record({ event: 'account_created', userId: row.id, details: { ...audit.by, is_admin: Boolean(row.is_admin) } });
     const user = publicUser(row);
     if (output.json) {
       printJson(output, { user, ...(generated ? { password } : {}) });
@@ -243,8 +293,11 @@ export async function setPasswordTask(login: string, options: SetPasswordOptions
       if (!options.keepSessions) {
         // As a password reset does: whoever held a session with the old password loses it.
         [revoked] = await models.ApiToken.update({ revoked_at: new Date() }, { where: { user_id: row.id, revoked_at: null }, transaction });
+        await models.LoginDevice.destroy({ where: { user_id: row.id }, transaction }); // and its trusted devices
       }
     });
+    const audit = cliAudit(models, task);
+    await audit.log.record({ event: 'password_changed', userId: row.id, details: { ...audit.by, keys_revoked: revoked } });
     if (revoked > 0) {
       // Running servers may hold these keys in their key caches: they drop them on this notice.
       const { config, sequelize, logger } = task;

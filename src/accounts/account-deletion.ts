@@ -19,7 +19,7 @@
  *
  * Each table that names a user, and what happens to its rows (data-export.ts maps the same tables):
  * - erased, as purely the user's own data or pending requests: api_tokens (revoked now; purged with
- *   the other dead keys later), password_reset_tokens, pending_email_changes, pending_signups of the
+ *   the other dead keys later), login_devices (the device and unlock tokens), password_reset_tokens, pending_email_changes, pending_signups of the
  *   address, login_failures of the username and the address, oauth_states, oauth_pending_links,
  *   social_logins (with the provider tokens), research_bookmarks (private to their owner),
  *   entity_members (the user leaves every team), entity_member_counts, guardianship_links created by
@@ -141,12 +141,13 @@ const memberships: DeletionStep = {
   },
 };
 
-/** Every live key revoked (the key caches are told after the commit, by AccountDeletions). */
+/** Every live key revoked (the key caches are told after the commit, by AccountDeletions), every device and unlock token deleted. */
 const keys: DeletionStep = {
   name: 'keys',
   async run({ user, now, transaction, models, outcome }) {
     const [revoked] = await models.ApiToken.update({ revoked_at: now }, { where: { user_id: user.id, revoked_at: null }, transaction });
     outcome.keysRevoked = revoked;
+    await models.LoginDevice.destroy({ where: { user_id: user.id }, transaction });
   },
 };
 

@@ -38,6 +38,14 @@ export const AUDIT_EVENTS = [
   'personal_data_corrected',
   // An entity's contact erased at the person's request (eraseContact, issue 23).
   'contact_erased',
+  // An entity's contacts erased after its election, and a platform admin's hold on that (contact-retention.ts, issue 42).
+  'contacts_retention_erased',
+  'contact_retention_held',
+  'contact_retention_released',
+  // A platform admin relaxed an entity's SMS compliance mode to `warn` or `off` (setSmsCompliance, issue 42).
+  'sms_compliance_relaxed',
+  // A line of the election calendar created, updated or deleted by a platform admin (issue 42, src/elections/calendar-handlers.ts).
+  'election_calendar_changed',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENTS)[number];
 

@@ -35,6 +35,11 @@ export const EXPORT_SECTIONS: Record<string, Section> = {
     sql: 'SELECT id, device, created_at, last_used_at, expires_at, revoked_at FROM api_tokens WHERE user_id = ? ORDER BY id',
     values: (user) => [user.id],
   },
+  login_devices: {
+    table: 'login_devices.user_id',
+    sql: 'SELECT kind, created_at, last_used_at, expires_at FROM login_devices WHERE user_id = ? ORDER BY id',
+    values: (user) => [user.id],
+  },
   password_resets: {
     table: 'password_reset_tokens.user_id',
     sql: 'SELECT created_at, expires_at, used_at FROM password_reset_tokens WHERE user_id = ? ORDER BY id',
@@ -124,6 +129,24 @@ export const EXPORT_SECTIONS: Record<string, Section> = {
   sms_compliance_set: {
     table: 'sms_compliance.updated_by',
     sql: 'SELECT entity_id, mode, updated_at FROM sms_compliance WHERE updated_by = ? ORDER BY entity_id',
+    values: (user) => [user.id],
+  },
+  // The opt-outs the user recorded by hand for an entity (optOutSmsNumber): which entity and when, not the voters' numbers.
+  sms_opt_outs_recorded: {
+    table: 'sms_opt_outs.created_by',
+    sql: 'SELECT id, entity_id, source, opted_out_at FROM sms_opt_outs WHERE created_by = ? ORDER BY id',
+    values: (user) => [user.id],
+  },
+  // The holds on an entity's contact erasure the user placed (a platform admin, CF art. 14 §10), with the case named.
+  contact_retention_holds: {
+    table: 'contact_retention.held_by',
+    sql: 'SELECT entity_id, held_at, hold_reason FROM contact_retention WHERE held_by = ? ORDER BY entity_id',
+    values: (user) => [user.id],
+  },
+  // The election calendar lines the user changed last (a platform admin).
+  election_calendar_changed: {
+    table: 'election_calendar.updated_by',
+    sql: 'SELECT id, title, updated_at FROM election_calendar WHERE updated_by = ? ORDER BY id',
     values: (user) => [user.id],
   },
   // The replies the user wrote in an entity's inbox (their own words), and the conversations assigned to them.

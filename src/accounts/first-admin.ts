@@ -1,11 +1,17 @@
 /**
  * The first admin. A server started on an empty database creates one, so that someone can log in and
- * create the others: from ADMIN_USERNAME / ADMIN_EMAIL / ADMIN_PASSWORD, or with a generated password
- * printed once to the console (it is stored only as a hash, so it cannot be shown again), with the
- * commands that change it (the API has no change-password operation: the CLI's database task does it).
+ * create the others: from ADMIN_USERNAME / ADMIN_EMAIL / ADMIN_PASSWORD, or else with a generated password
+ * shown once, and only to a person: when stdout is a terminal. Off a terminal (a service manager, a
+ * container, a log collector) a generated password would land in the logs, so none is generated: the
+ * admin is created without a usable password (no password matches it) and a log line says how to set one,
+ * `palanque user set-password <username>` on the server's database, or a reset link by e-mail. No secret
+ * is ever logged or written to a file; a password is stored only as a hash. The creation is an audit event
+ * (`account_created`, `details.via: first_start`), as every platform admin's is.
  */
 import { writeSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import type { Logger } from '../logger.js';
+import type { AuditLog } from './audit-log.js';
 import { newReadablePassword } from './secrets.js';
 import { DuplicateUserError, type UserDirectory } from './users.js';
 
@@ -15,36 +21,67 @@ export interface FirstAdminSettings {
   password: string | undefined;
 }
 
+/** Where a generated password may be shown. */
+export interface FirstAdminOutput {
+  /** Whether a person reads stdout: a generated password is shown only then. */
+  terminal: boolean;
+  print: (text: string) => void;
+}
+
+/** A hash no password matches (verifyPassword knows only `$argon2id$` and `$scrypt$`): the admin waits for one. */
+export const NO_PASSWORD_HASH = '!no-password-set';
+
+const stdout: FirstAdminOutput = {
+  // isatty, not process.stdout.isTTY: touching process.stdout would switch a piped stdout to non-blocking mode.
+  terminal: isatty(1),
+  // A synchronous write, for the same reason.
+  print: (text) => writeSync(1, text),
+};
+
 /** Creates the first admin when there are no users; returns whether it did. */
 export async function ensureFirstAdmin(
   users: UserDirectory,
   settings: FirstAdminSettings,
   logger: Logger,
-  // A synchronous write: touching process.stdout would switch a piped stdout to non-blocking mode.
-  print: (text: string) => void = (text) => writeSync(1, text),
+  output: FirstAdminOutput = stdout,
+  audit?: Pick<AuditLog, 'record'>,
 ): Promise<boolean> {
   if ((await users.count()) > 0) return false;
-  const password = settings.password ?? newReadablePassword();
+  const generated = settings.password === undefined && output.terminal ? newReadablePassword() : undefined;
+  const password = settings.password ?? generated;
+  const admin = { username: settings.username, email: settings.email, first_name: 'Admin', is_admin: true };
   try {
-    await users.create({ username: settings.username, email: settings.email, password, first_name: 'Admin', is_admin: true });
+    const row = password === undefined ? await users.createWithHash({ ...admin, passwordHash: NO_PASSWORD_HASH }) : await users.create({ ...admin, password });
+    await audit?.record({ event: 'account_created', userId: row.id, details: { via: 'first_start', is_admin: true } });
   } catch (error) {
     // Another instance starting on the same database created it first.
     if (error instanceof DuplicateUserError) return false;
     throw error;
   }
   logger.info({ username: settings.username, email: settings.email }, 'first admin created');
-  if (!settings.password) {
-    print(
-      '\n' +
-        '  The first admin account was created. Its password is shown only this once:\n\n' +
-        `    username: ${settings.username}\n` +
-        `    password: ${password}\n\n` +
-        `  Log in and change it: palanque login -u ${settings.username}, then palanque password\n` +
-        '  or change it with the admin command line, on this server\'s database (its DATABASE_URL):\n' +
-        `    palanque user set-password ${settings.username}\n` +
-        `  or have a reset link mailed: palanque auth reset-password --email ${settings.email}\n` +
-        '  (Set ADMIN_USERNAME and ADMIN_PASSWORD to choose them instead.)\n\n',
+  if (generated !== undefined) output.print(banner(settings, generated));
+  if (password === undefined) {
+    logger.warn(
+      { username: settings.username, email: settings.email },
+      `the first admin has no password yet (stdout is not a terminal, so none was generated to be shown): ` +
+        `set one with \`palanque user set-password ${settings.username}\` on this server's database (its DATABASE_URL), ` +
+        `or have a reset link mailed with \`palanque auth reset-password --email <its e-mail>\`; ` +
+        `or set ADMIN_PASSWORD before the first start`,
     );
   }
   return true;
+}
+
+function banner(settings: FirstAdminSettings, password: string): string {
+  return (
+    '\n' +
+    '  The first admin account was created. Its password is shown only this once:\n\n' +
+    `    username: ${settings.username}\n` +
+    `    password: ${password}\n\n` +
+    `  Log in and change it: palanque login -u ${settings.username}, then palanque password\n` +
+    '  or change it with the admin command line, on this server\'s database (its DATABASE_URL):\n' +
+    `    palanque user set-password ${settings.username}\n` +
+    `  or have a reset link mailed: palanque auth reset-password --email ${settings.email}\n` +
+    '  (Set ADMIN_USERNAME and ADMIN_PASSWORD to choose them instead.)\n\n'
+  );
 }

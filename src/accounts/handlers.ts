@@ -18,6 +18,7 @@ import { passwordProblem } from './password-policy.js';
 import { profileChanges, type ProfileChanges, type ProfileFields } from './profile.js';
 import { newReadablePassword } from './secrets.js';
 import { displayName, DuplicateUserError, normaliseEmail, profileAsSeenBy, publicUser, seesContactOf } from './users.js';
+import type { UnlockLinks } from './login-unlock.js';
 import type { ResetLinks } from './password-reset.js';
 import type { SignUpLinks } from './signup.js';
 import { counted } from '../http/counted.js';
@@ -38,6 +39,7 @@ type AccountOperations =
   | 'validatePasswordResetToken'
   | 'checkEmail'
   | 'checkLoginAttempt'
+  | 'requestLoginUnlock'
   | 'listUsers'
   | 'listChatContacts'
   | 'getUser'
@@ -71,9 +73,22 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
   };
   return {
     async login(req, res) {
-      const session = await sessions.login(req.body.username, req.body.password, addressOf(req), req.get('User-Agent'));
-      const data = { token: session.key, token_type: 'Token' as const, expires_at: session.expiresAt.toISOString(), user: publicUser(session.user) };
+      const trust = { deviceToken: req.body.device_token, unlockToken: req.body.unlock_token };
+      const session = await sessions.login(req.body.username, req.body.password, addressOf(req), req.get('User-Agent'), trust);
+      const data = {
+        token: session.key,
+        token_type: 'Token' as const,
+        expires_at: session.expiresAt.toISOString(),
+        user: publicUser(session.user),
+        device_token: session.deviceToken,
+      };
       sendEnvelope(res, 200, data, 'Logged in.');
+    },
+
+    async requestLoginUnlock(req, res) {
+      accounts.unlocks.request(req.body.username, unlockLinks(urls));
+      const data = { status: 'unlock_requested' as const, link_expires_in_seconds: Math.ceil(accounts.devices.settings.unlockLifetimeMs / 1000) };
+      sendEnvelope(res, 200, data, 'If the name belongs to an account, an unlock token was mailed to its address.');
     },
 
     async logout(req, res) {
@@ -403,11 +418,28 @@ function addressOf(req: Pick<Request, 'ip'>): string {
   return req.ip ?? 'unknown';
 }
 
+/**
+ * Where an unlock mail sends its reader: FRONTEND_UNLOCK_URL's login page with `unlock_token` added (the
+ * page logs in with the password typed there); without it, the mail gives the token alone.
+ */
+function unlockLinks(urls: ResetLinkSettings): UnlockLinks {
+  return {
+    loginUrl(token) {
+      if (!urls.frontendUnlockUrl) return undefined;
+      const link = new URL(urls.frontendUnlockUrl);
+      link.searchParams.set('unlock_token', token);
+      return link.toString();
+    },
+  };
+}
+
 interface ResetLinkSettings extends PublicUrlSettings {
   /** FRONTEND_RESET_URL: the front-end page the e-mailed link opens. */
   frontendResetUrl: string | undefined;
   /** FRONTEND_VERIFY_URL: the front-end page a sign-up's confirmation link opens. */
   frontendVerifyUrl: string | undefined;
+  /** FRONTEND_UNLOCK_URL: the front-end login page an unlock mail links to; unset, the mail gives the token alone. */
+  frontendUnlockUrl?: string | undefined;
 }
 
 /**

@@ -3,7 +3,9 @@ import type { Sequelize } from 'sequelize';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
 import { KeyCache, type RevocationChannel } from './key-cache.js';
+import { DEFAULT_LOGIN_DEVICE_SETTINGS, LoginDevices } from './login-devices.js';
 import { LoginLock } from './login-lock.js';
+import { LoginUnlocks } from './login-unlock.js';
 import { defineAccountModels, type AccountModels, type SocialLoginRow } from './models.js';
 import { PasswordChanges } from './password-change.js';
 import { DEFAULT_MIN_LENGTH } from './password-policy.js';
@@ -32,6 +34,10 @@ export interface Accounts {
   /** Live keys remembered for a few seconds; `listen()` hears the other instances' revocations. */
   keyCache: KeyCache;
   lock: LoginLock;
+  /** Device tokens and mailed unlock tokens, by which a login escapes others' failures (login-devices.ts). */
+  devices: LoginDevices;
+  /** Unlock tokens mailed to an owner whose name is delayed (login-unlock.ts). */
+  unlocks: LoginUnlocks;
   sessions: Sessions;
   resets: PasswordResets;
   /** A user's change of their own password, which revokes their other keys. */
@@ -50,7 +56,7 @@ export interface Accounts {
   mailer: Mailer;
   /** The user's linked accounts, without their tokens. */
   socialLoginsOf(userId: number): Promise<Array<Pick<SocialLoginRow, 'provider' | 'external_id' | 'display_name' | 'linked_at'>>>;
-  /** Housekeeping: forgets failures, reset tokens, long-dead keys and expired sign-ups and e-mail changes, and audit events past their retention; returns how many rows went. */
+  /** Housekeeping: forgets failures, expired device and unlock tokens, reset tokens, long-dead keys and expired sign-ups and e-mail changes, and audit events past their retention; returns how many rows went. */
   purgeExpired(): Promise<number>;
 }
 
@@ -71,10 +77,11 @@ export function createAccounts(
   const users = new UserDirectory(models, settings.passwordHashCost, keyCache);
   const tokens = new TokenStore(models, settings.tokenLifetimeMs, keyCache);
   const lock = new LoginLock(models, settings.loginLock);
+  const devices = new LoginDevices(models, { ...DEFAULT_LOGIN_DEVICE_SETTINGS, ...settings.loginDevices });
   const resets = new PasswordResets(models, users, mailer, logger, settings.passwordResetLifetimeMs, settings.passwordHashCost, keyCache, audit);
   const signUpSettings = settings.signUp ?? DEFAULT_SIGNUP;
   const signUps = new SignUps(models, users, mailer, logger, { ...signUpSettings, passwordHashCost: settings.passwordHashCost }, audit);
-  const sessions = new Sessions(users, tokens, lock, settings.passwordHashCost, signUps, audit);
+  const sessions = new Sessions(users, tokens, lock, devices, settings.passwordHashCost, signUps, audit);
   const emailChanges = new EmailChanges(models, users, sessions, mailer, logger, signUpSettings.linkLifetimeMs, audit);
   const passwordRules = { passwordHashCost: settings.passwordHashCost, passwordMinLength: settings.passwordMinLength ?? DEFAULT_MIN_LENGTH };
   return {
@@ -83,6 +90,8 @@ export function createAccounts(
     tokens,
     keyCache,
     lock,
+    devices,
+    unlocks: new LoginUnlocks(users, devices, mailer, logger),
     sessions,
     resets,
     passwordChanges: new PasswordChanges(models, sessions, mailer, logger, passwordRules, keyCache, audit),
@@ -97,7 +106,7 @@ export function createAccounts(
       return (await models.SocialLogin.findAll({ attributes: [...attributes], where: { user_id: userId }, order: [['linked_at', 'ASC']], raw: true })) as unknown as SocialLoginRow[];
     },
     async purgeExpired() {
-      return (await lock.purgeExpired()) + (await resets.purgeExpired()) + (await tokens.purgeDead(DEAD_KEYS_KEPT_MS)) + (await signUps.purgeExpired()) + (await emailChanges.purgeExpired()) + (await audit.purgeExpired());
+      return (await lock.purgeExpired()) + (await devices.purgeExpired()) + (await resets.purgeExpired()) + (await tokens.purgeDead(DEAD_KEYS_KEPT_MS)) + (await signUps.purgeExpired()) + (await emailChanges.purgeExpired()) + (await audit.purgeExpired());
     },
   };
 }

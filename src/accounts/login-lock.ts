@@ -7,7 +7,9 @@
  * - **the identifier alone, from any address**: never locked, only slowed. From its `maxFailures`-th
  *   failure on, each failure makes the next check of that identifier wait 1 s, then 2 s, 4 s and so on,
  *   up to `maxDelayMs`. Guessing from many addresses is slowed down, and the owner, from an address of
- *   their own, waits seconds at most: failures from elsewhere never lock them out.
+ *   their own, waits seconds at most: failures from elsewhere never lock them out. But whoever keeps
+ *   failing re-arms the delay, so a login from a trusted device is not judged here at all: it carries a
+ *   device or unlock token and is judged by that token's failures (login-devices.ts, sessions.ts).
  * - **the address, across identifiers**: locked after `addressMaxFailures` failures. This is the budget
  *   against spraying one password over many names, set high enough for an office behind one address.
  *

@@ -1,4 +1,4 @@
-/** The Sequelize models of the accounts tables (created by migration 0004-accounts; 0017 made failures pending first, 0020 gave keys their device, 0021 added pending sign-ups and e-mail changes, 0022 the audit log, 0025 deleted accounts). */
+/** The Sequelize models of the accounts tables (created by migration 0004-accounts; 0017 made failures pending first, 0020 gave keys their device, 0021 added pending sign-ups and e-mail changes, 0022 the audit log, 0025 deleted accounts, 0031 trusted login devices). */
 import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 
 export interface UserRow {
@@ -79,6 +79,19 @@ export interface AuditEventRow {
   details: string | null;
 }
 
+/** A device token or a mailed unlock token (migration 0031; login-devices.ts): its hash only. */
+export interface LoginDeviceRow {
+  id: number;
+  user_id: number;
+  kind: 'device' | 'unlock';
+  token_hash: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  expires_at: Date;
+  /** Password checks made with it that did not succeed (counted before each check runs). */
+  failures: number;
+}
+
 export interface LoginFailureRow {
   id: number;
   subject: string;
@@ -112,6 +125,7 @@ export interface AccountModels {
   PendingSignUp: Static<PendingSignUpRow>;
   PendingEmailChange: Static<PendingEmailChangeRow>;
   AuditEvent: Static<AuditEventRow>;
+  LoginDevice: Static<LoginDeviceRow>;
 }
 
 const id = { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true };
@@ -213,5 +227,19 @@ export function defineAccountModels(sequelize: Sequelize): AccountModels {
     { id, occurred_at: DataTypes.DATE, event: DataTypes.STRING(40), actor_id: DataTypes.INTEGER, user_id: DataTypes.INTEGER, address: DataTypes.STRING(64), details: DataTypes.TEXT },
     { tableName: 'audit_events', ...plain },
   );
-  return { User, ApiToken, PasswordReset, LoginFailure, SocialLogin, PendingSignUp, PendingEmailChange, AuditEvent };
+  const LoginDevice = sequelize.define<Model<LoginDeviceRow, Partial<LoginDeviceRow>>>(
+    'LoginDevice',
+    {
+      id,
+      user_id: DataTypes.INTEGER,
+      kind: DataTypes.STRING(10),
+      token_hash: DataTypes.STRING(64),
+      created_at: DataTypes.DATE,
+      last_used_at: DataTypes.DATE,
+      expires_at: DataTypes.DATE,
+      failures: { type: DataTypes.INTEGER, defaultValue: 0 },
+    },
+    { tableName: 'login_devices', ...plain },
+  );
+  return { User, ApiToken, PasswordReset, LoginFailure, SocialLogin, PendingSignUp, PendingEmailChange, AuditEvent, LoginDevice };
 }

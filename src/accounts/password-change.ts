@@ -5,6 +5,8 @@
  * - the new password follows the password rules (password-policy.ts) and differs from the current one;
  * - every other key of the account is revoked, in the same transaction as the new hash, and dropped
  *   from the key caches of every instance; the key that asked keeps working;
+ * - every device token and unlock token of the account is deleted in that transaction (login-devices.ts):
+ *   a device trusted under the old password must log in once more, under the lock, to be trusted again;
  * - the account's address is told (after the answer: a mail failure is logged, the change stands).
  */
 import { Op } from 'sequelize';
@@ -71,6 +73,7 @@ export class PasswordChanges {
         { revoked_at: now },
         { where: { user_id: caller.id, revoked_at: null, id: { [Op.ne]: keptTokenId } }, transaction },
       );
+      await this.models.LoginDevice.destroy({ where: { user_id: caller.id }, transaction });
       return count;
     });
     // Every cached key of the user goes; the kept one is simply looked up again.

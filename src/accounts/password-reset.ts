@@ -3,7 +3,8 @@
  * 1. `start`: for an active account with that address, a single-use token with a short lifetime is
  *    stored (its hash only) and e-mailed. Nothing tells the caller whether the address exists.
  * 2. `complete`: a valid token is consumed, a new random password is set and e-mailed, and every API
- *    key of the user is revoked (whoever held a session with the old password loses it).
+ *    key of the user is revoked (whoever held a session with the old password loses it), and every
+ *    device and unlock token deleted (login-devices.ts).
  * An account an admin created without a password gets the same token by mail (`welcome`), so its owner
  * receives a password nobody else has seen.
  */
@@ -73,6 +74,7 @@ export class PasswordResets {
       await this.models.PasswordReset.update({ used_at: now }, { where: { user_id: found.user.id, used_at: null }, transaction });
       await this.models.User.update({ password_hash: passwordHash }, { where: { id: found.user.id }, transaction });
       await this.models.ApiToken.update({ revoked_at: now }, { where: { user_id: found.user.id, revoked_at: null }, transaction });
+      await this.models.LoginDevice.destroy({ where: { user_id: found.user.id }, transaction });
       return true;
     });
     if (!completed) return false;

@@ -6,7 +6,9 @@
  * - With REDIS_URL, through Redis pub/sub, on `<RATE_LIMIT_PREFIX>:key-revocations` (the deployment's
  *   namespace in Redis).
  * - Otherwise on PostgreSQL, through LISTEN/NOTIFY on `palanque_key_revocations` (one database, one
- *   deployment).
+ *   deployment). The notices are sent through DATABASE_URL; the listener, whose LISTEN lasts as long as
+ *   its session, connects to `listenUrl` (DATABASE_DIRECT_URL): a transaction pooler would hand its
+ *   server connection to others after the LISTEN, and deliver nothing.
  * - On SQLite without Redis there is no channel: a single instance is assumed, which drops its own
  *   revocations at once; a second instance on the same file would honour them only once its entries expire.
  *
@@ -35,6 +37,8 @@ const RECONNECT_DELAY_MS = 1_000;
 
 export interface RevocationChannelOptions {
   databaseUrl: string;
+  /** Where the PostgreSQL listener connects: PostgreSQL itself, not a transaction pooler (DATABASE_DIRECT_URL); `databaseUrl` when unset. */
+  listenUrl?: string;
   /** The server's database, which publishes the PostgreSQL notices. */
   sequelize: Sequelize;
   /** The server's Redis connection (it publishes; a duplicate subscribes), when REDIS_URL is set. */
@@ -47,7 +51,7 @@ export interface RevocationChannelOptions {
 /** Redis when there is one, else PostgreSQL, else nothing (SQLite: a single instance). */
 export function revocationChannel(options: RevocationChannelOptions): RevocationChannel | undefined {
   if (options.redis) return new RedisRevocations(options.redis, redisRevocationChannel(options.redisPrefix), options.logger);
-  if (dialectOf(options.databaseUrl) === 'postgres') return new PostgresRevocations(options.databaseUrl, options.sequelize, options.logger);
+  if (dialectOf(options.databaseUrl) === 'postgres') return new PostgresRevocations(options.listenUrl ?? options.databaseUrl, options.sequelize, options.logger);
   return undefined;
 }
 
@@ -118,7 +122,7 @@ class PostgresRevocations implements RevocationChannel {
   private reconnect: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly databaseUrl: string,
+    private readonly listenUrl: string,
     private readonly sequelize: Sequelize,
     private readonly logger: Logger,
   ) {}
@@ -139,7 +143,7 @@ class PostgresRevocations implements RevocationChannel {
 
   /** One connection that only listens; when it breaks, another, until it works (then the cache is emptied). */
   private async connect(listener: RevocationListener, reconnecting: boolean): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl });
+    const client = new pg.Client({ connectionString: this.listenUrl });
     this.client = client;
     let retried = false;
     const retry = (error?: Error) => {

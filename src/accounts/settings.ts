@@ -1,3 +1,4 @@
+import type { LoginDeviceSettings } from './login-devices.js';
 import type { LoginLockSettings } from './login-lock.js';
 
 /** Who may sign up (SIGNUP): anyone, the invited only, or nobody (signup.ts). */
@@ -10,6 +11,8 @@ export interface AccountSettings {
   tokenLifetimeMs: number;
   /** The login lock's rules (see login-lock.ts). */
   loginLock: LoginLockSettings;
+  /** Device and unlock tokens (login-devices.ts); each unset value takes its default there. */
+  loginDevices?: Partial<LoginDeviceSettings>;
   /**
    * How long a key that worked is remembered without asking the database (AUTH_CACHE_SECONDS); 0 or
    * unset, every request asks it. Revocations take effect at once anyway (key-cache.ts).

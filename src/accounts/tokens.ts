@@ -81,9 +81,13 @@ export class TokenStore {
     return { total: count, rows: rows as unknown as SessionKey[] };
   }
 
-  /** Revokes every live key of the user (an admin's `endUserSessions`, a deactivation); returns how many. */
+  /**
+   * Revokes every live key of the user (an admin's `endUserSessions`, a deactivation); returns how many.
+   * The user's device and unlock tokens go too (login-devices.ts): every device logs in again under the lock.
+   */
   async revokeAllOf(userId: number, now = new Date()): Promise<number> {
     const [revoked] = await this.models.ApiToken.update({ revoked_at: now }, { where: { user_id: userId, revoked_at: null, expires_at: { [Op.gt]: now } } });
+    await this.models.LoginDevice.destroy({ where: { user_id: userId } });
     // Only live keys are remembered, and each earlier revocation was announced: none revoked, nothing to tell.
     if (revoked > 0) await this.cache.revoke({ userId });
     return revoked;

@@ -13,8 +13,9 @@ import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Teams } from '../entities/teams.js';
 import type { Inbox } from './inbox.js';
 import { counted } from '../http/counted.js';
+import { maskPhone } from '../messaging/phones.js';
 
-type ChatOperations = 'listConversations' | 'listConversationMessages' | 'replyToConversation' | 'markConversationRead' | 'assignConversation' | 'listInboxChanges';
+type ChatOperations = 'listConversations' | 'listConversationMessages' | 'replyToConversation' | 'optOutConversation' | 'markConversationRead' | 'assignConversation' | 'listInboxChanges';
 
 const CONVERSATIONS_PER_PAGE = 30;
 const MESSAGES_PER_PAGE = 50;
@@ -56,6 +57,21 @@ export function chatHandlers({ inbox, teams, urls }: ChatHandlerDependencies): P
       inbox.requireReplier(caller, role, 'answer its conversations');
       const message = await inbox.reply(caller, conversation, req.body.text, requestCreationKey(res));
       sendEnvelope(res, 201, message, `Reply ${message.id} queued for sending.`);
+    },
+
+    async optOutConversation(req, res) {
+      const caller = callerOf(res);
+      const { conversation, role, wholeNumbers } = await inbox.access(caller, req.params.conversation_id);
+      inbox.requireReplier(caller, role, 'opt its conversations out');
+      const { optOut, added } = await inbox.optOut(caller, conversation);
+      const shown = wholeNumbers ? optOut : { ...optOut, phone: maskPhone(optOut.phone) };
+      const entity = conversation.entity_id;
+      sendEnvelope(
+        res,
+        added ? 201 : 200,
+        shown,
+        added ? `The number of conversation ${conversation.id} is opted out of entity ${entity}'s campaigns.` : `The number of conversation ${conversation.id} had opted out of entity ${entity}'s campaigns already.`,
+      );
     },
 
     async markConversationRead(req, res) {

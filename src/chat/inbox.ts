@@ -22,6 +22,7 @@ import { ApiError, notFound } from '../http/errors.js';
 import { reportStatusOf, userRefOf } from '../messaging/campaign-reports.js';
 import type { CredentialRow } from '../messaging/models.js';
 import { maskPhone } from '../messaging/phones.js';
+import type { SmsOptOut } from '../messaging/opt-outs.js';
 import type { Sms, SmsConversationListener } from '../messaging/sms.js';
 import type { ChangeRef, InboxChanges } from './changes.js';
 import type { MessengerChannel } from './messenger/channel.js';
@@ -280,6 +281,22 @@ export class Inbox implements SmsConversationListener {
     );
     await this.messenger.queue(messageId);
     return (await this.messages([messageId])).get(messageId)!;
+  }
+
+  /**
+   * Opts the conversation's number out of its entity's campaigns, by hand (opt-outs.ts): the
+   * opt-out kept, and whether it is new. 422 for a messenger conversation, which has no number.
+   */
+  async optOut(caller: Caller, conversation: ConversationRow): Promise<{ optOut: SmsOptOut; added: boolean }> {
+    if (conversation.channel !== 'sms') {
+      throw new ApiError(422, 'validation_failed', `Conversation ${conversation.id} is a messenger conversation; only an SMS conversation has a number to opt out.`, [
+        { location: 'path', field: 'conversation_id', rule: 'sms_conversation', message: 'must be an SMS conversation', value: conversation.id },
+      ]);
+    }
+    const added = await this.sms.optOuts.record([conversation.entity_id], conversation.participant, { source: 'conversation', createdBy: caller.user.id });
+    const optOut = await this.sms.optOuts.find(conversation.entity_id, conversation.participant);
+    // An erased number is known only by its suppression: it is answered as an opt-out of now.
+    return { optOut: optOut ?? { phone: conversation.participant, keyword: null, source: 'conversation', phrase: null, opted_out_at: new Date().toISOString() }, added };
   }
 
   /** Sets the unread count to 0 (nothing changes, and no change is recorded, when it is 0 already). */

@@ -9,8 +9,9 @@
  *   connection writes), each query on the least busy one. A read sees what was committed before it
  *   started, as Sequelize's own reads outside a transaction do.
  * - SQLite in memory (tests): Sequelize's one connection, since another would open another database.
- * - PostgreSQL: a few connections of its own through postgres.js, which pipelines reads on them and
- *   keeps each statement prepared per connection (see `postgresReader`).
+ * - PostgreSQL: a few connections of its own through postgres.js, each read a read-only transaction
+ *   sent in one round trip, its statement prepared per connection unless DATABASE_PREPARED_STATEMENTS
+ *   is false (see `postgresReader`).
  *
  * Rows come as each driver gives them: on SQLite, timestamps are text and booleans 0 or 1; on
  * PostgreSQL, timestamps are Dates, counts (bigint) and decimals are text and JSON is parsed. `asDate`,
@@ -40,6 +41,8 @@ export interface Reader {
    */
   wideRows<Row extends object>(columns: readonly string[], rest: string, values?: readonly unknown[]): Promise<Row[]>;
   close(): Promise<void>;
+  /** Its connections at most, and the reads under way on them (for the metrics). */
+  stats?(): { connections: number; inFlight: number };
 }
 
 /** Read-only SQLite connections of a Reader: more than the cores only adds contention. */
@@ -66,15 +69,23 @@ export function readerOf(sequelize: Sequelize): Reader {
 }
 
 /** Refuses anything but a SELECT before it runs (the connections below refuse writes too). */
-function withFirstRow(run: Reader['rows'], close: () => Promise<void>, rowsAsJson: boolean): Reader {
-  const rows: Reader['rows'] = (sql, values) => (SELECT.test(sql) ? run(sql, values) : Promise.reject(new Error(`A Reader runs SELECTs only, not: ${sql.slice(0, 60)}`)));
+function withFirstRow(run: Reader['rows'], close: () => Promise<void>, rowsAsJson: boolean, connections: number): Reader {
+  let inFlight = 0;
+  const done = () => void (inFlight -= 1);
+  const counted: Reader['rows'] = <Row extends object>(sql: string, values?: readonly unknown[]) => {
+    inFlight += 1;
+    const read = run<Row>(sql, values);
+    read.then(done, done);
+    return read;
+  };
+  const rows: Reader['rows'] = (sql, values) => (SELECT.test(sql) ? counted(sql, values) : Promise.reject(new Error(`A Reader runs SELECTs only, not: ${sql.slice(0, 60)}`)));
   const wideRows: Reader['wideRows'] = async (columns, rest, values) => {
     const { select, rowOf } = jsonArrayOf(columns); // checks the names on either database
     if (!rowsAsJson) return rows(`SELECT ${columns.join(', ')} ${rest}`, values);
     const found = await rows<{ row: string }>(`${select} ${rest}`, values);
     return found.map(({ row }) => rowOf(JSON.parse(row) as unknown[])) as never;
   };
-  return { rows, row: async (sql, values) => (await rows(sql, values))[0] as never, wideRows, close };
+  return { rows, row: async (sql, values) => (await rows(sql, values))[0] as never, wideRows, close, stats: () => ({ connections, inFlight }) };
 }
 
 /** How `wideRows` reads a list of columns on SQLite: made once per list (the lists are constants). */
@@ -165,7 +176,7 @@ function sqliteReader(sequelize: Sequelize): Reader {
     if (!pool || storage === ':memory:') return; // the in-memory connection is Sequelize's to close
     for (const { database } of await pool) await new Promise<void>((resolve) => database.close(() => resolve()));
   };
-  return withFirstRow(rows, close, true);
+  return withFirstRow(rows, close, true, storage === ':memory:' ? 1 : SQLITE_READ_CONNECTIONS);
 }
 
 async function openReadOnly(sqlite: SqliteModule, file: string): Promise<ReadConnection> {
@@ -196,6 +207,28 @@ interface PostgresConfig {
   dialectOptions?: { ssl?: unknown };
 }
 
+/** How a database's Reader connects to PostgreSQL: `openDatabase` sets it from the configuration (`readerSettings`). */
+export interface PostgresReaderSettings {
+  /** DB_READ_POOL_MAX: the Reader's connections (two per core by default). */
+  connections?: number;
+  /**
+   * DATABASE_PREPARED_STATEMENTS: each SQL text prepared once per connection (named statements, the
+   * default) or sent unnamed each time. A transaction pooler (PgBouncer before 1.21, or without
+   * max_prepared_statements) hands each transaction any server connection, where a name prepared on
+   * another does not exist (`prepared statement "…" does not exist`).
+   */
+  preparedStatements?: boolean;
+  /** DB_STATEMENT_TIMEOUT_MS: each read is cancelled past it (0 or unset: no bound). */
+  statementTimeoutMs?: number;
+}
+
+const readerSettings = new WeakMap<Sequelize, PostgresReaderSettings>();
+
+/** The settings of the Reader of `sequelize`, given before its first read (`openDatabase` does). */
+export function configureReader(sequelize: Sequelize, settings: PostgresReaderSettings): void {
+  readerSettings.set(sequelize, settings);
+}
+
 /**
  * The Reader's own connections, through postgres.js, beside Sequelize's pool. postgres.js sends a query
  * on a busy connection without waiting for the one before it to finish (pipelining), where Sequelize's
@@ -204,13 +237,42 @@ interface PostgresConfig {
  * caller's account from 2,350 to 3,190. Two connections per core kept the server's few cores busiest:
  * ten (the pool's size) were slower for the entity list than four on two cores. They close after
  * IDLE_SECONDS unused, as the pool's do, and with the database (see `readerOf`).
+ *
+ * Reads run in read-only transactions, `BEGIN READ ONLY`, (`SET LOCAL statement_timeout`), the SELECTs,
+ * `COMMIT`, sent together on one connection (one round trip): a write that got past `withFirstRow` is
+ * refused, as on SQLite, and each statement is bounded as Sequelize's are (DB_STATEMENT_TIMEOUT_MS,
+ * db/deadlines.ts). A connection is lent to one transaction at a time, so the reads that wait for one
+ * share the next transaction (see `pump`). Fifty callers reading one row each in turn, on a loaded
+ * two-core machine: about 5,000 reads a second pipelined outside transactions (this Reader before
+ * issue 43), 1,200 with one transaction per read, 4,200 sharing. Unprepared (DATABASE_PREPARED_STATEMENTS
+ * false), a read with parameters takes two round trips, its parameters' types asked first, and
+ * PostgreSQL's statement timer runs from the first. Nothing is set for the session and no startup parameter
+ * but `application_name` is sent, so the same connections work through a transaction pooler
+ * (PgBouncer refuses `default_transaction_read_only` and `statement_timeout` as startup parameters, and
+ * would hand a session setting to whichever client gets that server connection next).
  */
-const POSTGRES_READ_CONNECTIONS = 2 * availableParallelism();
+const DEFAULT_POSTGRES_READ_CONNECTIONS = 2 * availableParallelism();
 const IDLE_SECONDS = 10;
 export const READER_APPLICATION_NAME = 'palanque-reader';
 
+/** Reads in one transaction at most: a read that fails sends those after it to another one. */
+const READS_PER_TRANSACTION = 32;
+/** PostgreSQL's code for a statement refused because an earlier one aborted its transaction. */
+const IN_FAILED_TRANSACTION = '25P02';
+
+interface PendingRead {
+  text: string;
+  values: readonly unknown[];
+  resolve(rows: unknown[]): void;
+  reject(error: unknown): void;
+}
+
 function postgresReader(sequelize: Sequelize): Reader {
   const config = (sequelize as unknown as { config: PostgresConfig }).config;
+  const settings = readerSettings.get(sequelize) ?? {};
+  const prepare = settings.preparedStatements ?? true;
+  const timeoutMs = Math.floor(settings.statementTimeoutMs ?? 0);
+  const maxConnections = settings.connections ?? DEFAULT_POSTGRES_READ_CONNECTIONS;
   const connections = postgres({
     host: config.host,
     port: config.port === undefined ? undefined : Number(config.port),
@@ -218,15 +280,15 @@ function postgresReader(sequelize: Sequelize): Reader {
     password: config.password ?? undefined,
     database: config.database,
     ssl: sslOf(config.dialectOptions?.ssl),
-    max: POSTGRES_READ_CONNECTIONS,
+    max: maxConnections,
     idle_timeout: IDLE_SECONDS,
-    prepare: true,
+    prepare,
     types: NODE_POSTGRES_TYPES,
     // A parameter left undefined is NULL, as node-postgres sent it (postgres.js would refuse the query).
     transform: { undefined: null },
     onnotice: () => undefined,
-    // Named for pg_stat_activity, and read-only: a write that got past `withFirstRow` is refused, as on SQLite.
-    connection: { application_name: READER_APPLICATION_NAME, default_transaction_read_only: true },
+    // Named for pg_stat_activity (PgBouncer passes application_name on).
+    connection: { application_name: READER_APPLICATION_NAME },
   });
   /** `?` → `$1`, `$2`, ..., once per SQL text. */
   const numbered = new Map<string, string>();
@@ -240,9 +302,71 @@ function postgresReader(sequelize: Sequelize): Reader {
     return text;
   };
 
-  const rows = async <Row extends object>(sql: string, values: readonly unknown[] = []): Promise<Row[]> =>
-    (await connections.unsafe(textOf(sql), values as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as Row[];
-  return withFirstRow(rows, () => connections.end({ timeout: 5 }), false);
+  // Reads wait here for a connection; each free connection takes those waiting (up to
+  // READS_PER_TRANSACTION) into one transaction, so that reads still share a round trip under load as
+  // they did pipelined on a connection outside transactions.
+  const waiting: PendingRead[] = [];
+  const workers = settings.connections ?? DEFAULT_POSTGRES_READ_CONNECTIONS;
+  let working = 0;
+  let pumping = false;
+  const pump = () => {
+    pumping = false;
+    while (working < workers && waiting.length > 0) {
+      const take = Math.min(READS_PER_TRANSACTION, Math.ceil(waiting.length / (workers - working)));
+      working += 1;
+      void inOneTransaction(waiting.splice(0, take)).finally(() => {
+        working -= 1;
+        pump();
+      });
+    }
+  };
+  /** One read-only transaction on one connection: BEGIN, the bound, the reads, COMMIT, sent together. */
+  const inOneTransaction = async (reads: PendingRead[]) => {
+    let connection: postgres.ReservedSql;
+    try {
+      connection = await connections.reserve();
+    } catch (error) {
+      for (const read of reads) read.reject(error);
+      return;
+    }
+    try {
+      // Sent in this order without waiting for each answer (postgres.js pipelines on a connection).
+      const opening = [
+        connection.unsafe('BEGIN READ ONLY').execute(),
+        ...(timeoutMs > 0 ? [connection.unsafe(`SET LOCAL statement_timeout = ${timeoutMs}`).execute()] : []),
+      ];
+      const answers = reads.map((read) => connection.unsafe(read.text, read.values as postgres.ParameterOrJSON<never>[], { prepare }).execute());
+      const commit = connection.unsafe('COMMIT').execute();
+      const outcomes = await Promise.allSettled([...opening, ...answers, commit]);
+      // A failed read aborts the transaction: the reads after it fail with 25P02 and wait again, for
+      // another transaction (each round settles at least the read that failed). COMMIT then rolls back.
+      let aborted = false;
+      const again: PendingRead[] = [];
+      reads.forEach((read, index) => {
+        const outcome = outcomes[opening.length + index]!;
+        if (outcome.status === 'fulfilled') read.resolve(outcome.value as unknown[]);
+        else if (aborted && (outcome.reason as { code?: string }).code === IN_FAILED_TRANSACTION) again.push(read);
+        else {
+          aborted = true;
+          read.reject(outcome.reason);
+        }
+      });
+      waiting.unshift(...again);
+    } finally {
+      connection.release();
+    }
+  };
+
+  const rows = <Row extends object>(sql: string, values: readonly unknown[] = []): Promise<Row[]> =>
+    new Promise<Row[]>((resolve, reject) => {
+      waiting.push({ text: textOf(sql), values, resolve: resolve as PendingRead['resolve'], reject });
+      // The reads asked in one turn of the event loop are shared out together.
+      if (!pumping) {
+        pumping = true;
+        queueMicrotask(pump);
+      }
+    });
+  return withFirstRow(rows, () => connections.end({ timeout: 5 }), false, maxConnections);
 }
 
 /**

@@ -14,9 +14,14 @@
  *   (reference.ts orders them). Nothing else (`tipoDisputa`, `disputa_eleitoral`) is read.
  * - As in rules.ts, the coded fields are judged when sent; the ballot number and the party, a rule between
  *   fields, on the entity as it will be whenever the body names one of them or what sets the office.
- * - A coalition's parties (`partidosLegenda`) are judged against the acronyms of the parties running in the
- *   election, in place of rules.ts's list of parties registered today: a 2022 coalition may name a party
- *   merged since (PTB).
+ * - The parties an election is judged by are those registered with the court that could run in it: existing
+ *   on its day and registered at least six months before (Lei 9.504/1997 art. 4º), from the registered
+ *   parties (registered_parties, sdk/registered-parties.ts), never from the candidacies imported so far: a
+ *   2024 entity of PL 22 or PRD 25 is accepted though no imported candidacy names them, one of PTB (merged
+ *   into PRD in 2023) is not. An election before that list's coverage (2020) is judged by the parties its
+ *   imported candidacies name, as before.
+ * - A coalition's parties (`partidosLegenda`) are judged against the acronyms of those parties, in place of
+ *   rules.ts's list of parties registered today: a 2022 coalition may name a party merged since (PTB).
  * - Each broken rule is one detail naming the field, the rule and what is allowed: the codes of a short
  *   table, the table to read for a long one (occupation's hundreds), the parties of the election.
  */
@@ -24,6 +29,8 @@ import type { Sequelize } from 'sequelize';
 import { readerOf } from '../db/reader.js';
 import type { CodeTable, OfficeRow, PartyRow } from '../elections/tse/models.js';
 import { normaliseName } from '../elections/tse/names.js';
+import { FEMININE_FORMS } from '../../sdk/candidacy-law.js';
+import { COVERED_FROM, partiesRunningOn } from '../../sdk/registered-parties.js';
 import { ballotDigitsOf, courtReferenceOf, scopeOfOffice, type CourtView, type Election } from '../elections/tse/reference.js';
 import type { ErrorDetail } from '../http/errors.js';
 import type { MunicipalityCatalog } from '../municipalities/catalog.js';
@@ -65,16 +72,6 @@ export interface Contest {
   election: Election | undefined;
   source: string;
 }
-
-/** The words of a feminine office name that the court writes in the masculine. */
-const FEMININE_FORMS: ReadonlyMap<string, string> = new Map([
-  ['prefeita', 'prefeito'],
-  ['vereadora', 'vereador'],
-  ['governadora', 'governador'],
-  ['senadora', 'senador'],
-  ['deputada', 'deputado'],
-  ['presidenta', 'presidente'],
-]);
 
 /** `position` as an office name of the view (`officeByName`): "Vice-Prefeita" -> "vice prefeito". */
 export function officeKey(position: string): string {
@@ -181,12 +178,19 @@ function ballotNumber(sent: Sent, after: Sent, view: CourtView, linked?: LinkedC
   return found;
 }
 
-/** The parties of the contest's election, by number, and their description for a message; undefined when not loaded. */
-function partiesRunning({ election }: Contest, view: CourtView): { parties: ReadonlyMap<number, PartyRow>; described: string } | undefined {
-  const parties = election && view.partiesByElection.get(election.cd_eleicao);
-  if (!election || !parties) return undefined;
+/**
+ * The parties that could run in the contest's election, by number, and their description for a message:
+ * the registered ones (see the top of this file), else, for an election before the registry's coverage,
+ * those its imported candidacies name; undefined when neither is known.
+ */
+function partiesRunning({ election }: Contest, view: CourtView): { parties: ReadonlyMap<number, Pick<PartyRow, 'nr_partido' | 'sg_partido'>>; described: string } | undefined {
+  if (!election) return undefined;
+  const registered = view.registeredParties.length > 0 && election.dt_eleicao >= COVERED_FROM ? partiesRunningOn(view.registeredParties, election.dt_eleicao) : undefined;
+  const parties = registered ? new Map(registered.map((party) => [party.nr_partido, party])) : view.partiesByElection.get(election.cd_eleicao);
+  if (!parties) return undefined;
   const listed = [...parties.values()].map((party) => `${party.nr_partido} ${party.sg_partido}`).join(', ');
-  return { parties, described: `running in ${election.ds_eleicao} (${election.ano}, round ${election.nr_turno}): ${listed}` };
+  const which = registered ? `registered with the TSE that could run in` : 'running in';
+  return { parties, described: `${which} ${election.ds_eleicao} (${election.ano}, round ${election.nr_turno}, ${election.dt_eleicao}): ${listed}` };
 }
 
 /** How `partidosLegenda` is judged in the contest's election, when its parties are loaded (rules.ts's list otherwise). */

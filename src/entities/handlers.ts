@@ -25,6 +25,8 @@ import type { CandidateEntity, CandidateEntityRecord, EntityRow } from './models
 import { maskedRecord, maskedValuesOnCreate, refusePersonalValues, withoutMaskedValues } from './personal-data.js';
 import { entityFromCandidacy, summaryOfCandidacy, withoutRefused } from './candidacies.js';
 import { judgeCandidate } from './electoral-rules.js';
+import { judgeCandidacyLaw } from './candidacy-law.js';
+import { asCandidacyDetails } from '../../sdk/candidacy-law.js';
 import { readThenWrite, recordEntityEdit } from './history.js';
 import { UnknownMarketshareEntry, type EntitySummaryRow, type EntityWrite, type StoredEntity, type UpdateOutcome } from './store.js';
 import { asIsoTimestamp, readerOf } from '../db/reader.js';
@@ -91,6 +93,8 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       const problems = [
         ...(stored ? [] : maskedValuesOnCreate(body)),
         ...(await judgeCandidate(sequelize, municipalities, sent, { stored })),
+        // Candidacies the court would refuse (candidacy-law.ts): judged for candidates only.
+        ...((existing ? existing.entity.tp : (req.query.tp ?? 'candidato')) === 'candidato' ? await judgeCandidacyLaw(sequelize, sent, { stored }) : []),
       ];
       if (problems.length > 0) throw new ApiError(422, 'validation_failed', 'The entity is invalid.', problems);
       // The CPF check and the write hold a lock on the CPF (and a new link on its candidacy): parallel
@@ -134,6 +138,9 @@ export function entityHandlers({ entities, accounts, municipalities, urls }: Ent
       const today = new Date();
       // The court's candidacies are read whole by platform admins only: nobody else gets their personal data this way.
       const filled = entityFromCandidacy(candidacy, { withPersonalData: caller.user.is_admin, today });
+      // A candidacy the court would refuse is no candidate entity: 422, as addEntity answers (candidacy-law.ts).
+      const refused = (req.query.tp ?? 'candidato') === 'candidato' ? await judgeCandidacyLaw(sequelize, filled) : [];
+      if (refused.length > 0) throw new ApiError(422, 'validation_failed', `Candidacy ${candidacy.id} is one the electoral court would refuse, so it is no candidate entity.`, asCandidacyDetails(refused, candidacy.id));
       const { entity, leftOut } = withoutRefused(filled, await judgeCandidate(sequelize, municipalities, filled, { today }));
       const cpf = entity.cpf ?? undefined;
       const locks = [`entity-candidacy:${candidacy.id}`, ...(cpf === undefined ? [] : [`entity-cpf:${cpf}`])];

@@ -5,6 +5,7 @@
  * can mark every wrong field at once.
  */
 import { isValidCpf, isValidVoterId } from '@brazilian-utils/brazilian-utils';
+import { REGISTERED_PARTIES as PARTY_REGISTRATIONS, partiesRegisteredOn } from '../../sdk/registered-parties.js';
 import type { ErrorDetail } from '../http/errors.js';
 import type { MunicipalityCatalog } from '../municipalities/catalog.js';
 import { STATE_CODE_BY_ACRONYM } from '../municipalities/rules.js';
@@ -12,15 +13,12 @@ import { checkWebAddress } from '../web-address.js';
 import type { CandidateEntity } from './models.js';
 
 /**
- * Parties registered with the electoral court (TSE) as of 2026, by acronym. Mergers and new registrations
- * change this list; it is compared without accents and case.
+ * Parties registered with the electoral court (TSE) on the day the server started, by acronym as
+ * `normaliseAcronym` writes it (compared without accents, case or spaces), from the registered parties'
+ * list (sdk/registered-parties.ts, its source cited there), not a copy of it.
  */
 export const REGISTERED_PARTIES: ReadonlySet<string> = new Set(
-  [
-    'AGIR', 'AVANTE', 'CIDADANIA', 'DC', 'MDB', 'MISSAO', 'MOBILIZA', 'NOVO', 'PCB', 'PCDOB', 'PCO', 'PDT', 'PL',
-    'PMB', 'PODE', 'PP', 'PRD', 'PRTB', 'PSB', 'PSD', 'PSDB', 'PSOL', 'PSTU', 'PT', 'PV', 'REDE', 'REPUBLICANOS',
-    'SOLIDARIEDADE', 'UNIAO', 'UP',
-  ],
+  partiesRegisteredOn(PARTY_REGISTRATIONS, new Date().toISOString().slice(0, 10)).map((party) => normaliseAcronym(party.sg_partido)),
 );
 
 /**

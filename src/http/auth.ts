@@ -9,11 +9,15 @@
  * worked is remembered for AUTH_CACHE_SECONDS, with revocations honoured at once on the revoking instance
  * and within a second on the others (accounts/key-cache.ts); the caller is then only what the key says of
  * its user (`KeyHolder`: id, username, admin and active flags), and a handler that needs more reads it.
+ *
+ * A lookup that fails (the database out of reach) refuses nobody: it answers 503, never 401
+ * (translateKeyLookupFailure), so front ends keep their users logged in through an outage.
  */
 import type { Application, Request, Response } from 'express';
 import type { Authenticated } from '../accounts/tokens.js';
 import type { OpenApiDocument } from './contract.js';
-import { ApiError, unauthorized } from './errors.js';
+import { isDatabaseError } from '../db/outages.js';
+import { ApiError, serviceUnavailable, unauthorized, type ErrorTranslator } from './errors.js';
 
 export type Caller = Authenticated;
 
@@ -74,12 +78,38 @@ export function apiKeySecurityHandler(authenticatorOf: (req: Request) => KeyAuth
   return async (req: Request): Promise<true> => {
     const key = apiKeyIn(req.get('Authorization'));
     if (!key) throw unauthorized('The Authorization header must be "Token <key>" or "Bearer <key>".');
-    const caller = await authenticateOnce(req, key, authenticatorOf(req));
+    let caller: Caller | undefined;
+    try {
+      caller = await authenticateOnce(req, key, authenticatorOf(req));
+    } catch (error) {
+      failedLookups.set(req, error);
+      throw error;
+    }
     if (!caller) throw unauthorized('The API key is invalid, expired or revoked. Log in again.');
     req.res!.locals.caller = caller;
     return true;
   };
 }
+
+/** Requests whose key could not be looked up, with why (the validator passes on only a 401 with the message). */
+const failedLookups = new WeakMap<Request, unknown>();
+
+/**
+ * A key that could not be checked is not a wrong key: a 401 would log every user out of their front end
+ * during an outage (and echo the driver's text, SQL included). A lookup the database could not answer
+ * (unreachable, or its tables not as this build expects mid-deploy) is a 503 with Retry-After; anything
+ * else is our bug, a 500. Either way the failure is logged with its cause (errorHandler). Listed before
+ * the validator's translator, which would make it a 401.
+ */
+export const translateKeyLookupFailure: ErrorTranslator = (_error, req) => {
+  if (!failedLookups.has(req)) return undefined;
+  const cause = failedLookups.get(req);
+  const answer = isDatabaseError(cause)
+    ? serviceUnavailable('The API key could not be checked: the service cannot reach its database for a moment. Send the request again in a few seconds.')
+    : new ApiError(500, 'internal_error', 'An unexpected error occurred while checking the API key. Quote the request id when reporting it.');
+  answer.cause = cause;
+  return answer;
+};
 
 /** The authenticated caller of an ApiKeyAuth operation (the security handler ran before the handler). */
 export function callerOf(res: Response): Caller {

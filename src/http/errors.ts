@@ -6,6 +6,8 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { TimeoutError } from 'sequelize';
 import { DatabaseBusyError } from '../db/database.js';
+import { isOutage } from '../db/outages.js';
+import { listedDetails } from '../../sdk/error-details.js';
 import type { components } from '../../sdk/schema.js';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
@@ -47,11 +49,23 @@ const MAX_FIELD = 500;
 const MAX_RULE = 100;
 
 /** Cuts a text to `max` characters, marking the cut: a request can make a message quote a huge name. */
-const bounded = (text: string, max: number) => ([...text].length <= max ? text : `${[...text].slice(0, max - 1).join('')}…`);
+function bounded(text: string, max: number): string {
+  if (text.length <= max) return text; // UTF-16 units: never fewer than the characters
+  const kept: string[] = [];
+  // Walks characters (not UTF-16 units, so no surrogate pair is split) and stops at the cut: a
+  // megabyte of text costs as much as `max` characters.
+  for (const character of text) {
+    if (kept.length === max) return `${kept.slice(0, max - 1).join('')}…`;
+    kept.push(character);
+  }
+  return text;
+}
 
 /** Writes an error in the error model. Used by the error handler and by middleware that answers early. */
 export function sendError(res: Response, error: ApiError): void {
-  const details = error.details.map((detail) => ({
+  // At most MAX_DETAILS details, the message counting the rest: an answer stays a few KB whatever the request.
+  const listed = listedDetails(error.message, error.details);
+  const details = listed.details.map((detail) => ({
     ...detail,
     field: bounded(detail.field, MAX_FIELD),
     rule: bounded(detail.rule, MAX_RULE),
@@ -59,7 +73,7 @@ export function sendError(res: Response, error: ApiError): void {
   }));
   const body: ErrorBody = {
     success: false,
-    error: { code: error.code, message: bounded(error.message, MAX_MESSAGE), details },
+    error: { code: error.code, message: bounded(listed.message, MAX_MESSAGE), details },
     request_id: String(res.locals.requestId ?? ''),
   };
   res.status(error.status).set(error.headers).json(body);
@@ -79,7 +93,8 @@ export function errorHandler(translators: ErrorTranslator[]): ErrorRequestHandle
       return;
     }
     // req.log is set by the request logger; an error raised before it (in the rate limiter) must still be answered.
-    req.log?.error({ err: error }, 'request failed');
+    // An answer made for another error (a key lookup that failed) names it as its cause: that is what to log.
+    req.log?.error({ err: apiError?.cause ?? error }, 'request failed');
     sendError(
       res,
       apiError ??
@@ -102,6 +117,23 @@ export const translateDatabaseBusy: ErrorTranslator = (error) => {
   if (!(error instanceof DatabaseBusyError || error instanceof TimeoutError)) return undefined;
   return new ApiError(503, 'service_unavailable', 'The database is busy with other writes: nothing was changed. Send the request again in a few seconds.', [], { 'Retry-After': '5' });
 };
+
+/** How long a client is asked to wait before retrying a request that met an outage. */
+const OUTAGE_RETRY_AFTER_SECONDS = '5';
+
+/** 503 `service_unavailable`: the request can be sent again shortly (the SDK and CLI retry it when that is safe). */
+export const serviceUnavailable = (message = OUTAGE_MESSAGE) =>
+  new ApiError(503, 'service_unavailable', message, [], { 'Retry-After': OUTAGE_RETRY_AFTER_SECONDS });
+
+const OUTAGE_MESSAGE =
+  'The service is unavailable for a moment: its database or job queue could not be reached in time. Send the request again in a few seconds (with the same Idempotency-Key, a write is applied once).';
+
+/**
+ * The database or the job queue out of reach, or a statement cancelled (db/outages.ts says which errors
+ * are): 503 with Retry-After, never a 500, and never the driver's text (SQL, host). Logged as a failure
+ * with its cause: an outage is something to look at.
+ */
+export const translateOutage: ErrorTranslator = (error) => (isOutage(error) ? serviceUnavailable() : undefined);
 
 /** Errors of Express's body parsers (body-parser), recognised by their `type`. */
 export const translateBodyParserError: ErrorTranslator = (error, req) => {

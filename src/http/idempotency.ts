@@ -9,7 +9,9 @@
  *   and the operation does not run;
  * - the same key with another body: 422 `idempotency_key_reused`;
  * - the same key while the first request still runs: 409 `idempotency_key_in_flight`;
- * - a 5xx answer is not stored, so a retry may run; a claim left by a crash stops blocking after a bound,
+ * - a 5xx answer is not stored, and the key is released before that answer is sent (outside the request's
+ *   deadline, which refuses the request's statements once it passed), so the retry it invites runs; a
+ *   claim left by a crash stops blocking after a bound,
  *   and the retry runs again: operations that create records keep `requestCreationKey` with them so that
  *   this second run finds what the first made (the crash may have come after its commit).
  * Keys expire after IDEMPOTENCY_TTL_SECONDS and are purged.
@@ -23,6 +25,7 @@
 import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { DataTypes, Op, UniqueConstraintError, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+import { outsideDeadline } from '../db/deadlines.js';
 import type { Logger } from '../logger.js';
 import { clientKey } from './client.js';
 import { ApiError } from './errors.js';
@@ -207,7 +210,7 @@ export function idempotency(store: IdempotencyStore, logger: Logger): RequestHan
         res.locals.creationKey = creationKeyOf(identity);
         storeAnswerBeforeSending(res, {
           store: (answer) => store.complete(claim.id, answer),
-          release: () => store.release(claim.id),
+          release: () => outsideDeadline(() => store.release(claim.id)),
           logger,
         });
         return next();
@@ -253,7 +256,8 @@ function fingerprintOf(req: Request): string {
 
 /**
  * Wraps `res.send` so the answer is stored before it goes out (a client that retries after a lost
- * answer finds it); a 5xx answer releases the key instead, and so does a response never sent.
+ * answer finds it); a 5xx answer releases the key instead, before it goes out (a prompt retry must not
+ * find the key still claimed), and so does a response never sent.
  */
 function storeAnswerBeforeSending(
   res: Response,
@@ -270,8 +274,8 @@ function storeAnswerBeforeSending(
     if (body !== null && typeof body === 'object' && !Buffer.isBuffer(body)) return res.json(body); // comes back as a string
     settled = true;
     if (res.statusCode >= 500) {
-      void releaseQuietly();
-      return send(body);
+      void releaseQuietly().finally(() => send(body));
+      return res;
     }
     const answer: StoredAnswer = {
       status: res.statusCode,

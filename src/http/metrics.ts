@@ -1,13 +1,16 @@
 /**
- * Prometheus metrics (prom-client): requests and their latency by operationId, method and status, the
- * database pool, the job queue, and Node's process metrics. Served at GET /metrics to a caller holding METRICS_TOKEN
+ * Prometheus metrics (prom-client): requests and their latency by operationId, method and status; the
+ * database pool, the Reader's connections, the job queue (by state, and per queue its depth and oldest
+ * job's age) and its own pool; SMS sent and failed by provider; failed webhook tries; 429s by budget;
+ * Redis up or the rate limits counting in memory; the build; and Node's process metrics. Served at GET /metrics to a caller holding METRICS_TOKEN
  * (Authorization: Bearer <token>), and not at all when no token is configured: metrics reveal traffic
- * and must not be public.
+ * and must not be public. docs/operations.md ("Metrics and logs") lists them with their labels.
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
+import type { Redis } from 'ioredis';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { JobStats } from '../jobs/queue.js';
+import type { JobQueue, JobStats } from '../jobs/queue.js';
 import type { CompletionObserver } from './completion.js';
 
 export interface PoolStats {
@@ -16,6 +19,31 @@ export interface PoolStats {
   using: number;
   waiting: number;
 }
+
+/** The Reader's connections (db/reader.ts): how many it may open, and the reads under way on them. */
+export interface ReaderStats {
+  connections: number;
+  inFlight: number;
+}
+
+/** What the build says of itself (palanque_build_info). */
+export interface BuildInfo {
+  /** package.json's version. */
+  version: string;
+  /** GIT_COMMIT, when the deployment sets it. */
+  commit?: string;
+}
+
+export interface MetricsSources {
+  poolStats?: () => PoolStats | undefined;
+  jobStats?: () => Promise<JobStats>;
+  /** The job queue: its depth and oldest job per queue, and its own pool, when it reports them. */
+  jobs?: Pick<JobQueue, 'queueStats' | 'poolStats'>;
+  readerStats?: () => ReaderStats | undefined;
+  build?: BuildInfo;
+}
+
+const SCRAPES_AND_PROBES: Record<string, string> = { '/metrics': 'metrics', '/livez': 'livez', '/readyz': 'readyz' };
 
 export class Metrics {
   readonly registry = new Registry();
@@ -33,8 +61,114 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor({ poolStats, jobStats }: { poolStats?: () => PoolStats | undefined; jobStats?: () => Promise<JobStats> } = {}) {
+  private readonly smsSentTotal = new Counter({
+    name: 'palanque_sms_sent_total',
+    help: "SMS the provider took, by provider (the credentials' adapter).",
+    labelNames: ['provider'] as const,
+    registers: [this.registry],
+  });
+  private readonly smsFailedTotal = new Counter({
+    name: 'palanque_sms_failed_total',
+    help: 'SMS the provider did not take, by provider and outcome: refused (the message fails), not_accepted or unknown (retried).',
+    labelNames: ['provider', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly webhookFailures = new Counter({
+    name: 'palanque_webhook_delivery_failures_total',
+    help: 'Failed webhook delivery tries; final="true" when no retry follows (the delivery is failed).',
+    labelNames: ['final'] as const,
+    registers: [this.registry],
+  });
+  private readonly rateLimitedTotal = new Counter({
+    name: 'palanque_rate_limited_total',
+    help: 'Requests refused with 429 rate_limited, by the budget that was spent.',
+    labelNames: ['budget'] as const,
+    registers: [this.registry],
+  });
+  private redis: Redis | undefined;
+
+  constructor({ poolStats, jobStats, jobs, readerStats, build }: MetricsSources = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: 'palanque_' });
+    new Gauge({
+      name: 'palanque_build_info',
+      help: 'The running build: package version, git commit (GIT_COMMIT, "unknown" when unset) and Node.js version; always 1.',
+      labelNames: ['version', 'commit', 'node'] as const,
+      registers: [this.registry],
+    }).set({ version: build?.version ?? 'unknown', commit: build?.commit ?? 'unknown', node: process.version }, 1);
+    const redisOf = () => this.redis;
+    new Gauge({
+      name: 'palanque_rate_limits_in_memory',
+      help: "1 when this instance counts the rate-limit budgets in its own memory (no REDIS_URL, or Redis down: the fallback), 0 when in Redis.",
+      registers: [this.registry],
+      collect() {
+        const redis = redisOf();
+        this.set(redis && redis.status === 'ready' ? 0 : 1);
+      },
+    });
+    if (jobs?.queueStats) {
+      const queueStats = jobs.queueStats.bind(jobs);
+      // One query per scrape serves both gauges: the first collect reads, the second takes its result.
+      let pending: Promise<Awaited<ReturnType<typeof queueStats>>> | undefined;
+      const read = () => (pending ??= queueStats().finally(() => setImmediate(() => (pending = undefined))));
+      new Gauge({
+        name: 'palanque_job_queue_depth',
+        help: 'Jobs waiting to run (queued, or failed and waiting for a retry), by queue (kind of job).',
+        labelNames: ['queue'] as const,
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          for (const stats of await read()) this.set({ queue: stats.name }, stats.waiting);
+        },
+      });
+      new Gauge({
+        name: 'palanque_job_queue_oldest_age_seconds',
+        help: 'Seconds since the oldest waiting job of the queue was created (0 when none waits).',
+        labelNames: ['queue'] as const,
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          for (const stats of await read()) this.set({ queue: stats.name }, stats.oldestWaitingSeconds);
+        },
+      });
+      new Gauge({
+        name: 'palanque_job_queue_running',
+        help: 'Jobs running, by queue.',
+        labelNames: ['queue'] as const,
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          for (const stats of await read()) this.set({ queue: stats.name }, stats.running);
+        },
+      });
+    }
+    if (jobs?.poolStats) {
+      const queuePool = jobs.poolStats.bind(jobs);
+      new Gauge({
+        name: 'palanque_job_pool_connections',
+        help: "The job queue's own database pool (pg-boss) by state.",
+        labelNames: ['state'] as const,
+        registers: [this.registry],
+        collect() {
+          const stats = queuePool();
+          if (!stats) return;
+          for (const state of ['size', 'available', 'using', 'waiting'] as const) this.set({ state }, stats[state]);
+        },
+      });
+    }
+    if (readerStats) {
+      new Gauge({
+        name: 'palanque_db_reader_connections',
+        help: "The Reader's read connections (db/reader.ts): max, the most it opens; in_flight, the reads under way on them.",
+        labelNames: ['state'] as const,
+        registers: [this.registry],
+        collect() {
+          const stats = readerStats();
+          if (!stats) return;
+          this.set({ state: 'max' }, stats.connections);
+          this.set({ state: 'in_flight' }, stats.inFlight);
+        },
+      });
+    }
     if (jobStats) {
       new Gauge({
         name: 'palanque_jobs',
@@ -67,19 +201,54 @@ export class Metrics {
     this.requests.inc(labels);
     this.latency.observe(labels, seconds);
   }
+
+  /** The Redis the rate limits share, whose state palanque_redis_up and palanque_rate_limits_in_memory report. */
+  watchRedis(redis: Redis | undefined): void {
+    if (!redis || this.redis) return;
+    this.redis = redis;
+    new Gauge({
+      name: 'palanque_redis_up',
+      help: 'Whether Redis (REDIS_URL) is connected and ready: 1 or 0. Absent without REDIS_URL.',
+      registers: [this.registry],
+      collect() {
+        this.set(redis.status === 'ready' ? 1 : 0);
+      },
+    });
+  }
+
+  smsSent(provider: string): void {
+    this.smsSentTotal.inc({ provider });
+  }
+
+  smsFailed(provider: string, outcome: string): void {
+    this.smsFailedTotal.inc({ provider, outcome });
+  }
+
+  webhookDeliveryFailed(final: boolean): void {
+    this.webhookFailures.inc({ final: String(final) });
+  }
+
+  rateLimited(budget: string): void {
+    this.rateLimitedTotal.inc({ budget });
+  }
 }
 
-/** Times every request; the operation is the one the contract matched, `unmatched` otherwise. */
+/**
+ * Times every request; the operation is the one the contract matched, `metrics`, `livez` or `readyz` for
+ * a scrape or a probe (outside the contract), and `unmatched` for any other path. Counts each 429 by the
+ * budget the rate limits name (`res.locals.rateLimitedBudget`, http/rate-limits.ts).
+ */
 export function requestMetrics(metrics: Metrics): CompletionObserver {
   return (req, res, startedAt) => {
     const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
     metrics.observe(operationOf(req, res.locals), req.method, res.statusCode, seconds);
+    if (res.statusCode === 429 && typeof res.locals.rateLimitedBudget === 'string') metrics.rateLimited(res.locals.rateLimitedBudget);
   };
 }
 
 function operationOf(req: Request, locals: Record<string, unknown>): string {
   const matched = (req as { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
-  return String(locals.operationId ?? matched ?? 'unmatched');
+  return String(locals.operationId ?? matched ?? SCRAPES_AND_PROBES[req.path] ?? 'unmatched');
 }
 
 /** GET /metrics for a caller with the token; 404 (as if absent) when no token is configured. */

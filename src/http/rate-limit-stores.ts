@@ -49,7 +49,9 @@ export class MemoryBudgets implements BudgetStore {
 
   refund(id: string): void {
     const window = this.windows.get(id);
-    if (window) window.spent -= 1;
+    // A request charged in a window that has since closed gives back nothing below zero (a provider
+    // callback that spans a window's end would otherwise leave its address more than its budget).
+    if (window && window.spent > 0) window.spent -= 1;
   }
 }
 

@@ -3,7 +3,8 @@
  *
  * Each operation belongs to a group with its own budget: authentication and account checks are the
  * tightest (they invite guessing), provider callbacks the loosest (providers send bursts), other writes
- * and reads in between. Budgets live in memory, or in Redis (REDIS_URL) so that every instance shares
+ * and reads in between. checkEmail, open to anyone and telling whether an address has an account, has a
+ * budget of its own, tighter still (10 a minute per client address by default). Budgets live in memory, or in Redis (REDIS_URL) so that every instance shares
  * them; if Redis fails, each instance falls back to its own memory rather than refusing traffic.
  *
  * Whose budget pays: a request is charged to its address until its API key authenticates; then the
@@ -16,15 +17,21 @@
  *   address is refused even with a good key: otherwise the answer would confirm a right guess);
  * - an authenticated request costs its address nothing (charged, then refunded at once), so a user's
  *   authenticated traffic never drains the budget of the people sharing its address; each key (not each
- *   user: one per device) has a budget of its own.
+ *   user: one per device) has a budget of its own;
+ * - a provider callback costs its address the same way until its signature verifies (provider-signatures.ts);
+ *   then the address gets its point back and the signer (the entity of the credential that signed it)
+ *   pays, from a budget sized by its messages in flight (chargeSigner): a provider posting a receipt per
+ *   message from a few addresses is not throttled as one client, and an unsigned or forged callback
+ *   still costs its address (a spent address is refused before its signature is looked up).
  * Charging first and refunding, rather than looking the key up first, is what bounds the lookups one
  * address can cause, even with many requests at once. The lookup is the security handler's own
  * (auth.ts `authenticateOnce`): a request's key is checked once.
  *
  * Every answer carries `RateLimit-Policy: <limit>;w=<window>` and `RateLimit: limit=, remaining=, reset=`
- * for the budget that paid; a request over budget gets 429 `rate_limited` with `Retry-After`.
+ * for the budget that paid; a request over budget gets 429 `rate_limited` with `Retry-After`, and
+ * `res.locals.rateLimitedBudget` names the budget for the metrics (its group, or `signed-callback`).
  */
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { MemoryBudgets, RedisBudgets, type BudgetStore } from './rate-limit-stores.js';
@@ -33,7 +40,7 @@ import { apiKeyIn, authenticateOnce, type KeyAuthenticator } from './auth.js';
 import { addressOf, hashedKey } from './client.js';
 import { findRoute, type Route } from './contract.js';
 
-export type RateLimitGroup = 'auth' | 'read' | 'write' | 'callback';
+export type RateLimitGroup = 'auth' | 'read' | 'write' | 'callback' | 'checkEmail';
 
 /** `points` requests per `seconds`; undefined switches the group's limit off. */
 export interface Budget {
@@ -41,13 +48,33 @@ export interface Budget {
   seconds: number;
 }
 
-export type RateLimitBudgets = Record<RateLimitGroup, Budget | undefined>;
+/** checkEmail's may be left out (no budget of its own: then it has no limit). */
+export type RateLimitBudgets = Record<Exclude<RateLimitGroup, 'checkEmail'>, Budget | undefined> & { checkEmail?: Budget };
+
+/**
+ * The budget of a provider callback's signer (see chargeSigner): per window of `seconds`, `perMessage`
+ * callbacks for each of its messages in flight, never fewer than `floor` nor more than `points`.
+ */
+export interface SignedCallbackBudget extends Budget {
+  perMessage: number;
+  floor: number;
+}
+
+/** Who signed a provider callback (an entity, for its credentials), and how many of its messages may still bring one (asked only when a budget is set). */
+export interface CallbackSigner {
+  id: string;
+  inFlight(): Promise<number>;
+}
+
+/** A signer's budget by default: 4 callbacks (queued, sent, delivered, and one to spare) per message in flight, from 600 to 20,000 a minute. */
+export const DEFAULT_SIGNED_CALLBACKS: SignedCallbackBudget = { points: 20_000, seconds: 60, perMessage: 4, floor: 600 };
 
 export const DEFAULT_BUDGETS: RateLimitBudgets = {
   auth: { points: 20, seconds: 60 },
   read: { points: 1200, seconds: 60 },
   write: { points: 120, seconds: 60 },
   callback: { points: 600, seconds: 60 },
+  checkEmail: { points: 10, seconds: 60 },
 };
 
 const AUTH_OPERATIONS = new Set([
@@ -58,7 +85,7 @@ const AUTH_OPERATIONS = new Set([
   'changePassword',
   'generateNewPassword',
   'validatePasswordResetToken',
-  'checkEmail',
+  'requestLoginUnlock',
   'checkLoginAttempt',
   'checkOperatorEmail',
   'signUp',
@@ -77,6 +104,7 @@ const CALLBACK_OPERATIONS = new Set([
 ]);
 
 export function groupOf(operationId: string | undefined, method: string): RateLimitGroup {
+  if (operationId === 'checkEmail') return 'checkEmail';
   if (operationId && AUTH_OPERATIONS.has(operationId)) return 'auth';
   if (operationId && CALLBACK_OPERATIONS.has(operationId)) return 'callback';
   return method === 'GET' || method === 'HEAD' ? 'read' : 'write';
@@ -91,16 +119,56 @@ export interface RateLimitOptions {
   keyPrefix?: string;
   /** How keys authenticate, on which operations (those whose security names ApiKeyAuth); without it every request costs its address. */
   keys?: { operations: ReadonlySet<string>; authenticate: KeyAuthenticator };
+  /** The budget of the signers of provider callbacks (chargeSigner); without it a signed callback costs nothing once verified. */
+  signedCallbacks?: SignedCallbackBudget;
 }
 
-export function rateLimits({ budgets, routes, redis, keyPrefix = 'palanque:rl', keys }: RateLimitOptions): RequestHandler {
+/** What moves a callback's charge from its address to its signer, per request in the callback group (see chargeSigner). */
+const signerCharges = new WeakMap<Request, (res: Response, signer: CallbackSigner) => Promise<void>>();
+
+/**
+ * Called once a provider callback's signature verified (provider-signatures.ts): the address gets its
+ * point back and the signer pays, from a budget sized by its messages in flight; throws 429 when it is
+ * spent. A callback that does not verify never gets here and stays charged to its address, which was
+ * charged before its body was read: a spent address is refused before anything looks its signature up.
+ */
+export async function chargeSigner(req: Request, res: Response, signer: CallbackSigner): Promise<void> {
+  await signerCharges.get(req)?.(res, signer);
+}
+
+export function rateLimits({ budgets, routes, redis, keyPrefix = 'palanque:rl', keys, signedCallbacks }: RateLimitOptions): RequestHandler {
+  const storeOf = (budget: Budget, name: string): BudgetStore =>
+    redis ? new RedisBudgets(redis, budget.points, budget.seconds, `${keyPrefix}:${name}`) : new MemoryBudgets(budget.points, budget.seconds);
   const limiters = new Map<RateLimitGroup, { store: BudgetStore; budget: Budget }>();
   for (const [group, budget] of Object.entries(budgets) as Array<[RateLimitGroup, Budget | undefined]>) {
     if (!budget) continue;
-    const store = redis ? new RedisBudgets(redis, budget.points, budget.seconds, `${keyPrefix}:${group}`) : new MemoryBudgets(budget.points, budget.seconds);
-    limiters.set(group, { store, budget });
+    limiters.set(group, { store: storeOf(budget, group), budget });
   }
   const operationOf = operationLookup(routes);
+  const signers = signedCallbacks && { store: storeOf(signedCallbacks, 'signed-callback'), budget: signedCallbacks };
+  const callbacks = limiters.get('callback');
+
+  /** The address's point back (when it paid one), then one from the signer's budget, refused past its allowance. */
+  const moveToSigner = (address: string) => async (res: Response, signer: CallbackSigner) => {
+    if (callbacks) await callbacks.store.refund(address);
+    if (!signers) return;
+    const { store, budget } = signers;
+    const allowance = Math.min(budget.points, Math.max(budget.floor, (await signer.inFlight()) * budget.perMessage));
+    let state: RateLimiterRes;
+    try {
+      state = await store.consume(`signer:${signer.id}`);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      state = rejection; // past the cap, so past the allowance too
+    }
+    const remaining = allowance - state.consumedPoints;
+    res.setHeader('RateLimit-Policy', `${allowance};w=${budget.seconds}`);
+    res.setHeader('RateLimit', `limit=${allowance}, remaining=${Math.max(0, remaining)}, reset=${Math.ceil(state.msBeforeNext / 1000)}`);
+    if (remaining < 0) {
+      res.locals.rateLimitedBudget = 'signed-callback';
+      throw tooManyRequests(state);
+    }
+  };
 
   /** The API key a request sends to an operation that checks keys (not yet known to authenticate). */
   const keyToCheck = (req: Request, operationId: string | undefined): string | undefined =>
@@ -124,7 +192,9 @@ export function rateLimits({ budgets, routes, redis, keyPrefix = 'palanque:rl', 
 
   return (req, res, next) => {
     const operationId = operationOf(req.method, req.path);
-    const entry = limiters.get(groupOf(operationId, req.method));
+    const group = groupOf(operationId, req.method);
+    if (group === 'callback' && (callbacks || signers)) signerCharges.set(req, moveToSigner(addressOf(req)));
+    const entry = limiters.get(group);
     if (!entry) return next();
     const { store, budget } = entry;
     res.setHeader('RateLimit-Policy', `${budget.points};w=${budget.seconds}`);
@@ -134,9 +204,9 @@ export function rateLimits({ budgets, routes, redis, keyPrefix = 'palanque:rl', 
     };
     const refuse = (rejection: unknown) => {
       if (!(rejection instanceof RateLimiterRes)) return next(rejection);
-      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      res.locals.rateLimitedBudget = group; // counted by the metrics (palanque_rate_limited_total)
       res.setHeader('RateLimit', describe(budget, rejection));
-      next(new ApiError(429, 'rate_limited', `Too many requests. Try again in ${retryAfter} seconds.`, [], { 'Retry-After': String(retryAfter) }));
+      next(tooManyRequests(rejection));
     };
 
     const address = addressOf(req);
@@ -152,6 +222,11 @@ export function rateLimits({ budgets, routes, redis, keyPrefix = 'palanque:rl', 
     if (charged instanceof Promise) void charged.then(pass, refuse).catch(next);
     else pass(charged);
   };
+}
+
+function tooManyRequests(state: RateLimiterRes): ApiError {
+  const retryAfter = Math.max(1, Math.ceil(state.msBeforeNext / 1000));
+  return new ApiError(429, 'rate_limited', `Too many requests. Try again in ${retryAfter} seconds.`, [], { 'Retry-After': String(retryAfter) });
 }
 
 function describe(budget: Budget, state: RateLimiterRes): string {

@@ -2,6 +2,17 @@
  * Request and response validation against the contract (express-openapi-validator), and the translation
  * of its errors into the error model: a bad parameter is 400, a body that breaks its schema is 422 (the
  * contract's rule), with one detail per offending field.
+ *
+ * Refusing a request costs time linear in its size, with a small constant, whatever its shape (issue 41):
+ * - a JSON body whose shape would make parsing it costly is refused on its bytes (refuseCostlyJson);
+ * - a body of up to FULLY_CHECKED_BODY_VALUES values (every object, array, and value in them) is checked
+ *   for every problem (ajv's allErrors), so a form's mistakes are named at once;
+ * - a larger body is checked up to its first problem, by a validator built without allErrors: ajv's
+ *   error reports grow with the problems found (and with their square for an array whose items are a
+ *   referenced schema: 5,000 wrong items cost 16 s);
+ * - an array beyond its `maxItems` is refused for that alone (itemsCheckedWithinMaxItems);
+ * - the errors become details in one pass (withoutBranchNoise is linear), and an answer lists at most
+ *   MAX_DETAILS of them, its message counting the rest (sendError).
  */
 import { createRequire } from 'node:module';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -9,7 +20,17 @@ import type { Request, RequestHandler } from 'express';
 import { ApiError, unauthorized, type ErrorDetail, type ErrorTranslator } from './errors.js';
 import type { OpenApiDocument } from './contract.js';
 import { apiKeySecurityHandler, keyAuthenticatorOf } from './auth.js';
-import { withoutBranchNoise } from '../../sdk/error-details.js';
+import { echoedText, MAX_DETAILS, MAX_ECHOED_LENGTH, withoutBranchNoise } from '../../sdk/error-details.js';
+
+/**
+ * A body of at most this many values is checked for every problem; a larger one up to its first. At this
+ * size the worst body (an array of wrong items of a referenced schema, whose errors ajv copies once per
+ * item) is refused in a few milliseconds; a form, even a long one, holds far fewer values.
+ */
+export const FULLY_CHECKED_BODY_VALUES = 2_000;
+
+/** Set on a request whose body was checked only up to its first problem (translateValidatorError says so). */
+const CHECKED_TO_FIRST_PROBLEM = Symbol('body checked up to its first problem');
 
 /** The validators built in this process, per contract object, then per base path and response validation. */
 const builtValidators = new WeakMap<Readonly<OpenApiDocument>, Map<string, RequestHandler[]>>();
@@ -19,29 +40,204 @@ const builtValidators = new WeakMap<Readonly<OpenApiDocument>, Map<string, Reque
  * the contract's references and compiles its response schemas), so the apps of one process (the test
  * suite starts hundreds) share it for the same contract object and settings. Nothing in it is an app's:
  * the key lookup its security handler calls is the request's app's (bindKeyAuthenticator).
+ *
+ * There are two, the same but for ajv's allErrors; each request goes through one of them whole, by the
+ * size of its body (see the opening comment).
  */
 export function contractValidator(contract: Readonly<OpenApiDocument>, basePath: string, validateResponses: boolean): RequestHandler[] {
   let built = builtValidators.get(contract);
   if (!built) builtValidators.set(contract, (built = new Map()));
   const settings = `${validateResponses ? 'responses' : 'requests'} under ${basePath || '/'}`;
   let validator = built.get(settings);
-  if (!validator) built.set(settings, (validator = buildContractValidator(contract, basePath, validateResponses)));
+  if (!validator) built.set(settings, (validator = bySizeOfBody(contract, basePath, validateResponses)));
   return validator;
 }
 
-function buildContractValidator(contract: Readonly<OpenApiDocument>, basePath: string, validateResponses: boolean): RequestHandler[] {
+/** The second validator is built when a large body first needs it: most processes (the tests' apps) never do. */
+function bySizeOfBody(contract: Readonly<OpenApiDocument>, basePath: string, validateResponses: boolean): RequestHandler[] {
+  const everyProblem = buildContractValidator(contract, basePath, validateResponses, true);
+  let firstProblem: RequestHandler[] | undefined;
+  return [
+    (req, res, next) => {
+      if (holdsAtMost(req.body, FULLY_CHECKED_BODY_VALUES)) return runInTurn(everyProblem, req, res, next);
+      (req as Request & { [CHECKED_TO_FIRST_PROBLEM]?: true })[CHECKED_TO_FIRST_PROBLEM] = true;
+      firstProblem ??= buildContractValidator(contract, basePath, validateResponses, false);
+      return runInTurn(firstProblem, req, res, next);
+    },
+  ];
+}
+
+/** Runs middleware one after the other, as Express would, then `done` (with the first error, if any). */
+function runInTurn(chain: RequestHandler[], req: Request, res: Parameters<RequestHandler>[1], done: (error?: unknown) => void): void {
+  let index = 0;
+  const step = (error?: unknown): void => {
+    if (error !== undefined || index === chain.length) return done(error);
+    const middleware = chain[index++]!;
+    try {
+      void middleware(req, res, step);
+    } catch (thrown) {
+      done(thrown);
+    }
+  };
+  step();
+}
+
+/** Whether a parsed body holds at most `limit` values (objects and arrays count, as does what they hold); stops counting past it. */
+function holdsAtMost(body: unknown, limit: number): boolean {
+  let count = 0;
+  const pending: unknown[] = [body];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if ((count += 1) > limit) return false;
+    if (typeof value !== 'object' || value === null) continue;
+    if (Array.isArray(value)) {
+      if (count + value.length > limit) return false;
+      for (const item of value) pending.push(item);
+    } else {
+      for (const key in value) {
+        if ((count += 1) > limit) return false; // a key is a value to check too (an unknown one is a problem)
+        pending.push((value as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return true;
+}
+
+function buildContractValidator(contract: Readonly<OpenApiDocument>, basePath: string, validateResponses: boolean, allErrors: boolean): RequestHandler[] {
   rememberCompiledPaths();
   rememberMatchedOperations();
   // The validator matches requests under the document's servers; ours is the configured base path only.
   // It changes the document it is given: it gets a copy.
   const apiSpec = { ...structuredClone(contract), servers: [{ url: basePath || '/' }] };
+  itemsCheckedWithinMaxItems((apiSpec as { components?: { schemas?: unknown } }).components?.schemas);
+  for (const pathItem of Object.values(apiSpec.paths ?? {})) {
+    for (const operation of Object.values(pathItem ?? {})) itemsCheckedWithinMaxItems((operation as { requestBody?: unknown })?.requestBody);
+  }
   return OpenApiValidator.middleware({
     apiSpec: apiSpec as never,
     validateApiSpec: false, // the spec is linted and tested; validating it again only slows start-up
-    validateRequests: { allowUnknownQueryParameters: false, allErrors: true },
+    validateRequests: { allowUnknownQueryParameters: false, allErrors },
     validateResponses: validateResponses ? { removeAdditional: false } : false,
     validateSecurity: { handlers: { ApiKeyAuth: apiKeySecurityHandler(keyAuthenticatorOf) } },
   }) as RequestHandler[];
+}
+
+/**
+ * What a JSON body may hold, checked on its bytes before it is parsed. V8's JSON.parse is linear but its
+ * constant depends on the shape: a megabyte takes it 20 ms as 500,000 numbers, 0.2 s as 330,000 empty
+ * objects or as objects of 128 members, 0.25 s as 120,000 different short texts (V8 interns a text of up
+ * to 10 characters), 0.5 s as arrays nested 500,000 deep, and 0.7 s as 100,000 member names it has not
+ * seen before (each makes new hidden classes). No body of the contract comes near these: it nests 7
+ * levels, its largest object lists 49 fields, its longest arrays hold 1,000 small objects (a full webhook
+ * batch holds about 12,000 values), its field names are a few hundred, and its short texts (a network, a
+ * user name) repeat. Values are capped at 20,000: refusing 50,000 took about 25 ms, and a cheap read
+ * waiting behind such refusals missed 50 ms at p99 (docs/benchmarks.md).
+ */
+export const JSON_BODY_LIMITS = { depth: 32, values: 20_000, membersPerObject: 64, containers: 20_000, memberNames: 1_000, shortTexts: 10_000 };
+/** Texts V8 interns when it parses them (their bytes as sent: an escape can hide up to 6 bytes a character). */
+const SHORT_TEXT_BYTES = 10;
+const SHORT_ESCAPED_TEXT_BYTES = 60;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+
+/**
+ * For express.json's `verify`: refuses (413 `payload_too_large`) a body beyond JSON_BODY_LIMITS, in one
+ * pass over its bytes (a few milliseconds a megabyte). Member names and short texts are told apart by a
+ * 32-bit hash (two that share one count once: the bound only loosens). What is not JSON is left to the parser.
+ */
+export function refuseCostlyJson(raw: Uint8Array): void {
+  const limits = JSON_BODY_LIMITS;
+  // Per open container: its members so far if an object, -1 if an array.
+  const members = new Int32Array(limits.depth + 1);
+  const names = new Set<number>();
+  const shortTexts = new Set<number>();
+  let depth = 0;
+  let containers = 0;
+  let separators = 0; // commas: about one a value
+  let expectingName = false;
+  for (let index = 0; index < raw.length; index += 1) {
+    const byte = raw[index]!;
+    if (byte === QUOTE) {
+      // A string: found at native speed, and hashed (FNV-1a) to count the different names and short texts.
+      const start = index + 1;
+      let end = raw.indexOf(QUOTE, start);
+      while (end !== -1 && escapedAt(raw, end, start)) end = raw.indexOf(QUOTE, end + 1);
+      index = end === -1 ? raw.length : end;
+      const bytes = index - start;
+      const escaped = bytes <= SHORT_ESCAPED_TEXT_BYTES && raw.subarray(start, index).includes(BACKSLASH);
+      const short = bytes <= SHORT_TEXT_BYTES || escaped;
+      if (!expectingName && !short) continue;
+      let hash = 0x811c9dc5;
+      for (let at = start; at < index; at += 1) hash = Math.imul(hash ^ raw[at]!, 0x01000193);
+      if (!expectingName) {
+        shortTexts.add(hash);
+        if (shortTexts.size > limits.shortTexts) throw costlyJson('max_short_texts', `the body must not hold more than ${limits.shortTexts.toLocaleString('en')} different texts of up to ${SHORT_TEXT_BYTES} characters`);
+      }
+      if (expectingName) {
+        names.add(hash);
+        if (names.size > limits.memberNames) throw costlyJson('max_member_names', `the body must not use more than ${limits.memberNames.toLocaleString('en')} different member names`);
+        expectingName = false;
+      }
+    } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+      if (depth === limits.depth) throw costlyJson('max_depth', `objects and arrays must not nest more than ${limits.depth} deep`);
+      if ((containers += 1) > limits.containers) throw costlyJson('max_containers', `the body must not hold more than ${limits.containers.toLocaleString('en')} objects and arrays`);
+      members[++depth] = byte === OPEN_OBJECT ? 0 : -1;
+      expectingName = byte === OPEN_OBJECT;
+    } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+      if (depth > 0) depth -= 1;
+      expectingName = false;
+    } else if (byte === COMMA) {
+      if ((separators += 1) >= limits.values) throw costlyJson('max_values', `the body must not hold more than ${limits.values.toLocaleString('en')} values`);
+      if (depth === 0 || members[depth]! < 0) continue;
+      members[depth] = members[depth]! + 1;
+      if (members[depth]! >= limits.membersPerObject) throw costlyJson('max_members', `an object must not hold more than ${limits.membersPerObject} members`);
+      expectingName = true;
+    } else if (byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09) {
+      expectingName = false; // a colon or a value: the next string is no name
+    }
+  }
+}
+
+/** Whether the quote at `at` is escaped: preceded by an odd number of backslashes within the string. */
+function escapedAt(raw: Uint8Array, at: number, start: number): boolean {
+  let backslashes = 0;
+  for (let index = at - 1; index >= start && raw[index] === BACKSLASH; index -= 1) backslashes += 1;
+  return backslashes % 2 === 1;
+}
+
+function costlyJson(rule: string, message: string): ApiError {
+  return new ApiError(413, 'payload_too_large', `The request body is too costly to read: ${message}.`, [{ location: 'body', field: '', rule, message }]);
+}
+
+/**
+ * An array longer than its `maxItems` is refused for that alone, without checking its items one by one
+ * (with allErrors, ajv reports every wrong item of an array of any length): in the validator's copy of the
+ * contract, `items` moves under `if: { maxItems } then: { items }`. Only the schemas of components and
+ * request bodies change (the validator reads a parameter's `items` to parse it); the `if` keyword's own
+ * error, which repeats the items', is dropped by translateValidatorError.
+ */
+function itemsCheckedWithinMaxItems(root: unknown): void {
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if (Array.isArray(node)) {
+      pending.push(...node);
+      continue;
+    }
+    const schema = node as Record<string, unknown>;
+    pending.push(...Object.values(schema));
+    if (typeof schema.maxItems === 'number' && schema.items !== undefined) {
+      schema.allOf = [...((schema.allOf as unknown[] | undefined) ?? []), { if: { maxItems: schema.maxItems }, then: { items: schema.items } }];
+      delete schema.items;
+    }
+  }
 }
 
 /** Loads modules as express-openapi-validator itself does, so that what is patched is what it uses. */
@@ -168,8 +364,9 @@ export const refuseNonFiniteNumbers: RequestHandler = (req, _res, next) => {
 /**
  * Mounted after the validator, before anything reads the request's text. No text of the contract may
  * hold the NUL character (U+0000): PostgreSQL cannot store it, and on SQLite Sequelize writes string
- * values into the SQL, where a NUL ends the statement early (a syntax error, so a 500). A body field with
- * one is 422, a query or path parameter 400, naming the field.
+ * values into the SQL, where a NUL ends the statement early (a syntax error, so a 500). A query or path
+ * parameter with one is 400, naming it; a body's NUL is judged before this, with the lone surrogates
+ * (wellFormedText, unicode.ts).
  */
 export const refuseNulCharacters: RequestHandler = (req, _res, next) => {
   const openapi = (req as { openapi?: { pathParams?: Record<string, unknown> } }).openapi;
@@ -184,9 +381,6 @@ export const refuseNulCharacters: RequestHandler = (req, _res, next) => {
     ...fieldsWithNul(openapi?.pathParams).map((field) => detail('path', field)),
   ];
   if (parameters.length > 0) return next(new ApiError(400, 'bad_request', `The request is malformed: ${summarise(parameters, '')}`, parameters));
-  // A text/plain body (a string) is accepted and ignored by the one operation that takes it.
-  const body = typeof req.body === 'object' ? fieldsWithNul(req.body).map((field) => detail('body', field)) : [];
-  if (body.length > 0) return next(new ApiError(422, 'validation_failed', 'The request body is invalid.', body));
   next();
 };
 
@@ -231,7 +425,8 @@ interface ValidatorError {
 export const translateValidatorError: ErrorTranslator = (error, req) => {
   if (!validatorErrorClasses.some((errorClass) => error instanceof errorClass)) return undefined;
   const { status, message, errors = [] } = error as ValidatorError;
-  const details = withoutBranchNoise(errors.map((problem) => withValue(toDetail(problem), req)));
+  // Only the details an answer lists look up and echo their values (sendError lists MAX_DETAILS).
+  const details = withoutBranchNoise(errors.map(toDetail).filter((detail) => detail.rule !== 'if')).map((detail, index) => (index < MAX_DETAILS ? withValue(detail, req) : detail));
   switch (status) {
     case 400: {
       // The validator could not decode a path parameter: a `%` escape that is not UTF-8 (`%FF`).
@@ -240,8 +435,11 @@ export const translateValidatorError: ErrorTranslator = (error, req) => {
         return new ApiError(400, 'bad_request', 'The path is not valid percent-encoded UTF-8.', [req.path.length <= MAX_ECHOED_LENGTH ? { ...detail, value: req.path } : detail]);
       }
       const onlyBody = details.length > 0 && details.every((detail) => detail.location === 'body');
+      const firstOnly = (req as Request & { [CHECKED_TO_FIRST_PROBLEM]?: true })[CHECKED_TO_FIRST_PROBLEM]
+        ? ` It holds more than ${FULLY_CHECKED_BODY_VALUES.toLocaleString('en')} values, so it was checked up to its first problem only.`
+        : '';
       return onlyBody
-        ? new ApiError(422, 'validation_failed', 'The request body is invalid.', details)
+        ? new ApiError(422, 'validation_failed', `The request body is invalid.${firstOnly}`, details)
         : new ApiError(400, 'bad_request', `The request is malformed: ${summarise(details, message)}`, details);
     }
     case 401:
@@ -270,15 +468,17 @@ function unsupportedMediaType(req: Request): ApiError {
 
 /** Field names whose values are never echoed back (they may be credentials). */
 const SECRET_FIELD = /pass|token|secret|signed_request|authorization/i;
-const MAX_ECHOED_LENGTH = 200;
 
-/** Adds the offending value to a detail when it is safe and short enough to echo. */
+/**
+ * Adds the offending value to a detail when it is safe to echo: a text cut to MAX_ECHOED_LENGTH
+ * characters (ending in "…"), so a huge value costs the answer 200 characters at most.
+ */
 function withValue(detail: ErrorDetail, req: Request): ErrorDetail {
   if (!detail.location || detail.rule === 'required' || SECRET_FIELD.test(detail.field)) return detail;
   const value = valueAt(req, detail.location, detail.field);
-  if (value === undefined || (typeof value === 'string' && value.length > MAX_ECHOED_LENGTH)) return detail;
+  if (value === undefined) return detail;
   if (typeof value === 'object' && value !== null) return detail;
-  return { ...detail, value };
+  return { ...detail, value: typeof value === 'string' ? echoedText(value) : value };
 }
 
 function valueAt(req: Request, location: NonNullable<ErrorDetail['location']>, field: string): unknown {
@@ -296,8 +496,9 @@ function valueAt(req: Request, location: NonNullable<ErrorDetail['location']>, f
   }
 }
 
+/** The listed details (at most MAX_DETAILS) in one line. */
 function summarise(details: ErrorDetail[], fallback: string): string {
-  return details.length > 0 ? details.map((d) => `${d.field}: ${d.message}`).join('; ') : fallback;
+  return details.length > 0 ? details.slice(0, MAX_DETAILS).map((d) => `${d.field}: ${d.message}`).join('; ') : fallback;
 }
 
 const LOCATIONS: Record<string, ErrorDetail['location']> = {

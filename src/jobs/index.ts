@@ -6,7 +6,7 @@ import { PgBossJobQueue, type PgBossQueueOptions } from './pgboss-queue.js';
 import type { JobQueue } from './queue.js';
 import { TableJobQueue, type TableQueueOptions } from './table-queue.js';
 
-export type { JobAttempt, JobQueue, JobRecord, JobStats, RetryPolicy } from './queue.js';
+export type { JobAttempt, JobQueue, JobRecord, JobStats, QueuePoolStats, QueueStats, RetryPolicy } from './queue.js';
 
 export function createJobQueue(
   databaseUrl: string,

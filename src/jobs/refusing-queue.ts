@@ -20,6 +20,18 @@ export function refusingJobQueue(why: string): JobQueue {
     async stats() {
       return { queued: 0, running: 0, failed: 0 };
     },
+    async purgeQueued() {
+      return 0;
+    },
+    async counts() {
+      return [];
+    },
+    async list() {
+      return [];
+    },
+    async retry() {
+      return false;
+    },
     async stop() {},
   };
 }

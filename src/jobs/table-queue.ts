@@ -4,9 +4,10 @@
  * puts it back in the queue and it runs again.
  */
 import { randomUUID } from 'node:crypto';
-import { DataTypes, Op, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+import { col, DataTypes, fn, Op, type Model, type ModelStatic, type Sequelize } from 'sequelize';
 import type { Logger } from '../logger.js';
-import { BULK_INSERT_SIZE, DEFAULT_RETRY_POLICY, type JobHandler, type JobQueue, type JobRecord, type JobStats, type RetryPolicy } from './queue.js';
+import { BULK_INSERT_SIZE, DEFAULT_RETRY_POLICY, type JobCount, type JobHandler, type JobQueue, type JobRecord, type JobState, type JobStats, type QueueStats, type RetryPolicy, queueStatsOf } from './queue.js';
+import { activeTraceContext, runTraced, withoutTraceContext, withTraceContext } from './trace-context.js';
 
 interface JobRow {
   id: string;
@@ -26,8 +27,11 @@ interface JobRow {
 
 export interface TableQueueOptions {
   pollIntervalMs?: number;
+  /** Jobs run at once (default 2; JOB_CONCURRENCY). */
   concurrency?: number;
   stopTimeoutMs?: number;
+  /** false: enqueues, reads and purges jobs but runs none (and leaves `running` ones alone at start). */
+  runJobs?: boolean;
 }
 
 export class TableJobQueue implements JobQueue {
@@ -41,6 +45,7 @@ export class TableJobQueue implements JobQueue {
   private readonly polls = new Set<Promise<void>>();
   private running = 0;
   private stopped = true;
+  private readonly runJobs: boolean;
 
   constructor(
     sequelize: Sequelize,
@@ -50,6 +55,7 @@ export class TableJobQueue implements JobQueue {
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.concurrency = options.concurrency ?? 2;
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+    this.runJobs = options.runJobs ?? true;
     this.model = sequelize.define<Model<JobRow, JobRow>>(
       'Job',
       {
@@ -72,6 +78,7 @@ export class TableJobQueue implements JobQueue {
   }
 
   async start(): Promise<void> {
+    if (!this.runJobs) return;
     const [interrupted] = await this.model.update({ state: 'queued', updated_at: new Date() }, { where: { state: 'running' } });
     if (interrupted > 0) this.logger.warn({ jobs: interrupted }, 'jobs interrupted by a stop were queued again');
     this.stopped = false;
@@ -91,10 +98,11 @@ export class TableJobQueue implements JobQueue {
   async enqueueMany(name: string, data: object[]): Promise<string[]> {
     const policy = this.handlers.get(name)?.policy ?? DEFAULT_RETRY_POLICY;
     const now = new Date();
+    const trace = activeTraceContext();
     const rows = data.map((item) => ({
       id: randomUUID(),
       name,
-      data: JSON.stringify(item),
+      data: JSON.stringify(withTraceContext(item, trace)),
       state: 'queued' as const,
       attempts: 0,
       max_attempts: policy.retryLimit + 1,
@@ -123,6 +131,67 @@ export class TableJobQueue implements JobQueue {
     const count = (state: JobRecord['state'][]) => this.model.count({ where: { state: { [Op.in]: state } } });
     const [queued, running, failed] = await Promise.all([count(['queued']), count(['running']), count(['failed', 'dead'])]);
     return { queued, running, failed };
+  }
+
+  async queueStats(): Promise<QueueStats[]> {
+    const rows = (await this.model.findAll({
+      attributes: ['name', 'state', [fn('count', col('id')), 'jobs'], [fn('min', col('created_at')), 'oldest']],
+      where: { state: { [Op.in]: ['queued', 'failed', 'running'] } },
+      group: ['name', 'state'],
+      raw: true,
+    })) as unknown as Array<{ name: string; state: JobRecord['state']; jobs: number; oldest: string | Date | null }>;
+    const now = Date.now();
+    const found = new Map<string, QueueStats>();
+    for (const row of rows) {
+      const stats = found.get(row.name) ?? { name: row.name, waiting: 0, running: 0, oldestWaitingSeconds: 0 };
+      found.set(row.name, stats);
+      if (row.state === 'running') {
+        stats.running += Number(row.jobs);
+        continue;
+      }
+      // `failed` waits for its retry here.
+      stats.waiting += Number(row.jobs);
+      if (row.oldest !== null) stats.oldestWaitingSeconds = Math.max(stats.oldestWaitingSeconds, (now - new Date(row.oldest).getTime()) / 1000);
+    }
+    return queueStatsOf(this.handlers.keys(), [...found.values()]);
+  }
+
+  async purgeQueued(name: string, match: Record<string, string | number>): Promise<number> {
+    // Matched here rather than in SQL: the data is JSON text, and the embedded queue holds few jobs.
+    const waiting = (await this.model.findAll({ where: { name, state: { [Op.in]: ['queued', 'failed'] } }, attributes: ['id', 'data'], raw: true })) as unknown as Pick<JobRow, 'id' | 'data'>[];
+    const ids = waiting.filter((row) => matches(JSON.parse(row.data), match)).map((row) => row.id);
+    let purged = 0;
+    // A job claimed meanwhile is no longer queued or failed, and stays.
+    for (let start = 0; start < ids.length; start += BULK_INSERT_SIZE) {
+      purged += await this.model.destroy({ where: { id: { [Op.in]: ids.slice(start, start + BULK_INSERT_SIZE) }, state: { [Op.in]: ['queued', 'failed'] } } });
+    }
+    return purged;
+  }
+
+  async counts(): Promise<JobCount[]> {
+    const rows = (await this.model.findAll({
+      attributes: ['name', 'state', [this.model.sequelize!.fn('COUNT', this.model.sequelize!.col('id')), 'jobs']],
+      group: ['name', 'state'],
+      order: [['name', 'ASC']],
+      raw: true,
+    })) as unknown as Array<{ name: string; state: JobState; jobs: number | string }>;
+    return rows.map((row) => ({ name: row.name, state: row.state, jobs: Number(row.jobs) }));
+  }
+
+  async list(name: string, state: JobState, limit: number): Promise<JobRecord[]> {
+    const rows = (await this.model.findAll({ where: { name, state }, order: [['updated_at', 'DESC'], ['id', 'ASC']], limit, raw: true })) as unknown as JobRow[];
+    return rows.map(toRecord);
+  }
+
+  async retry(name: string, id: string): Promise<boolean> {
+    const dead = (await this.model.findOne({ where: { id, name, state: 'dead' }, raw: true })) as JobRow | null;
+    if (!dead) return false;
+    const [retried] = await this.model.update(
+      { state: 'queued', max_attempts: Number(dead.attempts) + 1, run_after: new Date(), updated_at: new Date() },
+      { where: { id, state: 'dead' } },
+    );
+    if (retried === 1) this.schedule(0);
+    return retried === 1;
   }
 
   async stop(): Promise<void> {
@@ -181,7 +250,7 @@ export class TableJobQueue implements JobQueue {
     const registered = this.handlers.get(job.name);
     if (!registered) return;
     try {
-      const output = await registered.handler(JSON.parse(job.data), { id: job.id, attempt: job.attempts, lastAttempt: job.attempts >= job.max_attempts });
+      const output = await runTraced(job.name, JSON.parse(job.data), { id: job.id, attempt: job.attempts, lastAttempt: job.attempts >= job.max_attempts }, registered.handler);
       await this.model.update({ state: 'completed', output: JSON.stringify(output ?? null), error: null, updated_at: new Date() }, { where: { id: job.id } });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
@@ -196,13 +265,19 @@ export class TableJobQueue implements JobQueue {
   }
 }
 
+function matches(data: unknown, match: Record<string, string | number>): boolean {
+  if (typeof data !== 'object' || data === null) return false;
+  const fields = data as Record<string, unknown>;
+  return Object.entries(match).every(([field, value]) => fields[field] !== undefined && fields[field] !== null && String(fields[field]) === String(value));
+}
+
 function toRecord(row: JobRow): JobRecord {
   return {
     id: row.id,
     name: row.name,
     state: row.state,
     attempts: Number(row.attempts),
-    data: JSON.parse(row.data),
+    data: withoutTraceContext(JSON.parse(row.data)),
     output: row.output === null ? null : JSON.parse(row.output),
     error: row.error,
     createdAt: new Date(row.created_at),

@@ -52,7 +52,7 @@ export function smsCampaignHandlers({ sms, teams, urls }: CampaignHandlerDepende
       if (!teams.may(caller, role, 'edit')) {
         throw new ApiError(403, 'forbidden', `Your role in this team (${role}) may not cancel its SMS campaigns: its owner, admins and operators may.`);
       }
-      const outcome = await reports.cancel(campaign.id, caller.user.id);
+      const outcome = await sms.cancelCampaign(campaign.id, caller.user.id);
       if ('state' in outcome) throw notCancelable(campaign.id, outcome.state);
       const report = await reports.report(campaign.id);
       sendEnvelope(res, 200, report, `Campaign ${campaign.id} was canceled; ${counted(outcome.canceled, 'message')} ${outcome.canceled === 1 ? 'was' : 'were'} not sent.`);

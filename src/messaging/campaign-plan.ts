@@ -6,24 +6,38 @@
  * - The recipients are the numbers of `mensagem.recipient_list_str` (recipients.ts reads them) or the
  *   contacts of the credential's entity (`mensagem.contatos`: all, or those with any of the tags,
  *   normalised as contacts.ts stores them), never both; numbers that opted out of the entity's
- *   campaigns are left out and counted.
+ *   campaigns are left out and counted; so are numbers that cannot receive an SMS (landlines, toll-free,
+ *   foreign numbers: only Brazilian mobiles can, phones.ts), counted and the first few named, masked
+ *   (rule `not_mobile`; a list or audience with no mobile number left is 422).
  * - Every problem of the body is gathered into one 422 naming each field; nothing is read from the
  *   database before the cheap checks (the list's size is capped before any number is read).
  * - The text is the body and the credential's footer (compliance.ts's messageText), counted in segments
  *   as the provider will bill it; at most 1,600 characters with the footer.
  * - The judgement is made on the numbers that would be sent to, under the mode of the credential's
- *   entity, as it is when the plan is made.
+ *   entity, as it is when the plan is made. A campaign declared non-electoral
+ *   (`declaracao_nao_eleitoral`: it asks for no vote, Lei 9.504/1997 art. 36-A) is not judged by the
+ *   window rule; its declaration goes with the plan, to be kept with the campaign.
+ * - Every problem at once (issue 42): a preview's 422 of the body also names the compliance rules what
+ *   could be read of it breaks (window, consent of its valid numbers, footer), whatever the mode, so a
+ *   front end shows them together. A send's 422 of the body names the body's problems only, as before.
+ * - A campaign declaring synthetic content (`synthetic_content`, issue 42: sdk/synthetic-content.ts) is
+ *   a 422 under every mode when it declares a deepfake (Res. TSE 23.610/2019 art. 9-C §1º), and its
+ *   message without the label is one more rule of its judgement (`synthetic_content_label`, art. 9-B),
+ *   judged as the others (refused under `enforce` only; not judged for a credential without an entity).
  */
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { SegmentedMessage } from 'sms-segments-calculator';
+import { REFUSED_CONSENT_KINDS, type ConsentKind } from '../../sdk/consent-sources.js';
 import type { components } from '../../sdk/schema.js';
 import { invalidBody, requiredText } from '../http/body-fields.js';
 import type { ErrorDetail } from '../http/errors.js';
-import { messageText, type Judgement, type SmsCompliance } from './compliance.js';
+import { messageText, refusalDetails, type Judgement, type SmsCompliance } from './compliance.js';
 import { normalisedTag } from './contacts.js';
 import type { CredentialRow } from './models.js';
 import type { SmsOptOuts } from './opt-outs.js';
+import { maskPhone, isBrazilianMobile } from './phones.js';
 import { countPieces, readRecipients } from './recipients.js';
+import { deepfakeProblem, labelProblem } from '../../sdk/synthetic-content.js';
 
 type CampaignRequest = components['schemas']['SmsCampaignRequest'];
 
@@ -53,11 +67,18 @@ export interface CampaignPlan {
   /** Entries of the list that repeat an earlier number. */
   rejected: number;
   optedOutSkipped: number;
+  /** Numbers left out because they are not Brazilian mobiles (rule `not_mobile`, phones.ts), and the first of them, masked. */
+  notMobileSkipped: number;
+  notMobileExamples: string[];
   /** `{ tags }` for a campaign to contacts (no tags: all of them); null for a list. */
   audience: { tags: string[] } | null;
   /** The body field that named the recipients, for the details of an error about them. */
   audienceField: typeof LIST_FIELD | typeof CONTACTS_FIELD;
   judgement: Judgement;
+  /** The text of its declaration that it is not electoral propaganda (art. 36-A), trimmed; null: none. */
+  nonElectoral: string | null;
+  /** The synthetic content the request declared (issue 42); null: none. */
+  syntheticContent: { technology: string } | null;
 }
 
 export interface PlanDependencies {
@@ -69,9 +90,16 @@ export interface PlanDependencies {
 }
 
 /** Reads a campaign request for `credential` into its plan; throws a 422 naming every problem of the body. */
-export async function planCampaign({ sequelize, optOuts, compliance, maxRecipients }: PlanDependencies, credential: CredentialRow, request: CampaignRequest): Promise<CampaignPlan> {
+export async function planCampaign(
+  { sequelize, optOuts, compliance, maxRecipients }: PlanDependencies,
+  credential: CredentialRow,
+  request: CampaignRequest,
+  /** A preview's 422 names the compliance rules broken beside the body's problems, whatever the mode. */
+  { everyRule = false }: { everyRule?: boolean } = {},
+): Promise<CampaignPlan> {
   const problems: ErrorDetail[] = [];
   const titulo = requiredText('titulo', request.titulo, problems);
+  const nonElectoral = request.declaracao_nao_eleitoral === undefined ? null : requiredText('declaracao_nao_eleitoral', request.declaracao_nao_eleitoral, problems);
   const body = requiredText('mensagem.mensagem', request.mensagem.mensagem, problems);
   const footer = credential.footer;
   const text = messageText(body, footer);
@@ -84,6 +112,9 @@ export async function planCampaign({ sequelize, optOuts, compliance, maxRecipien
       value: body.length,
     });
   }
+  const declared = request.synthetic_content;
+  const deepfake = deepfakeProblem(declared);
+  if (deepfake) problems.push({ location: 'body', ...deepfake });
   const { recipient_list_str: list, contatos } = request.mensagem;
   let chosen: { numbers: string[]; rejected: number; contacts?: Map<string, { id: number; consented: boolean }> } | undefined;
   if (list !== undefined && contatos !== undefined) {
@@ -95,13 +126,26 @@ export async function planCampaign({ sequelize, optOuts, compliance, maxRecipien
   } else {
     chosen = await readContacts(sequelize, credential, contatos!.tags ?? [], maxRecipients, problems);
   }
-  if (problems.length > 0 || !chosen) throw invalidBody(problems);
+  const notMobile = chosen ? withoutNotMobile(chosen, chosen.contacts ? CONTACTS_FIELD : LIST_FIELD, problems) : [];
+  if (problems.length > 0 || !chosen) {
+    const audienceField = contatos !== undefined && list === undefined ? CONTACTS_FIELD : LIST_FIELD;
+    const judged = { optOuts, compliance, credential, footer, nonElectoral: nonElectoral !== null, audienceField };
+    // A preview names the label of declared synthetic content too (issue 42), as its warnings would.
+    const unlabelledBody = everyRule && credential.entity_id !== null ? labelProblem(declared, body) : undefined;
+    const labelDetails: ErrorDetail[] = unlabelledBody ? [{ location: 'body', ...unlabelledBody }] : [];
+    throw invalidBody([...problems, ...(everyRule ? [...(await complianceProblems(judged, chosen)), ...labelDetails] : [])]);
+  }
 
   const optedOut = await optOuts.among(credential.entity_id, chosen.numbers);
   const numbers = chosen.numbers.filter((number) => !optedOut.has(number));
   const contacts = chosen.contacts;
   const consented = contacts ? new Set(numbers.filter((number) => contacts.get(number)?.consented)) : undefined;
-  const judgement = await compliance.judge({ entityId: credential.entity_id, credentialId: credential.id, footer, numbers, consented });
+  const judged = await compliance.judge({ entityId: credential.entity_id, credentialId: credential.id, footer, numbers, consented, nonElectoral: nonElectoral !== null });
+  // The label of declared synthetic content (art. 9-B) is one more rule, judged wherever the others are.
+  const unlabelled = credential.entity_id === null ? undefined : labelProblem(declared, body);
+  const judgement: Judgement = unlabelled
+    ? { ...judged, warnings: [...judged.warnings, { rule: 'synthetic_content_label', message: unlabelled.message, technology: String(unlabelled.value) }] }
+    : judged;
   const segmented = new SegmentedMessage(text, 'auto');
   return {
     titulo,
@@ -113,10 +157,59 @@ export async function planCampaign({ sequelize, optOuts, compliance, maxRecipien
     recipients: numbers.map((phone) => ({ phone, contactId: contacts?.get(phone)?.id ?? null })),
     rejected: chosen.rejected,
     optedOutSkipped: chosen.numbers.length - numbers.length,
+    notMobileSkipped: notMobile.length,
+    notMobileExamples: notMobile.slice(0, NOT_MOBILE_EXAMPLES).map(maskPhone),
     audience: contacts ? { tags: normalisedTags(contatos?.tags ?? []) } : null,
     audienceField: contacts ? CONTACTS_FIELD : LIST_FIELD,
     judgement,
+    nonElectoral,
+    syntheticContent: declared ? { technology: declared.technology.trim() } : null,
   };
+}
+
+/**
+ * The compliance rules a previewed campaign whose body has problems breaks, as 422 details beside them
+ * (whatever the mode): judged on what could be read, its valid numbers less the opted-out (none when
+ * no audience was read).
+ */
+async function complianceProblems(
+  judged: { optOuts: SmsOptOuts; compliance: SmsCompliance; credential: CredentialRow; footer: string | null; nonElectoral: boolean; audienceField: string },
+  chosen: { numbers: string[]; contacts?: Map<string, { id: number; consented: boolean }> } | undefined,
+): Promise<ErrorDetail[]> {
+  const { optOuts, compliance, credential, footer, nonElectoral, audienceField } = judged;
+  if (credential.entity_id === null) return [];
+  const optedOut = await optOuts.among(credential.entity_id, chosen?.numbers ?? []);
+  const numbers = (chosen?.numbers ?? []).filter((number) => !optedOut.has(number));
+  const contacts = chosen?.contacts;
+  const consented = contacts ? new Set(numbers.filter((number) => contacts.get(number)?.consented)) : undefined;
+  const { warnings } = await compliance.judge({ entityId: credential.entity_id, credentialId: credential.id, footer, numbers, consented, nonElectoral });
+  return refusalDetails(warnings, audienceField, credential.id);
+}
+
+/** How many of the numbers skipped as not mobile a preview and a report name (masked); all are counted. */
+const NOT_MOBILE_EXAMPLES = 5;
+
+/**
+ * Leaves in `chosen` only the numbers that can receive an SMS, Brazilian mobiles (phones.ts), and
+ * returns the others in order: a landline, a toll-free or a foreign number is skipped and reported
+ * (`not_mobile`), as an opted-out one is, never sent to and never billed. A list or an audience with no
+ * mobile number left is a problem of the body (422 `not_mobile`, its value how many were skipped).
+ */
+function withoutNotMobile(chosen: { numbers: string[] }, field: string, problems: ErrorDetail[]): string[] {
+  const notMobile = chosen.numbers.filter((number) => !isBrazilianMobile(number));
+  if (notMobile.length === 0) return notMobile;
+  chosen.numbers = chosen.numbers.filter((number) => isBrazilianMobile(number));
+  if (chosen.numbers.length === 0) {
+    const examples = notMobile.slice(0, NOT_MOBILE_EXAMPLES).map(maskPhone).join(', ');
+    problems.push({
+      location: 'body',
+      field,
+      rule: 'not_mobile',
+      message: `holds no Brazilian mobile number, the only numbers an SMS reaches: ${notMobile.length} landline, toll-free or foreign number${notMobile.length === 1 ? '' : 's'} (${examples}${notMobile.length > NOT_MOBILE_EXAMPLES ? ', ...' : ''})`,
+      value: notMobile.length,
+    });
+  }
+  return notMobile;
 }
 
 /** The detail of a campaign over the cap (SMS_MAX_RECIPIENTS). */
@@ -158,8 +251,8 @@ async function readContacts(
   const wanted = normalisedTags(tags);
   const filter = wanted.length === 0 ? '' : 'AND EXISTS (SELECT 1 FROM contact_tags t WHERE t.contact_id = c.id AND t.tag IN (:tags))';
   // One more than the cap: enough to know the cap is passed without reading every contact.
-  const rows = await sequelize.query<{ id: number; phone: string; consent_source: string | null }>(
-    `SELECT c.id, c.phone, c.consent_source FROM contacts c WHERE c.entity_id = :entityId ${filter} ORDER BY c.id LIMIT :limit`,
+  const rows = await sequelize.query<{ id: number; phone: string; consent_source: string | null; consent_kind: string | null }>(
+    `SELECT c.id, c.phone, c.consent_source, c.consent_kind FROM contacts c WHERE c.entity_id = :entityId ${filter} ORDER BY c.id LIMIT :limit`,
     { type: QueryTypes.SELECT, replacements: { entityId: credential.entity_id, tags: wanted, limit: maxRecipients + 1 } },
   );
   const which = wanted.length === 0 ? `entity ${credential.entity_id} has no contacts` : `no contact of entity ${credential.entity_id} has the tags ${wanted.join(', ')}`;
@@ -176,7 +269,7 @@ async function readContacts(
     problems.push(overCap(CONTACTS_FIELD, total, `chooses ${total} contacts; a campaign takes at most ${maxRecipients} (choose fewer by their tags)`));
     return undefined;
   }
-  const contacts = new Map(rows.map((row) => [row.phone, { id: Number(row.id), consented: row.consent_source !== null }]));
+  const contacts = new Map(rows.map((row) => [row.phone, { id: Number(row.id), consented: row.consent_source !== null && !REFUSED_CONSENT_KINDS.has(row.consent_kind as ConsentKind) }]));
   return { numbers: rows.map((row) => row.phone), rejected: 0, contacts };
 }
 

@@ -20,7 +20,8 @@
  *   claims another attempt, cancels it. So a cancel sends nothing twice and loses nothing; a few messages
  *   may stay `queued` for up to the send timeout after it.
  * - Personal data. A number is whole only for the roles that may readPersonalData; the others read it
- *   masked (phones.ts), in the list and in the CSV alike.
+ *   masked (phones.ts), in the list and in the CSV alike. The numbers a campaign skipped as not mobile
+ *   (`not_mobile_examples`) are kept masked from the start and read so by every role.
  * - Tallies. A campaign that finished (`completed` or `canceled`) keeps its counts and cost (`tally`),
  *   written when it finishes and again whenever one of its messages changes after that (a late receipt, a
  *   claimed message its job cancels), each time under a lock on the campaign and after the change
@@ -100,6 +101,8 @@ interface CampaignReportRow {
   accepted: number;
   rejected: number;
   opted_out_skipped: number;
+  not_mobile_skipped: unknown;
+  not_mobile_examples: string | null;
   encoding: 'GSM-7' | 'UCS-2';
   segments: number;
   state: SmsCampaignState;
@@ -120,11 +123,13 @@ interface CampaignReportRow {
   footer: string | null;
   audience: string | null;
   compliance: string | null;
+  non_electoral_declaration: string | null;
+  synthetic_content: string | null;
 }
 
 /** The columns of a report, one by one for a page's `wideRows`. */
 const REPORT_COLUMN_LIST = [
-  ...['id', 'titulo', 'credential_id', 'accepted', 'rejected', 'opted_out_skipped', 'encoding', 'segments', 'state', 'created_at', 'entity_id', 'finished_at', 'tally', 'footer', 'audience', 'compliance'].map(
+  ...['id', 'titulo', 'credential_id', 'accepted', 'rejected', 'opted_out_skipped', 'not_mobile_skipped', 'not_mobile_examples', 'encoding', 'segments', 'state', 'created_at', 'entity_id', 'finished_at', 'tally', 'footer', 'audience', 'compliance', 'non_electoral_declaration', 'synthetic_content'].map(
     (name) => `c.${name}`,
   ),
   ...['id', 'username', 'first_name', 'last_name', 'deleted_at'].map((name) => `s.${name} AS sender_${name}`),
@@ -427,6 +432,7 @@ function reportOf(row: CampaignReportRow, { counts, cost }: Tally = { counts: []
     accepted: asNumber(row.accepted),
     rejected: asNumber(row.rejected),
     opted_out_skipped: asNumber(row.opted_out_skipped),
+    ...notMobileOf(row),
     encoding: row.encoding,
     segments: asNumber(row.segments),
     state: row.state,
@@ -439,9 +445,34 @@ function reportOf(row: CampaignReportRow, { counts, cost }: Tally = { counts: []
     audience: row.audience === null ? null : (JSON.parse(row.audience) as { tags: string[] }),
     messages,
     cost,
-    // The warnings it was accepted with, as its create answered them.
+    // The warnings it was accepted with, as its create answered them (under `warn` and `off`).
     ...warningsOf(row.compliance),
+    ...declarationOf(row),
+    ...syntheticContentOf(row.synthetic_content),
   };
+}
+
+/** A campaign's `synthetic_content` field (issue 42): the declaration it was sent with, left out when none. */
+export function syntheticContentOf(stored: string | null | undefined): { synthetic_content?: { technology: string } } {
+  if (stored === null || stored === undefined) return {};
+  return { synthetic_content: JSON.parse(stored) as { technology: string } };
+}
+
+/** Its declaration that it is not electoral propaganda (Lei 9.504/1997 art. 36-A), made by its sender when it was sent; left out when none. */
+function declarationOf(row: CampaignReportRow): Pick<SmsCampaignReport, 'non_electoral_declaration'> {
+  if (row.non_electoral_declaration === null || row.non_electoral_declaration === undefined) return {};
+  const declared = JSON.parse(row.non_electoral_declaration) as { text: string; declared_at: string };
+  const declaredBy = userRefOf(row.sender_id, row.sender_username, row.sender_first_name, row.sender_last_name, row.sender_deleted_at);
+  return { non_electoral_declaration: { text: declared.text, declared_by: declaredBy, declared_at: declared.declared_at } };
+}
+
+/**
+ * The numbers a campaign skipped because they cannot receive an SMS (campaign-plan.ts, rule `not_mobile`):
+ * how many, and the first few, stored masked (migration 0035), so every role reads them alike.
+ */
+export function notMobileOf(row: { not_mobile_skipped?: unknown; not_mobile_examples?: string | null }): { not_mobile_skipped: number; not_mobile_examples: string[] } {
+  const examples = row.not_mobile_examples ? (JSON.parse(row.not_mobile_examples) as string[]) : [];
+  return { not_mobile_skipped: row.not_mobile_skipped === undefined || row.not_mobile_skipped === null ? 0 : asNumber(row.not_mobile_skipped), not_mobile_examples: examples };
 }
 
 function messageOf(row: MessageReadRow, wholeNumbers: boolean): SmsCampaignMessage {

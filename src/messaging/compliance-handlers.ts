@@ -4,6 +4,11 @@
  * credential's name and footer (platform admins, and the owner and admins of its entity), and the
  * preview of a campaign, which reads it as sendSmsCampaign would and sends nothing. Changes to the
  * settings and to a credential are recorded in the entity's edit history, in their own transaction.
+ * Relaxing the mode (`enforce` to `warn` or `off`, `warn` to `off`: compliance.ts's `relaxes`) is a
+ * platform admin's decision (403 `platform_admin_to_relax` for the entity's owner and admins), judged
+ * against the settings the change replaces, under the entity's lock, and audited
+ * (`sms_compliance_relaxed`): under `warn` or `off` a campaign that breaks the electoral rules goes.
+ * The preview names every problem at once (campaign-plan.ts, `everyRule`).
  */
 import type { Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
@@ -12,13 +17,16 @@ import { invalidBody, requiredText } from '../http/body-fields.js';
 import { sendEnvelope } from '../http/envelope.js';
 import { ApiError, notFound, type ErrorDetail } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
+import type { AuditLog } from '../accounts/audit-log.js';
 import { changedFields, readThenWrite } from '../entities/history.js';
 import type { Entities } from '../entities/index.js';
-import { dateOnly, DEFAULT_MODE, footerProblem, normalisedFooter, type SmsComplianceSettings } from './compliance.js';
+import { dateOnly, DEFAULT_MODE, footerProblem, normalisedFooter, relaxes, type SmsComplianceSettings } from './compliance.js';
 import type { ComplianceRow, CredentialRow } from './models.js';
 import { sendingCredential } from './handlers.js';
 import type { SmsCredential, Sms } from './sms.js';
 import { counted } from '../http/counted.js';
+import { spanHolding } from '../../sdk/election-calendar.js';
+import type { SmsCompliance } from './compliance.js';
 
 type ComplianceOperations = 'getSmsCompliance' | 'setSmsCompliance' | 'updateSmsCredential' | 'previewSmsCampaign';
 type CredentialChanges = components['schemas']['UpdateSmsCredentialRequest'];
@@ -31,9 +39,11 @@ const SETTINGS_FIELDS = ['mode', 'window_starts_on', 'window_ends_on'];
 export interface ComplianceHandlerDependencies {
   sms: Sms;
   entities: Pick<Entities, 'models' | 'teams'> & Partial<Pick<Entities, 'history'>>;
+  /** Where a relaxed mode is recorded (`sms_compliance_relaxed`). */
+  audit?: Pick<AuditLog, 'record'>;
 }
 
-export function complianceHandlers({ sms, entities }: ComplianceHandlerDependencies): Pick<Required<OperationHandlers>, ComplianceOperations> {
+export function complianceHandlers({ sms, entities, audit }: ComplianceHandlerDependencies): Pick<Required<OperationHandlers>, ComplianceOperations> {
   const { teams } = entities;
   const sequelize = entities.models.Entity.sequelize!;
 
@@ -52,14 +62,24 @@ export function complianceHandlers({ sms, entities }: ComplianceHandlerDependenc
       }
       const { mode } = req.body;
       const window = req.body.window ?? null;
-      if (window) checkWindow(window);
-      await readThenWrite(sequelize, async (transaction) => {
+      if (window) {
+        checkWindow(window);
+        await checkLegalWindow(sms.compliance, entity.id, window);
+      }
+      const relaxed = await readThenWrite(sequelize, async (transaction) => {
         // The entity's row is locked on PostgreSQL, so the history's "before" is the settings this change replaces.
         await entities.models.Entity.findByPk(entity.id, { attributes: ['id'], transaction, lock: transaction.LOCK.UPDATE });
         const before = await sms.compliance.set(entity.id, { mode, window }, caller.user.id, transaction);
+        const previous = before?.mode ?? DEFAULT_MODE;
+        // Thrown inside the transaction: the change is rolled back.
+        if (relaxes(previous, mode) && !caller.user.is_admin) throw relaxRefused(entity.id, previous, mode);
         const changes = changedFields(settingsFieldsOf(before), { mode, window_starts_on: window?.starts_on ?? null, window_ends_on: window?.ends_on ?? null }, SETTINGS_FIELDS);
         await entities.history?.record({ entityId: entity.id, subject: 'sms_compliance', action: 'updated', actorId: caller.user.id, changes }, transaction);
+        return relaxes(previous, mode) ? previous : undefined;
       });
+      if (relaxed) {
+        await audit?.record({ event: 'sms_compliance_relaxed', actorId: caller.user.id, address: req.ip, details: { entity_id: entity.id, from: relaxed, to: mode } });
+      }
       const settings = await sms.compliance.settingsOf(entity);
       sendEnvelope(res, 200, settings, settingsMessage(settings));
     },
@@ -82,7 +102,8 @@ export function complianceHandlers({ sms, entities }: ComplianceHandlerDependenc
     async previewSmsCampaign(req, res) {
       const caller = callerOf(res);
       const found = await sendingCredential(sms, caller, req.body.credencial);
-      const plan = await sms.plan(found.credential, req.body);
+      // Every problem at once: a 422 of the body names the compliance rules broken too, whatever the mode.
+      const plan = await sms.plan(found.credential, req.body, { everyRule: true });
       const { mode, warnings } = plan.judgement;
       const messages = plan.recipients.length;
       const preview = {
@@ -93,6 +114,8 @@ export function complianceHandlers({ sms, entities }: ComplianceHandlerDependenc
         messages,
         rejected: plan.rejected,
         opted_out_skipped: plan.optedOutSkipped,
+        not_mobile_skipped: plan.notMobileSkipped,
+        not_mobile_examples: plan.notMobileExamples,
         total_segments: messages * plan.segments,
         compliance: { mode, warnings, would_refuse: mode === 'enforce' && warnings.length > 0 },
       };
@@ -157,6 +180,37 @@ function checkWindow(window: { starts_on: string; ends_on: string }): void {
     problems.push({ location: 'body', field: 'window.ends_on', rule: 'window_order', message: `must not be before window.starts_on (${window.starts_on})`, value: window.ends_on });
   }
   if (problems.length > 0) throw invalidBody(problems);
+}
+
+/** The 403 of an owner or admin who asks to relax the mode (a platform admin's decision). */
+function relaxRefused(entityId: number, before: string, after: string): ApiError {
+  return new ApiError(
+    403,
+    'forbidden',
+    `Only a platform admin may relax the SMS compliance of entity ${entityId} from ${before} to ${after}: under ${after} a campaign that breaks the electoral rules is sent.`,
+    [{ location: 'body', field: 'mode', rule: 'platform_admin_to_relax', message: `relaxes ${before} to ${after}: a platform admin's decision (enforce is the default)`, value: after }],
+  );
+}
+
+/**
+ * A typed window lies inside one legal propaganda span of the entity's election (issue 42; the spans of
+ * every calendar election when it has none): 422 `outside_legal_window` naming the spans otherwise. A
+ * window over a voting day never does (Lei 9.504/1997 art. 39 §5º).
+ */
+async function checkLegalWindow(compliance: Pick<SmsCompliance, 'legalSpans'>, entityId: number, window: { starts_on: string; ends_on: string }): Promise<void> {
+  const { spans, contest } = await compliance.legalSpans(entityId);
+  if (spanHolding(spans, window)) return;
+  const of = contest ? `the election of entity ${entityId} (${contest.election.title}, by its ${contest.source})` : 'any election of the calendar (entity ' + entityId + ' has none of its own)';
+  const listed = spans.length === 0 ? 'none is open' : spans.map((span) => `${span.starts_on} to ${span.ends_on}`).join(', or ');
+  throw invalidBody([
+    {
+      location: 'body',
+      field: 'window',
+      rule: 'outside_legal_window',
+      message: `must lie inside one legal propaganda span of ${of}: ${listed} (Lei 9.504/1997 arts. 36 and 39 §5º: no voting day is open)`,
+      value: `${window.starts_on}..${window.ends_on}`,
+    },
+  ]);
 }
 
 function unknownCredential(id: number): ApiError {

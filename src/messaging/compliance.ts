@@ -5,9 +5,15 @@
  * the vote (of the second round, for a candidate in it).
  *
  * What holds:
- * - Each entity has a mode (`sms_compliance`, migration 0027; no row is `warn`): `off` judges nothing,
- *   `warn` lets a campaign go and lists the rules it breaks, `enforce` refuses it. A credential without
- *   an entity (platform admins only) is judged by nothing, as under `off`.
+ * - Each entity has a mode (`sms_compliance`, migration 0027): `enforce` refuses a campaign that breaks
+ *   a rule, `warn` lets it go and lists the rules it breaks, `off` lets it go too, judged all the same
+ *   and its warnings recorded (issue 42). The safe path is the default: an entity without a row is in
+ *   `enforce` (migration 0033 gave every entity that existed before it an explicit `warn` row, so
+ *   nothing changed for them). Relaxing a mode (`relaxes`) is a platform admin's decision, audited
+ *   (compliance-handlers.ts). A credential without an entity (platform admins only) is not judged.
+ * - A campaign declared non-electoral (it asks for no vote: Lei 9.504/1997 art. 36-A) is not judged by
+ *   the window rule; consent and the footer (the way out) still apply, and the declaration is kept with
+ *   the campaign.
  * - `judge` names every rule broken, each with what and when: `consent_missing` (numbers that are not a
  *   contact of the entity with a consent source, counted, the first few masked: a warning never carries
  *   a whole number, whoever reads it), `footer_missing` (the credential has no footer) and
@@ -23,10 +29,12 @@
  * Not judged: a supplementary election's own calendar (its window is the ordinary one's rule).
  */
 import { Op, type Sequelize, type Transaction } from 'sequelize';
+import { REFUSED_CONSENT_KINDS } from '../../sdk/consent-sources.js';
 import type { components } from '../../sdk/schema.js';
 import { addDays, brasiliaDay } from '../brasilia-time.js';
 import { asIsoTimestamp, readerOf } from '../db/reader.js';
-import { courtReferenceOf, type Election } from '../elections/tse/reference.js';
+import { electionOverWarning, outsideWindowWarning, propagandaSpans, spansWithin, type PropagandaSpan } from '../../sdk/election-calendar.js';
+import { electionCalendarOf, type EntityContest } from '../elections/calendar.js';
 import type { ErrorDetail } from '../http/errors.js';
 import type { ComplianceMode, ComplianceRow, ContactRow, SmsModels } from './models.js';
 import { OPT_OUT_KEYWORDS, optOutKeywordOf } from './opt-outs.js';
@@ -38,13 +46,18 @@ export type EffectiveWindow = components['schemas']['SmsEffectiveWindow'];
 type TypedWindow = components['schemas']['SmsPropagandaWindow'];
 
 /** The mode of an entity whose compliance was never set. */
-export const DEFAULT_MODE: ComplianceMode = 'warn';
+export const DEFAULT_MODE: ComplianceMode = 'enforce';
+/** The modes from the least to the most strict: a change to an earlier one relaxes the rules. */
+const STRICTNESS: readonly ComplianceMode[] = ['off', 'warn', 'enforce'];
+
+/** Whether changing from `before` to `after` relaxes the rules (`enforce` to `warn` or `off`, `warn` to `off`). */
+export function relaxes(before: ComplianceMode, after: ComplianceMode): boolean {
+  return STRICTNESS.indexOf(after) < STRICTNESS.indexOf(before);
+}
 /** The longest footer (the contract's `maxLength`): one GSM-7 segment at most. */
 export const MAX_FOOTER_LENGTH = 160;
 /** How many numbers without consent a warning names (masked). */
 const EXAMPLES_SHOWN = 5;
-/** Electoral propaganda is allowed from this day of the election year (Lei 9.504/1997, art. 36). */
-const PROPAGANDA_STARTS = '08-16';
 
 /** How a campaign was judged: its entity's mode and the rules it breaks (none under `off`). */
 export interface Judgement {
@@ -62,6 +75,8 @@ export interface CampaignToJudge {
   numbers: readonly string[];
   /** The numbers among them known to have consent (a campaign to contacts knows); read from the contacts otherwise. */
   consented?: ReadonlySet<string>;
+  /** Declared non-electoral (Lei 9.504/1997 art. 36-A: no request for votes): the window rule does not judge it. */
+  nonElectoral?: boolean;
 }
 
 // --- Texts and footers ----------------------------------------------------------------------------
@@ -99,11 +114,6 @@ export function lastSundayOfOctober(year: number): string {
   return date.toISOString().slice(0, 10);
 }
 
-/** The court's label of a candidate who runs in the second round (`2º TURNO`). */
-function runsSecondRound(label: string | undefined): boolean {
-  return label !== undefined && /^2\s*[º°o]?\s*turno$/i.test(label.trim());
-}
-
 // --- The rules ------------------------------------------------------------------------------------
 
 export class SmsCompliance {
@@ -127,7 +137,7 @@ export class SmsCompliance {
       entity_id: entity.id,
       mode: row?.mode ?? DEFAULT_MODE,
       window,
-      effective_window: await this.effectiveWindow(entity.candidacy_id ?? null, window),
+      effective_window: await this.effectiveWindow(entity.id, window),
       updated_at: row ? asIsoTimestamp(row.updated_at) : null,
       updated_by: row?.updated_by ?? null,
     };
@@ -153,39 +163,84 @@ export class SmsCompliance {
     return before;
   }
 
-  /** The window the rule judges by: the linked election's, else the typed one, else none. */
-  async effectiveWindow(candidacyId: number | null, typed: TypedWindow | null): Promise<EffectiveWindow | null> {
-    const fromElection = candidacyId === null ? undefined : await this.electionWindow(candidacyId);
-    if (fromElection) return fromElection;
-    return typed ? { starts_on: typed.starts_on, ends_on: typed.ends_on, source: 'typed', election: null } : null;
+  /**
+   * The window the rule judges by (issue 42): the legal spans of the election that judges the entity
+   * (src/elections/calendar.ts `contestOf`; the second round's span for a run-off candidate), narrowed to
+   * the typed window when one is set; without an election, the typed window narrowed to the spans of
+   * every election of the calendar (no voting day is ever open); null when neither gives one.
+   */
+  async effectiveWindow(entityId: number, typed: TypedWindow | null): Promise<EffectiveWindow | null> {
+    const contest = await this.contestOf(entityId);
+    if (!contest && !typed) return null;
+    const legal = contest ? propagandaSpans(contest.election, contest.runOff) : await this.everySpan();
+    const spans = typed ? spansWithin(legal, typed) : legal;
+    const outer = spans.length > 0 ? spans : legal.length > 0 && !typed ? legal : [];
+    const starts_on = outer[0]?.starts_on ?? typed!.starts_on;
+    const ends_on = outer[outer.length - 1]?.ends_on ?? typed!.ends_on;
+    const election = contest ? await this.voteOf(contest, spans.length > 0 ? spans[spans.length - 1]!.round : 1) : null;
+    return {
+      starts_on,
+      ends_on,
+      spans: spans.map(({ starts_on: from, ends_on: to, round }) => ({ starts_on: from, ends_on: to, round })),
+      source: typed ? 'typed' : 'election',
+      election,
+      calendar_election_id: contest?.election.id ?? null,
+    };
   }
 
-  /** 16 August of the candidacy's election year to the eve of its vote (of the second round for a candidate in it). */
-  private async electionWindow(candidacyId: number): Promise<EffectiveWindow | undefined> {
-    if (!Number.isSafeInteger(candidacyId) || candidacyId > 2147483647) return undefined;
-    const candidacy = await readerOf(this.sequelize).row<{ cd_eleicao: unknown; cd_sit_tot_turno: unknown }>(
-      'SELECT cd_eleicao, cd_sit_tot_turno FROM tse_candidacies WHERE id = ?',
-      [candidacyId],
+  /** The legal spans a typed window must lie inside (the entity's election's, else every election's), and the contest. */
+  async legalSpans(entityId: number): Promise<{ spans: PropagandaSpan[]; contest: EntityContest | undefined }> {
+    const contest = await this.contestOf(entityId);
+    return { spans: contest ? propagandaSpans(contest.election, contest.runOff) : await this.everySpan(), contest };
+  }
+
+  /** The entity's contest: the election that judges it, and whether it runs in the second round. */
+  async contestOf(entityId: number): Promise<EntityContest | undefined> {
+    const entity = await readerOf(this.sequelize).row<{ candidacy_id: unknown; disputa_eleitoral: unknown; position: unknown; ballot: unknown }>(
+      'SELECT candidacy_id, disputa_eleitoral, position, ballot FROM entities WHERE id = ?',
+      [entityId],
     );
-    if (!candidacy) return undefined;
-    const view = await courtReferenceOf(this.sequelize).current();
-    const election = view.electionByCode.get(Number(candidacy.cd_eleicao));
-    if (!election) return undefined;
-    const result = candidacy.cd_sit_tot_turno === null ? undefined : view.codes.get('sit_tot_turno')?.get(Number(candidacy.cd_sit_tot_turno));
-    const vote = election.nr_turno === 1 && runsSecondRound(result) ? secondRoundOf(election, view.elections) : voteOf(election);
-    return { starts_on: `${election.ano}-${PROPAGANDA_STARTS}`, ends_on: addDays(vote.dt_eleicao, -1), source: 'election', election: vote };
+    if (!entity) return undefined;
+    const number = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+    const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
+    return electionCalendarOf(this.sequelize).contestOf(
+      { candidacy_id: number(entity.candidacy_id), disputa_eleitoral: number(entity.disputa_eleitoral), position: text(entity.position), ballot: text(entity.ballot) },
+      this.today(),
+    );
   }
 
-  /** The rules a campaign breaks under its entity's mode (none under `off`, or without an entity). */
+  /** Every span of every election of the calendar (second rounds included). */
+  private async everySpan(): Promise<PropagandaSpan[]> {
+    const lines = await electionCalendarOf(this.sequelize).elections();
+    return lines.flatMap((line) => propagandaSpans(line, true));
+  }
+
+  /** The vote whose eve ends the window: the court's election of that day when loaded, else the calendar's. */
+  private async voteOf(contest: EntityContest, round: 1 | 2): Promise<NonNullable<EffectiveWindow['election']>> {
+    const line = contest.election;
+    const day = round === 2 && line.second_round_on ? line.second_round_on : line.first_round_on;
+    const court = await readerOf(this.sequelize).row<{ cd_eleicao: unknown; ds_eleicao: unknown }>(
+      `SELECT cd_eleicao, ds_eleicao FROM tse_elections WHERE dt_eleicao = ? AND ${line.scope === 'municipal' ? "tp_abrangencia = 'MUNICIPAL'" : "tp_abrangencia <> 'MUNICIPAL'"} ORDER BY cd_eleicao`,
+      [day],
+    );
+    return {
+      cd_eleicao: court ? Number(court.cd_eleicao) : null,
+      ano: line.year,
+      nr_turno: round,
+      ds_eleicao: court ? String(court.ds_eleicao) : null,
+      dt_eleicao: day,
+    };
+  }
+
+  /** The rules a campaign breaks, under its entity's mode (judged under `off` too, never refused there; none without an entity). */
   async judge(campaign: CampaignToJudge): Promise<Judgement> {
     if (campaign.entityId === null) return { mode: 'off', warnings: [] };
     const row = await this.stored(campaign.entityId);
     const mode = row?.mode ?? DEFAULT_MODE;
-    if (mode === 'off') return { mode, warnings: [] };
     const warnings = [
       ...(await this.consentWarnings(campaign.entityId, campaign.numbers, campaign.consented)),
       ...(campaign.footer === null ? [footerWarning(campaign.credentialId)] : []),
-      ...(await this.windowWarnings(campaign.entityId, typedWindowOf(row))),
+      ...(await this.windowWarnings(campaign.entityId, typedWindowOf(row), campaign.nonElectoral === true)),
     ];
     return { mode, warnings };
   }
@@ -207,32 +262,30 @@ export class SmsCompliance {
     ];
   }
 
-  /** The numbers among `numbers` that are contacts of the entity with a consent source. */
+  /** The numbers among `numbers` that are contacts of the entity with a consent source whose kind is not refused (issue 42; migration 0036). */
   private async consentedAmong(entityId: number, numbers: readonly string[]): Promise<Set<string>> {
     if (numbers.length === 0) return new Set();
     const rows = (await this.models.Contact.findAll({
       attributes: ['phone'],
-      where: { entity_id: entityId, phone: { [Op.in]: [...numbers] }, consent_source: { [Op.ne]: null } },
+      where: { entity_id: entityId, phone: { [Op.in]: [...numbers] }, consent_source: { [Op.ne]: null }, ...CONSENT_NOT_REFUSED },
       raw: true,
     })) as unknown as Array<Pick<ContactRow, 'phone'>>;
     return new Set(rows.map((row) => row.phone));
   }
 
-  private async windowWarnings(entityId: number, typed: TypedWindow | null): Promise<ComplianceWarning[]> {
-    const entity = await readerOf(this.sequelize).row<{ candidacy_id: unknown }>('SELECT candidacy_id FROM entities WHERE id = ?', [entityId]);
-    const candidacyId = entity?.candidacy_id === null || entity?.candidacy_id === undefined ? null : Number(entity.candidacy_id);
-    const window = await this.effectiveWindow(candidacyId, typed);
+  private async windowWarnings(entityId: number, typed: TypedWindow | null, nonElectoral: boolean): Promise<ComplianceWarning[]> {
     const day = this.today();
-    if (!window || (day >= window.starts_on && day <= window.ends_on)) return [];
-    const basis = window.election ? `the eve of the vote of ${window.election.dt_eleicao}` : 'the window typed for it';
-    return [
-      {
-        rule: 'outside_campaign_window',
-        message: `today, ${day} in Brasília, is outside the propaganda window of entity ${entityId}, ${window.starts_on} to ${window.ends_on} (${basis})`,
-        day,
-        window,
-      },
-    ];
+    const warnings: ComplianceWarning[] = [];
+    if (!nonElectoral) {
+      const window = await this.effectiveWindow(entityId, typed);
+      const outside = window && outsideWindowWarning(entityId, day, window);
+      if (outside) warnings.push(outside);
+    }
+    // A send for an entity whose election is over is refused under enforce, electoral or not (issue 42, section 2).
+    const contest = await this.contestOf(entityId);
+    const over = contest && electionOverWarning(entityId, contest, day);
+    if (over) warnings.push(over);
+    return warnings;
   }
 }
 
@@ -250,37 +303,25 @@ function footerWarning(credentialId: number): ComplianceWarning {
 export function refusalDetails(warnings: readonly ComplianceWarning[], audienceField: string, credentialId: number): ErrorDetail[] {
   return warnings.map((warning) => ({
     location: 'body',
-    field: warning.rule === 'consent_missing' ? audienceField : 'credencial',
+    // The label of declared synthetic content is the message's (issue 42, sdk/synthetic-content.ts).
+    field: warning.rule === 'consent_missing' ? audienceField : warning.rule === 'synthetic_content_label' ? 'mensagem.mensagem' : 'credencial',
     rule: warning.rule,
     message: warning.message,
-    value: warning.rule === 'consent_missing' ? warning.numbers : warning.rule === 'outside_campaign_window' ? warning.day : credentialId,
+    value: warning.rule === 'consent_missing' ? warning.numbers : warning.rule === 'outside_campaign_window' ? warning.day : warning.rule === 'election_over' ? warning.last_vote_on : warning.rule === 'synthetic_content_label' ? warning.technology : credentialId,
   }));
 }
 
-/** The warnings a campaign was accepted with, from its `compliance` column; undefined when it was not judged under `warn`. */
+/** The warnings a campaign was accepted with, from its `compliance` column; undefined when it was accepted under `enforce` or not judged. */
 export function storedWarnings(compliance: string | null): ComplianceWarning[] | undefined {
   if (compliance === null) return undefined;
   const judged = JSON.parse(compliance) as Partial<Judgement>;
-  return judged.mode === 'warn' ? (judged.warnings ?? []) : undefined;
+  return judged.mode === 'warn' || judged.mode === 'off' ? (judged.warnings ?? []) : undefined;
 }
 
-/** A campaign's `warnings` field from its stored judgement: present under `warn` (empty when none), absent otherwise. */
+/** A campaign's `warnings` field from its stored judgement: present under `warn` and `off` (empty when none), absent otherwise. */
 export function warningsOf(compliance: string | null): { warnings?: ComplianceWarning[] } {
   const warnings = storedWarnings(compliance);
   return warnings === undefined ? {} : { warnings };
-}
-
-function voteOf(election: Election): NonNullable<EffectiveWindow['election']> {
-  return { cd_eleicao: election.cd_eleicao, ano: election.ano, nr_turno: election.nr_turno === 2 ? 2 : 1, ds_eleicao: election.ds_eleicao, dt_eleicao: election.dt_eleicao };
-}
-
-/** The same year's second round of the same kind of election; the Constitution's day when the court's data lacks it. */
-function secondRoundOf(first: Election, elections: readonly Election[]): NonNullable<EffectiveWindow['election']> {
-  const second = elections.find(
-    (election) => election.ano === first.ano && election.nr_turno === 2 && election.cd_tipo_eleicao === first.cd_tipo_eleicao && election.tp_abrangencia === first.tp_abrangencia,
-  );
-  if (second) return voteOf(second);
-  return { cd_eleicao: null, ano: first.ano, nr_turno: 2, ds_eleicao: null, dt_eleicao: lastSundayOfOctober(first.ano) };
 }
 
 /** The window typed for the entity, from its stored settings. */
@@ -292,3 +333,9 @@ function typedWindowOf(row: ComplianceRow | undefined): TypedWindow | null {
 export function dateOnly(value: unknown): string {
   return value instanceof Date ? value.toISOString().slice(0, 10) : String(value).slice(0, 10);
 }
+
+/**
+ * A stored consent of a refused kind (a bought or third-party list, marked so by migration 0036) is no
+ * consent: Lei 9.504/1997 art. 57-B III and art. 57-E §1º (sdk/consent-sources.ts).
+ */
+const CONSENT_NOT_REFUSED = { [Op.or]: [{ consent_kind: null }, { consent_kind: { [Op.notIn]: [...REFUSED_CONSENT_KINDS] } }] };

@@ -28,8 +28,10 @@ import {
 } from './contact-import.js';
 import { contactView, MAX_TAG_LENGTH, normalisedTag, type Contacts, type StoredContact } from './contacts.js';
 import type { SmsModels } from './models.js';
+import { isBrazilianMobile } from './phones.js';
 import { normalisedPhone } from './recipients.js';
 import { counted } from '../http/counted.js';
+import { judgeConsent } from '../../sdk/consent-sources.js';
 
 type ContactOperations = 'listContacts' | 'createContact' | 'importContacts' | 'getContact' | 'deleteContact' | 'eraseContact';
 
@@ -88,11 +90,19 @@ export function contactHandlers({ contacts, models, teams, audit, urls }: Contac
       const written = requiredText('phone', req.body.phone, problems);
       const phone = written === '' ? undefined : normalisedPhone(written);
       if (written !== '' && !phone) problems.push({ location: 'body', field: 'phone', rule: 'phone_number', message: 'must be a valid phone number', value: req.body.phone });
+      else if (phone && !isBrazilianMobile(phone)) {
+        problems.push({ location: 'body', field: 'phone', rule: 'not_mobile', message: 'must be a Brazilian mobile number, the only numbers an SMS reaches (not a landline, toll-free or foreign number)', value: req.body.phone });
+      }
       const consent = req.body.consent ?? null;
       const source = consent ? requiredText('consent.source', consent.source, problems) : '';
       const givenAt = consent ? new Date(consent.given_at) : undefined;
       if (givenAt && givenAt.getTime() > Date.now()) {
         problems.push({ location: 'body', field: 'consent.given_at', rule: 'not_in_future', message: 'must not be in the future', value: consent!.given_at });
+      }
+      // Consent that can be shown (issue 42): a kind, never a bought or third-party list (sdk/consent-sources.ts).
+      const judged = consent && source !== '' ? judgeConsent({ kind: consent.kind, source, evidence: consent.evidence }) : undefined;
+      for (const problem of judged?.problems ?? []) {
+        problems.push({ location: 'body', field: `consent.${problem.field}`, rule: problem.rule, message: problem.message, ...(problem.value === undefined ? {} : { value: problem.value }) });
       }
       const tags = tagsOf(req.body.tags ?? [], problems);
       if (problems.length > 0 || !phone) throw invalidBody(problems);
@@ -100,7 +110,7 @@ export function contactHandlers({ contacts, models, teams, audit, urls }: Contac
         entityId: entity.id,
         phone,
         name: optionalText(req.body.name),
-        consent: consent && givenAt ? { source, givenAt, text: optionalText(consent.text) } : null,
+        consent: consent && givenAt && judged?.kind ? { kind: judged.kind, source, givenAt, text: optionalText(consent.text), evidence: optionalText(consent.evidence) } : null,
         tags,
         createdBy: caller.user.id,
       });

@@ -10,7 +10,12 @@
  *   unquoted, so the two are never both separators).
  * - Every line after the header (blank lines aside) counts once in the report: inserted, updated,
  *   unchanged or rejected. A rejection gives the line and a reason that names the column, never its
- *   value (numbers and names are personal data). Nothing is dropped in silence.
+ *   value (numbers and names are personal data). Nothing is dropped in silence. A number that is not a
+ *   Brazilian mobile (a landline, toll-free or foreign number: phones.ts) is such a rejection
+ *   (`telefone: not a Brazilian mobile number (not_mobile)`): an SMS cannot reach it.
+ *   So is a line whose consent is refused (sdk/consent-sources.ts: a bought or third-party list, no
+ *   kind, no evidence where the kind needs it; the reason names the column and the rule), whether the
+ *   line adds or updates a contact.
  * - Idempotent by (entity, number): a line updates the entity's contact with its number, never adds a
  *   second one, and a line that changes nothing counts `unchanged`; importing the same file again
  *   changes nothing. A line's name and consent replace the stored ones, its tags are added (an import
@@ -30,8 +35,10 @@ import { Op, UniqueConstraintError, type Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import { asIsoTimestamp } from '../db/reader.js';
 import type { ErrorDetail } from '../http/errors.js';
+import { CONSENT_KINDS, judgeConsent, MAX_EVIDENCE_LENGTH } from '../../sdk/consent-sources.js';
 import { MAX_TAG_LENGTH, MAX_TAGS, normalisedTag, type ConsentFields } from './contacts.js';
 import type { ContactRow, SmsModels } from './models.js';
+import { isBrazilianMobile } from './phones.js';
 import { normalisedPhone } from './recipients.js';
 
 export type ContactImportReport = components['schemas']['ContactImportReport'];
@@ -56,6 +63,9 @@ const COLUMNS = {
   consentSource: ['consentimento_origem', 'consent_source'],
   consentGivenAt: ['consentimento_data', 'consent_given_at'],
   consentText: ['consentimento_texto', 'consent_text'],
+  // Issue 42: the structured source (sdk/consent-sources.ts CONSENT_KINDS) and the record that shows it.
+  consentKind: ['consentimento_tipo', 'consent_kind'],
+  consentEvidence: ['consentimento_prova', 'consent_evidence'],
   tags: ['tags'],
 } as const;
 type Column = keyof typeof COLUMNS;
@@ -63,7 +73,7 @@ const COLUMN_OF = new Map<string, Column>(Object.entries(COLUMNS).flatMap(([colu
 const KNOWN_COLUMNS = `${Object.values(COLUMNS).map((names) => names[0]).join(', ')} (or ${Object.values(COLUMNS).flatMap((names) => names.slice(1)).join(', ')})`;
 
 /** The bounds of the contract's Contact and ContactConsent. */
-const MAX_LENGTH: Partial<Record<Column, number>> = { phone: 40, name: 200, consentSource: 200, consentText: 2000 };
+const MAX_LENGTH: Partial<Record<Column, number>> = { phone: 40, name: 200, consentSource: 200, consentText: 2000, consentKind: 24, consentEvidence: MAX_EVIDENCE_LENGTH };
 
 /** The charsets a file may come in, as iconv-lite names them. */
 const CHARSETS: Readonly<Record<string, string>> = { 'utf-8': 'utf8', utf8: 'utf8', 'iso-8859-1': 'latin1', latin1: 'latin1', 'windows-1252': 'win1252', cp1252: 'win1252' };
@@ -324,6 +334,8 @@ const COLUMN_NAME: Record<Column, string> = {
   consentSource: 'consentimento_origem',
   consentGivenAt: 'consentimento_data',
   consentText: 'consentimento_texto',
+  consentKind: 'consentimento_tipo',
+  consentEvidence: 'consentimento_prova',
   tags: 'tags',
 };
 
@@ -345,22 +357,34 @@ function lineOf(record: string[], line: number, columns: Map<Column, number>, wi
   const phone = written === null ? undefined : normalisedPhone(written);
   if (written === null && !problems.some((problem) => problem.startsWith('telefone'))) problems.push('telefone: missing');
   else if (written !== null && phone === undefined) problems.push('telefone: not a valid phone number');
+  else if (phone !== undefined && !isBrazilianMobile(phone)) problems.push('telefone: not a Brazilian mobile number (not_mobile): landlines, toll-free and foreign numbers cannot receive SMS');
   const name = cell('name');
-  const consent = consentOf(cell('consentSource'), cell('consentGivenAt'), cell('consentText'), now, problems);
+  const consent = consentOf(cell('consentSource'), cell('consentGivenAt'), cell('consentText'), cell('consentKind'), cell('consentEvidence'), now, problems);
   const tags = tagsOf(cell('tags'), problems);
   if (problems.length > 0 || phone === undefined) return { line, reason: problems.join('; ') };
   return { line, contact: { phone, name, consent, tags } };
 }
 
-function consentOf(source: string | null, givenAt: string | null, text: string | null, now: Date, problems: string[]): ConsentFields | null {
-  if (source === null && givenAt === null && text === null) return null;
+/** Where each consent problem's field is read from, for a line's reason. */
+const CONSENT_COLUMN = { kind: 'consentimento_tipo', source: 'consentimento_origem', evidence: 'consentimento_prova' } as const;
+
+function consentOf(source: string | null, givenAt: string | null, text: string | null, kind: string | null, evidence: string | null, now: Date, problems: string[]): ConsentFields | null {
+  if (source === null && givenAt === null && text === null && kind === null && evidence === null) return null;
   if (source === null) problems.push('consentimento_origem: missing, and a consent needs it (with its date)');
   if (givenAt === null) problems.push('consentimento_data: missing, and a consent needs it (with its origin)');
-  if (givenAt === null || source === null) return null;
+  const known = kind === null ? null : (CONSENT_KINDS as readonly string[]).includes(kind.toLowerCase()) ? kind.toLowerCase() : undefined;
+  if (known === undefined) problems.push(`consentimento_tipo: not one of ${CONSENT_KINDS.join(', ')}`);
+  // A bought or third-party list is refused line by line (Lei 9.504 art. 57-B III, 57-E §1º): rule consent_source_not_allowed.
+  const judged = source === null ? undefined : judgeConsent({ kind: known, source, evidence });
+  for (const problem of judged?.problems ?? []) {
+    if (problem.rule === 'consent_kind_required' && known === undefined) continue;
+    problems.push(`${CONSENT_COLUMN[problem.field]}: ${problem.rule}: ${problem.message}`);
+  }
+  if (givenAt === null || source === null || !judged?.kind) return null;
   const date = consentDateOf(givenAt);
   if (!date) problems.push('consentimento_data: not a date (DD/MM/AAAA, AAAA-MM-DD or an ISO 8601 date and time)');
   else if (date.getTime() > now.getTime()) problems.push('consentimento_data: in the future');
-  return date ? { source, givenAt: date, text } : null;
+  return date ? { kind: judged.kind, source, givenAt: date, text, evidence } : null;
 }
 
 /** Brasília's offset from UTC (no daylight saving time since 2019): a date without a time is its midnight. */
@@ -473,6 +497,8 @@ class BatchWriter {
             consent_source: contact.consent?.source ?? null,
             consent_given_at: contact.consent?.givenAt ?? null,
             consent_text: contact.consent?.text ?? null,
+            consent_kind: contact.consent?.kind ?? null,
+            consent_evidence: contact.consent?.evidence ?? null,
             created_by: createdBy,
             created_at: now,
             updated_at: now,
@@ -513,10 +539,18 @@ function changesOf(stored: ContactRow, line: ImportedContact): Partial<ContactRo
   if (line.name !== null && line.name !== stored.name) changes.name = line.name;
   if (line.consent) {
     const storedAt = stored.consent_given_at === null ? undefined : new Date(asIsoTimestamp(stored.consent_given_at)).getTime();
-    if (line.consent.source !== stored.consent_source || line.consent.givenAt.getTime() !== storedAt || line.consent.text !== stored.consent_text) {
+    if (
+      line.consent.source !== stored.consent_source ||
+      line.consent.givenAt.getTime() !== storedAt ||
+      line.consent.text !== stored.consent_text ||
+      line.consent.kind !== stored.consent_kind ||
+      line.consent.evidence !== stored.consent_evidence
+    ) {
       changes.consent_source = line.consent.source;
       changes.consent_given_at = line.consent.givenAt;
       changes.consent_text = line.consent.text;
+      changes.consent_kind = line.consent.kind;
+      changes.consent_evidence = line.consent.evidence;
     }
   }
   return changes;

@@ -1,7 +1,10 @@
 /**
  * An entity's contacts: the people it may message, each with the consent they gave (issue 23; tables
  * `contacts` and `contact_tags`, migration 0027). Electoral law lets a campaign message only people who
- * gave their number voluntarily; a contact records where, when and to what text.
+ * gave their number voluntarily; a contact records where, when and to what text, and since issue 42 the
+ * kind of source and its evidence (migration 0036; sdk/consent-sources.ts judges them before they are
+ * stored: a bought or third-party list never is). Contacts are erased after the entity's election
+ * (contact-retention.ts).
  *
  * What holds:
  * - One contact per number and entity (a unique index): the number is stored in E.164, so two ways of
@@ -10,6 +13,9 @@
  * - Numbers and names are personal data (issue 12): `contactView` gives them whole only to roles that
  *   may read personal data, masked to the others (the number by maskPhone, the name as initials).
  *   Masking happens on the way out; a masked value is never stored, except by an erasure.
+ * - A contact's number is a Brazilian mobile (phones.ts isBrazilianMobile; createContact and the import
+ *   refuse others, rule `not_mobile`); one stored before that rule reads `can_receive_sms: false` and
+ *   campaigns skip it.
  * - An erasure (`erase`) runs in one transaction, and never races the send job (sending.ts): messages
  *   the provider has or had (any status but `queued`) are masked, which the send job never reads again;
  *   messages no attempt was claimed for are canceled by an update conditional on `send_attempts = 0`,
@@ -20,13 +26,16 @@
  * Not guaranteed: a campaign created while the erasure runs may still list the number.
  */
 import { literal, Op, UniqueConstraintError, type Transaction } from 'sequelize';
+import type { ConsentKind } from '../../sdk/consent-sources.js';
 import type { components } from '../../sdk/schema.js';
 import { asIsoTimestamp, readerOf, type Reader } from '../db/reader.js';
 import type { ContactRow, SmsModels } from './models.js';
-import { maskPhone } from './phones.js';
+import type { SmsOptOuts } from './opt-outs.js';
+import { isBrazilianMobile, maskPhone } from './phones.js';
 
 export type Contact = components['schemas']['Contact'];
 export type ContactErasure = components['schemas']['ContactErasure'];
+type ContactConsentKind = components['schemas']['ContactConsentKind'];
 
 /** The most tags a contact holds (the contract's `maxItems`). */
 export const MAX_TAGS = 20;
@@ -48,9 +57,13 @@ export function nameInitials(name: string): string {
 
 /** What a contact says of the consent given; null fields of the row are absent parts. */
 export interface ConsentFields {
+  /** The structured source (sdk/consent-sources.ts); never a refused one (contact-handlers.ts, contact-import.ts judge it). */
+  kind: ConsentKind;
   source: string;
   givenAt: Date;
   text: string | null;
+  /** The record that shows a manual or imported consent. */
+  evidence: string | null;
 }
 
 export interface NewContactFields {
@@ -68,7 +81,11 @@ export interface StoredContact extends ContactRow {
 }
 
 export class Contacts {
-  constructor(private readonly models: SmsModels) {}
+  constructor(
+    private readonly models: SmsModels,
+    /** Keeps an opted-out number's suppression through its erasure (opt-outs.ts); without it the opt-out keeps its number. */
+    private readonly optOuts?: SmsOptOuts,
+  ) {}
 
   private get sequelize() {
     return this.models.Contact.sequelize!;
@@ -124,6 +141,8 @@ export class Contacts {
             consent_source: fields.consent?.source ?? null,
             consent_given_at: fields.consent?.givenAt ?? null,
             consent_text: fields.consent?.text ?? null,
+            consent_kind: fields.consent?.kind ?? null,
+            consent_evidence: fields.consent?.evidence ?? null,
             created_by: fields.createdBy,
             created_at: now,
             updated_at: now,
@@ -163,6 +182,8 @@ export class Contacts {
     // The entity's campaigns, as a subquery: an entity may have thousands. The id is an integer read from the database.
     const ofEntity = { [Op.in]: literal(`(SELECT id FROM sms_campaigns WHERE entity_id = ${Number(contact.entity_id)})`) };
     const toNumber = { recipient: contact.phone, campaign_id: ofEntity };
+    // The entity's suppression key is made before the transaction (opt-outs.ts hashFor says why).
+    const hash = await this.optOuts?.hashFor(contact.entity_id, contact.phone);
     try {
       return await this.sequelize.transaction(async (transaction) => {
         // First the cancel, then the count: a claim that beat the cancel is seen by the count (module comment).
@@ -185,7 +206,9 @@ export class Contacts {
               );
         await ContactTag.destroy({ where: { contact_id: contact.id }, transaction });
         if ((await Contact.destroy({ where: { id: contact.id }, transaction })) !== 1) throw new Gone();
-        return { id: contact.id, entity_id: contact.entity_id, erased: true as const, messages_masked: maskedMessages, messages_canceled: canceled, replies_masked: maskedReplies };
+        // An opt-out outlives the erasure as its suppression, a keyed hash (Lei 9.504 art. 57-G; LGPD art. 16 I), and its row, which holds the number, goes.
+        const suppressed = (await this.optOuts?.keepThroughErasure(contact.entity_id, contact.phone, hash, transaction)) ?? false;
+        return { id: contact.id, entity_id: contact.entity_id, erased: true as const, messages_masked: maskedMessages, messages_canceled: canceled, replies_masked: maskedReplies, suppression_kept: suppressed };
       });
     } catch (error) {
       if (error instanceof InFlight) return { inFlight: error.count };
@@ -215,7 +238,7 @@ class InFlight extends Error {
 }
 class Gone extends Error {}
 
-const CONTACT_COLUMNS = 'c.id, c.entity_id, c.phone, c.name, c.consent_source, c.consent_given_at, c.consent_text, c.created_by, c.created_at, c.updated_at';
+const CONTACT_COLUMNS = 'c.id, c.entity_id, c.phone, c.name, c.consent_source, c.consent_given_at, c.consent_text, c.consent_kind, c.consent_evidence, c.created_by, c.created_at, c.updated_at';
 const HAS_TAG = 'EXISTS (SELECT 1 FROM contact_tags t WHERE t.contact_id = c.id AND t.tag = ?)';
 
 function contactRowOf(row: Record<string, unknown>): StoredContact {
@@ -227,6 +250,8 @@ function contactRowOf(row: Record<string, unknown>): StoredContact {
     consent_source: (row.consent_source as string | null) ?? null,
     consent_given_at: row.consent_given_at == null ? null : new Date(asIsoTimestamp(row.consent_given_at)),
     consent_text: (row.consent_text as string | null) ?? null,
+    consent_kind: (row.consent_kind as string | null) ?? null,
+    consent_evidence: (row.consent_evidence as string | null) ?? null,
     created_by: row.created_by == null ? null : Number(row.created_by),
     created_at: new Date(asIsoTimestamp(row.created_at)),
     updated_at: new Date(asIsoTimestamp(row.updated_at)),
@@ -244,8 +269,16 @@ export function contactView(contact: StoredContact, whole: boolean): Contact {
     consent:
       contact.consent_source === null || contact.consent_given_at === null
         ? null
-        : { source: contact.consent_source, given_at: contact.consent_given_at.toISOString(), text: contact.consent_text },
+        : {
+            kind: contact.consent_kind as ContactConsentKind | null,
+            source: contact.consent_source,
+            given_at: contact.consent_given_at.toISOString(),
+            text: contact.consent_text,
+            evidence: contact.consent_evidence,
+          },
     tags: contact.tags,
+    // A landline (or another number that is not a Brazilian mobile) stored before issue 42: kept, flagged, never sent to.
+    can_receive_sms: isBrazilianMobile(contact.phone),
     created_at: contact.created_at.toISOString(),
     updated_at: contact.updated_at.toISOString(),
   };

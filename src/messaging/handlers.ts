@@ -1,8 +1,9 @@
 /**
  * The HTTP side of SMS: credentials (admins add them, teams list the ones they may use), campaigns, an
- * entity's opt-outs (its owner and admins list them), and the provider's signed callbacks (delivery
+ * entity's opt-outs (its owner and admins list them; those who may send add one by hand), and the provider's signed callbacks (delivery
  * receipts by POST, replies by GET), whose signatures `smsSignatureChecks` verifies before these
- * handlers run: a reply's against the token of the credential that received it.
+ * handlers run: a receipt's against the credential that sent its message (callback-signers.ts), a
+ * reply's against the token of the credential that received it.
  */
 import type { Request } from 'express';
 import type { Transaction } from 'sequelize';
@@ -23,9 +24,10 @@ import { providerSignatureMatches } from './provider-signature.js';
 import { footerProblem, normalisedFooter, refusalDetails } from './compliance.js';
 import { normalisedPhone } from './recipients.js';
 import type { Sms } from './sms.js';
+import type { SentMessage } from './callback-signers.js';
 import { counted } from '../http/counted.js';
 
-type SmsOperations = 'listSmsCredentials' | 'createSmsCredential' | 'sendSmsCampaign' | 'listSmsOptOuts' | 'receiveSmsDeliveryReceipt' | 'receiveSmsWebhook';
+type SmsOperations = 'listSmsCredentials' | 'createSmsCredential' | 'sendSmsCampaign' | 'listSmsOptOuts' | 'optOutSmsNumber' | 'receiveSmsDeliveryReceipt' | 'receiveSmsWebhook';
 type DeliveryReceipt = components['schemas']['SmsDeliveryReceipt'];
 
 const OPT_OUTS_PER_PAGE = 50;
@@ -126,10 +128,29 @@ export function smsHandlers({ sms, entities, urls }: SmsHandlerDependencies): Pi
       sendEnvelope(res, 200, pageOf(optOuts, total, page, OPT_OUTS_PER_PAGE, listUrl.toString()), `${counted(total, 'opt-out')}.`);
     },
 
+    async optOutSmsNumber(req, res) {
+      const caller = callerOf(res);
+      // Those who may send the entity's campaigns may stop them for a number (LGPD art. 8 §5º; Lei 9.504 art. 57-G).
+      const { entity } = await teams.access(caller, req.body.entity_id, 'edit', { location: 'body', field: 'entity_id' });
+      const phone = normalisedPhone(req.body.phone);
+      if (!phone) throw invalidBody([{ location: 'body', field: 'phone', rule: 'phone_number', message: 'must be a valid phone number', value: req.body.phone }]);
+      const added = await sms.optOuts.record([entity.id], phone, { source: 'manual', createdBy: caller.user.id });
+      const optOut = (await sms.optOuts.find(entity.id, phone))!;
+      sendEnvelope(res, added ? 201 : 200, optOut, added ? `${phone} is opted out of entity ${entity.id}'s campaigns.` : `${phone} had opted out of entity ${entity.id}'s campaigns already.`);
+    },
+
     async receiveSmsDeliveryReceipt(req, res) {
       const receipt = req.body as DeliveryReceipt;
-      const result = await sms.applyReceipt({ sid: receipt.MessageSid, accountId: receipt.AccountSid, status: receipt.MessageStatus, errorCode: receipt.ErrorCode, price: receiptPriceOf(receipt) });
-      if (!result) throw notFound(`No message has the id ${receipt.MessageSid}.`, [{ location: 'body', field: 'MessageSid', rule: 'known_message', message: 'must be the id of a message Palanque sent', value: receipt.MessageSid }]);
+      const signed = verifiedReceipts.get(req);
+      // Signed by a credential of the account, for a message we never sent there: acknowledged with a
+      // 2xx, as the provider expects, and dropped without a write.
+      const result = signed && !signed.sent
+        ? undefined
+        : await sms.applyReceipt({ sid: receipt.MessageSid, accountId: receipt.AccountSid, status: receipt.MessageStatus, errorCode: receipt.ErrorCode, price: receiptPriceOf(receipt) }, signed?.sent);
+      if (!result) {
+        sendEnvelope(res, 200, { message_sid: receipt.MessageSid, status: 'unknown', applied: false }, `No message has the id ${receipt.MessageSid}: the receipt was acknowledged and dropped.`);
+        return;
+      }
       sendEnvelope(res, 200, result, result.applied ? `The message is now ${result.status}.` : `The receipt changes nothing: the message is ${result.status}.`);
     },
 
@@ -152,34 +173,54 @@ function receiptPriceOf(receipt: DeliveryReceipt): { amount: string; currency: s
   return { amount, currency: currency.toUpperCase() };
 }
 
+/** The receipts whose signature verified, with the message they are about (undefined: one we never sent), for their handler. */
+const verifiedReceipts = new WeakMap<Request, { sent: SentMessage | undefined }>();
+
 /**
- * The provider signs each callback with the auth token of the account it names (`AccountSid`): a receipt
- * is checked against the account's first credential, a reply against the credential that received it.
+ * The provider signs each callback with the secret of the credential it concerns: a receipt is checked
+ * against the credential that sent its message (found by `MessageSid`), or, for a message we never sent
+ * on that account, against the account's credentials (callback-signers.ts); a reply against the
+ * credential that received it. A callback that verifies is charged to its signer's budget, not its address.
  */
 export function smsSignatureChecks(sms: Sms, urls: PublicUrlSettings): Partial<Record<OperationId, SignatureCheck>> {
-  const check = async (req: Request, secretOf: () => Promise<string | undefined>, form: Record<string, string>) => {
-    const signature = req.get('X-Twilio-Signature');
-    if (!signature) return 'missing' as const;
-    const secret = await secretOf();
-    return secret && providerSignatureMatches(secret, signature, requestedUrl(req, urls), form) ? ('valid' as const) : ('invalid' as const);
+  const matching = (req: Request, signature: string, candidates: Array<CredentialRow | undefined>, form: Record<string, string>) => {
+    const url = requestedUrl(req, urls);
+    return candidates.find((credential) => {
+      const secret = sms.signers.secretOf(credential);
+      return secret !== undefined && providerSignatureMatches(secret, signature, url, form);
+    });
   };
   const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
   return {
-    receiveSmsDeliveryReceipt: (req) => {
+    receiveSmsDeliveryReceipt: async (req) => {
+      const signature = req.get('X-Twilio-Signature');
+      if (!signature) return 'missing';
       // The fields exactly as sent (the validator may have coerced the parsed body).
       const form = Object.fromEntries(new URLSearchParams(req.rawBody?.toString('utf8') ?? ''));
-      const accountId = text(form.AccountSid);
-      return check(req, async () => (accountId === undefined ? undefined : sms.secretOfAccount(accountId)), form);
+      const [sid, accountId] = [text(form.MessageSid), text(form.AccountSid)];
+      if (sid === undefined || accountId === undefined) return 'invalid';
+      const { sent, candidates } = await sms.signers.ofReceipt(sid, accountId);
+      const signer = matching(req, signature, candidates, form);
+      if (!signer) return 'invalid';
+      verifiedReceipts.set(req, { sent });
+      return { signer: sms.signers.signerOf(signer) };
     },
     // Against the token of the credential that received the reply: its opt-out binds that credential's entity.
-    receiveSmsWebhook: (req) => {
+    receiveSmsWebhook: async (req) => {
+      const signature = req.get('X-Twilio-Signature');
+      if (!signature) return 'missing';
       const accountId = text(req.query.AccountSid);
-      return check(req, async () => (accountId === undefined ? undefined : sms.secretOfReceiver(accountId, text(req.query.To))), {});
+      const receiver = accountId === undefined ? undefined : await sms.receiverOf(accountId, text(req.query.To));
+      if (!matching(req, signature, [receiver], {})) return 'invalid';
+      return { signer: sms.signers.signerOf(receiver!) };
     },
   };
 }
 
-/** The credential a campaign request names (`credencial`), if the caller may send with it: else 404 or 403. */
+/**
+ * The credential a campaign request names (`credencial`), if the caller may send with it: 403 for a member
+ * of its team whose role may not send; 404 for everyone else, with the same answer as for a missing one.
+ */
 export async function sendingCredential(sms: Sms, caller: Caller, credencial: number): Promise<{ credential: CredentialRow; usable: true }> {
   const found = await sms.credentialFor(caller, credencial);
   if (!found) throw notFound(`There is no SMS credential ${credencial}.`, [{ location: 'body', field: 'credencial', rule: 'existing_credential', message: 'must be the id of a credential', value: credencial }]);

@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js';
 import { SecretBox } from '../security/secret-box.js';
 import { HttpSmsProvider, type SmsProvider } from './provider.js';
 import { Sms } from './sms.js';
+import { countedProvider, type SmsCounts } from './counted-provider.js';
 
 export { smsHandlers, smsSignatureChecks } from './handlers.js';
 export { smsCampaignHandlers } from './campaign-handlers.js';
@@ -18,7 +19,11 @@ export interface MessagingSettings
   extends Pick<Config, 'secretsKey' | 'smsProviderUrl' | 'smsSendTimeoutMs' | 'smsMaxRecipients' | 'publicUrl' | 'basePath'>,
     Partial<Pick<Config, 'smsReceiptTimeoutMs'>> {}
 
-export function createSms(sequelize: Sequelize, settings: MessagingSettings, dependencies: { jobs: JobQueue; teams: Teams; logger: Logger; provider?: SmsProvider }): Sms {
+export function createSms(
+  sequelize: Sequelize,
+  settings: MessagingSettings,
+  dependencies: { jobs: JobQueue; teams: Teams; logger: Logger; provider?: SmsProvider; counts?: SmsCounts },
+): Sms {
   const { jobs, teams, logger } = dependencies;
   // Receipts need an address the provider can reach: without PUBLIC_URL, messages are sent without one.
   // Every send asks for them, resends included (sending.ts).
@@ -28,7 +33,8 @@ export function createSms(sequelize: Sequelize, settings: MessagingSettings, dep
     jobs,
     teams,
     logger,
-    provider: dependencies.provider ?? new HttpSmsProvider(settings.smsProviderUrl, { timeoutMs: settings.smsSendTimeoutMs }),
+    // The adapter's name, as credentials record it (`provider`), labels its counts.
+    provider: countedProvider(dependencies.provider ?? new HttpSmsProvider(settings.smsProviderUrl, { timeoutMs: settings.smsSendTimeoutMs }), 'provider', dependencies.counts),
     box: settings.secretsKey ? SecretBox.fromKey(settings.secretsKey) : undefined,
     statusCallbackUrl,
     sendTimeoutMs: settings.smsSendTimeoutMs,

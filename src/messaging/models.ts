@@ -29,6 +29,9 @@ export interface CampaignRow {
   accepted: number;
   rejected: number;
   opted_out_skipped: number;
+  /** Numbers skipped because they cannot receive an SMS (not Brazilian mobiles), and a JSON array of the first few, masked (migration 0035). */
+  not_mobile_skipped: number;
+  not_mobile_examples: string | null;
   created_by: number | null;
   created_at: Date;
   /** When the sending jobs of its messages were queued; null until then (see Sms.enqueueForgottenCampaigns). */
@@ -47,6 +50,10 @@ export interface CampaignRow {
   audience: string | null;
   /** JSON text: the compliance mode and the warnings given when it was accepted. */
   compliance: string | null;
+  /** JSON text `{text, declared_by, declared_at}`: its declaration that it is not electoral propaganda (migration 0033); null: none. */
+  non_electoral_declaration: string | null;
+  /** JSON text `{technology}`: the synthetic content it declared (issue 42, migration 0038); null: none. */
+  synthetic_content: string | null;
   /** JSON text: a finished campaign's messages counted by status and their cost (campaign-reports.ts); null before. */
   tally: string | null;
 }
@@ -104,8 +111,14 @@ export interface OptOutRow {
   /** The entity whose credential received the reply; null for the credentials without an entity. */
   entity_id: number | null;
   phone: string;
-  /** The keyword the reply was read as; null for rows migration 0014 attributed. */
+  /** The keyword the reply was read as; null for rows migration 0014 attributed, free-text replies and opt-outs by hand. */
   keyword: string | null;
+  /** 'reply', 'manual' or 'conversation' (opt-outs.ts); null for rows written before migration 0034 (replies). */
+  source: string | null;
+  /** The phrase a free-text reply was read with (sdk/opt-out-phrases.ts). */
+  phrase: string | null;
+  /** Who recorded it by hand. */
+  created_by: number | null;
   opted_out_at: Date;
 }
 
@@ -121,6 +134,10 @@ export interface ContactRow {
   consent_given_at: Date | null;
   /** The text the person agreed to. */
   consent_text: string | null;
+  /** The structured source (sdk/consent-sources.ts, migration 0036); null: a consent stored before it whose words named none. */
+  consent_kind: string | null;
+  /** The record that shows a manual or imported consent. */
+  consent_evidence: string | null;
   created_by: number | null;
   created_at: Date;
   updated_at: Date;
@@ -133,7 +150,7 @@ export interface ContactTagRow {
 
 export type ComplianceMode = 'off' | 'warn' | 'enforce';
 
-/** An entity's compliance settings; an entity without a row is in mode `warn` with no typed window. */
+/** An entity's compliance settings; an entity without a row is in mode `enforce` (migration 0033) with no typed window. */
 export interface ComplianceRow {
   entity_id: number;
   mode: ComplianceMode;
@@ -192,6 +209,8 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
         accepted: DataTypes.INTEGER,
         rejected: DataTypes.INTEGER,
         opted_out_skipped: DataTypes.INTEGER,
+        not_mobile_skipped: { type: DataTypes.INTEGER, defaultValue: 0 },
+        not_mobile_examples: DataTypes.TEXT,
         created_by: DataTypes.INTEGER,
         created_at: DataTypes.DATE,
         jobs_enqueued_at: DataTypes.DATE,
@@ -203,6 +222,8 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
         footer: DataTypes.TEXT,
         audience: DataTypes.TEXT,
         compliance: DataTypes.TEXT,
+        non_electoral_declaration: DataTypes.TEXT,
+        synthetic_content: DataTypes.TEXT,
         tally: DataTypes.TEXT,
       },
       'sms_campaigns',
@@ -257,7 +278,7 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
     ),
     OptOut: define<OptOutRow>(
       'SmsOptOut',
-      { id, entity_id: DataTypes.INTEGER, phone: DataTypes.STRING(20), keyword: DataTypes.STRING(20), opted_out_at: DataTypes.DATE },
+      { id, entity_id: DataTypes.INTEGER, phone: DataTypes.STRING(20), keyword: DataTypes.STRING(20), source: DataTypes.STRING(20), phrase: DataTypes.STRING(40), created_by: DataTypes.INTEGER, opted_out_at: DataTypes.DATE },
       'sms_opt_outs',
     ),
     Contact: define<ContactRow>(
@@ -270,6 +291,8 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
         consent_source: DataTypes.STRING(200),
         consent_given_at: DataTypes.DATE,
         consent_text: DataTypes.TEXT,
+        consent_kind: DataTypes.STRING(24),
+        consent_evidence: DataTypes.TEXT,
         created_by: DataTypes.INTEGER,
         created_at: DataTypes.DATE,
         updated_at: DataTypes.DATE,

@@ -1,16 +1,18 @@
 /**
  * SMS campaigns: credentials (secret sealed at rest), campaigns split into one message per recipient,
- * a background job per message that hands it to the provider exactly once with retries (sending.ts
+ * sent in batches that take turns with other campaigns (campaign-sending.ts), each message handed to the
+ * provider exactly once, retried by a job of its own when its batch could not send it (sending.ts
  * states the guarantee and the protocol), the provider's delivery receipts (applied only when they move
  * a message forward), and replies, whose opt-out keywords opt the sender out of the later campaigns of
  * the entity whose credential received them (opt-outs.ts states that guarantee); any other reply goes
  * to the chat inbox (src/chat/), whose answers are messages without a campaign, sent by the same job.
- * A campaign's messages are stored before their jobs are queued; a process that dies in between leaves
- * the campaign without jobs, which enqueueForgottenCampaigns finds and queues. A job can also be lost
+ * A campaign's messages are stored before its first batch job is queued; a process that dies in between
+ * leaves the campaign without jobs, which enqueueForgottenCampaigns finds and queues; a campaign whose
+ * chain of batch jobs broke (its last try died) is found by enqueueStalledCampaigns. A job can also be lost
  * after it started: a process that dies during the job's last try leaves its message queued with no
  * try left; enqueueStalledMessages finds such messages and queues them again.
  */
-import { Op, UniqueConstraintError, type Sequelize, type Transaction } from 'sequelize';
+import { literal, Op, UniqueConstraintError, type Sequelize, type Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import type { Caller } from '../http/auth.js';
 import { asDate, readerOf } from '../db/reader.js';
@@ -20,14 +22,16 @@ import type { JobAttempt, JobQueue } from '../jobs/index.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { defineSmsModels, sendableOf, type CampaignRow, type CredentialRow, type MessageRow, type SmsModels } from './models.js';
-import { optOutKeywordOf, SmsOptOuts, type OptOutScope } from './opt-outs.js';
+import { optOutReadingOf, SmsOptOuts, type OptOutScope } from './opt-outs.js';
 import type { SmsProvider } from './provider.js';
 import { normalisedPhone } from './recipients.js';
 import { SmsSending } from './sending.js';
+import { CampaignSending, SMS_CAMPAIGN_SEND_JOB, SMS_SEND_JOB } from './campaign-sending.js';
 import { planCampaign, type CampaignPlan } from './campaign-plan.js';
 import { SmsCompliance, warningsOf } from './compliance.js';
-import { SmsCampaignReports } from './campaign-reports.js';
+import { notMobileOf, SmsCampaignReports, syntheticContentOf } from './campaign-reports.js';
 import { advances } from './statuses.js';
+import { CallbackSigners, type SentMessage } from './callback-signers.js';
 
 export type SmsCredential = components['schemas']['SmsCredential'];
 export type SmsCampaign = components['schemas']['SmsCampaign'];
@@ -38,9 +42,11 @@ export interface ReceiptPrice {
   currency: string;
 }
 
-export const SMS_SEND_JOB = 'sms-send';
+export { SMS_CAMPAIGN_SEND_JOB, SMS_SEND_JOB };
 /** The provider is tried this many more times after a failure that may pass (timeouts, 5xx, 429). */
 const SEND_RETRIES = 4;
+/** Batch jobs (of different campaigns, or one campaign's next) one instance runs at once, on PostgreSQL. */
+const CAMPAIGN_BATCHES_AT_ONCE = 4;
 /** A campaign this old without its jobs queued was left by a process that stopped before queueing them. */
 const FORGOTTEN_AFTER_MS = 30_000;
 
@@ -90,17 +96,22 @@ export class Sms {
   readonly compliance: SmsCompliance;
   /** Campaign reports, states and cancels (campaign-reports.ts). */
   readonly reports: SmsCampaignReports;
+  /** Who signed a provider callback, and the budget its signer pays from (callback-signers.ts). */
+  readonly signers: CallbackSigners;
   private readonly sending: SmsSending;
+  private readonly campaignSending: CampaignSending;
 
   constructor(
     sequelize: Sequelize,
     private readonly dependencies: SmsDependencies,
   ) {
     this.models = defineSmsModels(sequelize);
-    this.optOuts = new SmsOptOuts(this.models.OptOut);
+    this.optOuts = new SmsOptOuts(this.models.OptOut, dependencies.box);
     this.compliance = new SmsCompliance(this.models, sequelize);
     this.reports = new SmsCampaignReports(this.models, dependencies.teams, dependencies.receiptTimeoutMs);
     this.sending = new SmsSending(this.models, this.optOuts, dependencies);
+    this.campaignSending = new CampaignSending(this.models, this.optOuts, { ...dependencies, completeIfDone: (campaignId) => this.reports.completeIfDone(campaignId) });
+    this.signers = new CallbackSigners(this.models, dependencies.box);
   }
 
   get maxRecipients(): number {
@@ -114,6 +125,11 @@ export class Sms {
   async registerJobs(): Promise<void> {
     await this.dependencies.jobs.register(SMS_SEND_JOB, (data, job) => this.send((data as { message_id: number }).message_id, job), {
       retryLimit: SEND_RETRIES,
+    });
+    await this.dependencies.jobs.register(SMS_CAMPAIGN_SEND_JOB, (data, job) => this.campaignSending.sendBatch((data as { campaign_id: number }).campaign_id, job), {
+      retryLimit: SEND_RETRIES,
+      // A few campaigns' batches at once per instance, each a batch of provider calls at once.
+      jobsAtOnce: CAMPAIGN_BATCHES_AT_ONCE,
     });
   }
 
@@ -174,7 +190,7 @@ export class Sms {
   /**
    * The credentials the caller may send with, by id: every one for admins, else those of entities they
    * may edit. One Reader query (issue 20): a member's credentials join their memberships, keeping those
-   * whose role may edit (the rule filterUsable applies through Teams.may).
+   * whose role may edit (the rule credentialFor applies through Teams.may).
    */
   async usableBy(caller: Caller): Promise<SmsCredential[]> {
     const reader = readerOf(this.models.Credential.sequelize!);
@@ -190,27 +206,22 @@ export class Sms {
     return rows.map((row) => credentialView({ ...row, created_at: asDate(row.created_at) }));
   }
 
-  /** The credential `id` and whether the caller may send with it; undefined when there is none. */
+  /**
+   * The credential `id` and whether the caller may send with it; undefined when there is none, or when the
+   * caller is outside its entity's team (a stranger cannot tell a credential that exists from a missing one).
+   */
   async credentialFor(caller: Caller, id: number): Promise<{ credential: CredentialRow; usable: boolean } | undefined> {
     const credential = ((await this.models.Credential.findByPk(id, { raw: true })) as CredentialRow | null) ?? undefined;
     if (!credential) return undefined;
-    return { credential, usable: caller.user.is_admin || (await this.filterUsable(caller, [credential])).length === 1 };
+    if (caller.user.is_admin) return { credential, usable: true };
+    const role = credential.entity_id === null ? undefined : (await this.dependencies.teams.rolesOf(caller, [credential.entity_id])).get(credential.entity_id);
+    if (role === undefined) return undefined;
+    return { credential, usable: this.dependencies.teams.may(caller, role, 'edit') };
   }
 
-  /** The auth token of a provider account, to check the signatures of its callbacks. */
-  async secretOfAccount(accountId: string): Promise<string | undefined> {
-    const credential = (await this.models.Credential.findOne({ where: { account_id: accountId }, order: [['id', 'ASC']], raw: true })) as CredentialRow | null;
-    return this.secretOf(credential ?? undefined);
-  }
-
-  /** The auth token of the credential that received a reply on `accountId` sent to `to` (see receiversOf). */
-  async secretOfReceiver(accountId: string, to: string | undefined): Promise<string | undefined> {
-    return this.secretOf((await this.receiversOf(accountId, to))[0]);
-  }
-
-  private secretOf(credential: CredentialRow | undefined): string | undefined {
-    if (!credential || !this.dependencies.box) return undefined;
-    return this.dependencies.box.open(credential.secret_sealed);
+  /** The credential that received a reply on `accountId` sent to `to` (see receiversOf): its token signs the reply. */
+  async receiverOf(accountId: string, to: string | undefined): Promise<CredentialRow | undefined> {
+    return (await this.receiversOf(accountId, to))[0];
   }
 
   /**
@@ -218,6 +229,8 @@ export class Sms {
    * (or `to` is missing), every credential of the account, by id: the signature proves the account only.
    */
   private async receiversOf(accountId: string, to: string | undefined): Promise<CredentialRow[]> {
+    // No stored account holds a NUL, which SQLite's driver cannot take inside a statement (callback-signers.ts).
+    if (accountId.includes('\0')) return [];
     const onAccount = (await this.models.Credential.findAll({ where: { account_id: accountId }, order: [['id', 'ASC']], raw: true })) as unknown as CredentialRow[];
     const sender = to === undefined ? undefined : (normalisedPhone(to) ?? to);
     const receiver = onAccount.find((credential) => credential.sender_id === sender);
@@ -230,9 +243,9 @@ export class Sms {
    * A campaign request read into what it would send, judged by the rules of the credential's entity
    * (campaign-plan.ts); throws a 422 naming every problem of the body. Sends nothing.
    */
-  plan(credential: CredentialRow, request: SmsCampaignRequest): Promise<CampaignPlan> {
+  plan(credential: CredentialRow, request: SmsCampaignRequest, options: { everyRule?: boolean } = {}): Promise<CampaignPlan> {
     const { sequelize } = this.models.Campaign;
-    return planCampaign({ sequelize: sequelize!, optOuts: this.optOuts, compliance: this.compliance, maxRecipients: this.maxRecipients }, credential, request);
+    return planCampaign({ sequelize: sequelize!, optOuts: this.optOuts, compliance: this.compliance, maxRecipients: this.maxRecipients }, credential, request, options);
   }
 
   /**
@@ -241,7 +254,7 @@ export class Sms {
    */
   async createCampaign(caller: Caller, credential: CredentialRow, plan: CampaignPlan, creationKey?: string): Promise<SmsCampaign> {
     const now = new Date();
-    const { campaign, messageIds } = await this.models.Campaign.sequelize!.transaction(async (transaction) => {
+    const { campaign, messages } = await this.models.Campaign.sequelize!.transaction(async (transaction) => {
       const created = await this.models.Campaign.create(
         {
           titulo: plan.titulo,
@@ -252,6 +265,8 @@ export class Sms {
           accepted: plan.recipients.length,
           rejected: plan.rejected,
           opted_out_skipped: plan.optedOutSkipped,
+          not_mobile_skipped: plan.notMobileSkipped,
+          not_mobile_examples: plan.notMobileSkipped === 0 ? null : JSON.stringify(plan.notMobileExamples),
           created_by: caller.user.id,
           created_at: now,
           creation_key: creationKey ?? null,
@@ -261,6 +276,9 @@ export class Sms {
           audience: plan.audience ? JSON.stringify(plan.audience) : null,
           // Not judged (a credential without an entity): nothing to keep.
           compliance: credential.entity_id === null ? null : JSON.stringify(plan.judgement),
+          // Its declaration that it is not electoral propaganda (art. 36-A): what, by whom (its sender), when.
+          non_electoral_declaration: plan.nonElectoral === null ? null : JSON.stringify({ text: plan.nonElectoral, declared_by: caller.user.id, declared_at: now.toISOString() }),
+          synthetic_content: plan.syntheticContent === null ? null : JSON.stringify(plan.syntheticContent),
         },
         { transaction },
       );
@@ -269,11 +287,10 @@ export class Sms {
         plan.recipients.map(({ phone, contactId }) => ({ campaign_id: campaignRow.id, recipient: phone, contact_id: contactId, status: 'queued', updated_at: now })),
         { transaction },
       );
-      // Read back rather than trust bulkCreate's ids, which SQLite does not return.
-      const messages = (await this.models.Message.findAll({ attributes: ['id'], where: { campaign_id: campaignRow.id }, order: [['id', 'ASC']], raw: true, transaction })) as unknown as MessageRow[];
-      return { campaign: campaignRow, messageIds: messages.map((message) => message.id) };
+      // One batch job for the campaign, not one job per message: its batches find their messages themselves.
+      return { campaign: campaignRow, messages: plan.recipients.length };
     });
-    await this.enqueueSending(campaign.id, messageIds);
+    await this.enqueueSending(campaign.id, messages);
     return campaignView(campaign, 'sending');
   }
 
@@ -295,11 +312,33 @@ export class Sms {
       raw: true,
     })) as unknown as CampaignRow[];
     for (const { id } of forgotten) {
-      const queued = (await this.models.Message.findAll({ attributes: ['id'], where: { campaign_id: id, status: 'queued' }, order: [['id', 'ASC']], raw: true })) as unknown as MessageRow[];
-      this.dependencies.logger.warn({ sms_campaign_id: id, messages: queued.length }, 'sms campaign found without its jobs: queueing them');
-      await this.enqueueSending(id, queued.map((message) => message.id));
+      const queued = await this.models.Message.count({ where: { campaign_id: id, status: 'queued' } });
+      this.dependencies.logger.warn({ sms_campaign_id: id, messages: queued }, 'sms campaign found without its jobs: queueing them');
+      await this.enqueueSending(id, queued);
     }
     return forgotten.length;
+  }
+
+  /**
+   * Queues again the batch job of campaigns still sending that have messages never tried and whose last
+   * batch job was queued more than `stalledAfterMs` ago: their chain of batch jobs broke (a batch's last
+   * try died). A second chain would be harmless: claims let one batch send each message. Returns how many.
+   */
+  async enqueueStalledCampaigns(stalledAfterMs: number): Promise<number> {
+    const stalled = (await this.models.Campaign.findAll({
+      attributes: ['id'],
+      where: {
+        state: 'sending',
+        jobs_enqueued_at: { [Op.lt]: new Date(Date.now() - stalledAfterMs) },
+        [Op.and]: [literal(`EXISTS (SELECT 1 FROM sms_messages m WHERE m.campaign_id = "SmsCampaign"."id" AND m.status = 'queued' AND m.send_attempts = 0)`)],
+      },
+      raw: true,
+    })) as unknown as CampaignRow[];
+    for (const { id } of stalled) {
+      this.dependencies.logger.warn({ sms_campaign_id: id }, 'sms campaign with messages never tried and no batch job for a long while: queueing its next batch');
+      await this.campaignSending.enqueueNext(id);
+    }
+    return stalled.length;
   }
 
   /**
@@ -324,11 +363,30 @@ export class Sms {
     return ids.length;
   }
 
-  private async enqueueSending(campaignId: number, messageIds: number[]): Promise<void> {
-    if (messageIds.length > 0) await this.dependencies.jobs.enqueueMany(SMS_SEND_JOB, messageIds.map((messageId) => ({ message_id: messageId })));
+  /** Queues a campaign's first batch job (campaign-sending.ts): its batches then queue one another in turn. */
+  private async enqueueSending(campaignId: number, messages: number): Promise<void> {
+    if (messages > 0) await this.dependencies.jobs.enqueue(SMS_CAMPAIGN_SEND_JOB, { campaign_id: campaignId });
     // A campaign canceled meanwhile stays canceled.
     await this.models.Campaign.update({ jobs_enqueued_at: new Date() }, { where: { id: campaignId } });
     await this.models.Campaign.update({ state: 'sending' }, { where: { id: campaignId, state: 'queued' } });
+  }
+
+  /**
+   * Cancels a campaign (campaign-reports.ts) and deletes its queued batch job at once, on either queue; a
+   * batch running meanwhile finds the campaign canceled (its claim refused) and queues no other. Messages
+   * already claimed keep their per-message jobs: their outcome must still be settled (sending.ts).
+   */
+  async cancelCampaign(campaignId: number, canceledBy: number): Promise<Awaited<ReturnType<SmsCampaignReports['cancel']>>> {
+    const outcome = await this.reports.cancel(campaignId, canceledBy);
+    if ('canceled' in outcome) {
+      const purged = await this.dependencies.jobs.purgeQueued(SMS_CAMPAIGN_SEND_JOB, { campaign_id: campaignId }).catch((error: unknown) => {
+        // A job left behind finds the campaign canceled and ends at once.
+        this.dependencies.logger.warn({ err: error, sms_campaign_id: campaignId }, 'could not delete the canceled campaign\'s queued jobs');
+        return 0;
+      });
+      this.dependencies.logger.info({ sms_campaign_id: campaignId, jobs_deleted: purged, messages_canceled: outcome.canceled }, 'sms campaign canceled');
+    }
+    return outcome;
   }
 
   /** The job: hands one message to the provider, exactly once (sending.ts); a final status may complete its campaign. */
@@ -348,12 +406,12 @@ export class Sms {
   /**
    * Applies a delivery receipt if it moves the message forward, and records the price it carries (a
    * receipt may bring the price after the status); undefined when no message has this sid on this account.
+   * `sent` is the message and its credential when the signature check found them already.
    */
-  async applyReceipt(receipt: { sid: string; accountId: string; status: string; errorCode: string | undefined; price?: ReceiptPrice }) {
-    const message = (await this.models.Message.findOne({ where: { provider_sid: receipt.sid }, raw: true })) as MessageRow | null;
-    if (!message) return undefined;
-    const { credential } = await sendableOf(this.models, message);
-    if (credential.account_id !== receipt.accountId) return undefined;
+  async applyReceipt(receipt: { sid: string; accountId: string; status: string; errorCode: string | undefined; price?: ReceiptPrice }, sent?: SentMessage) {
+    const found = sent ?? (await this.signers.sentMessage(receipt.sid));
+    if (!found || found.credential.account_id !== receipt.accountId) return undefined;
+    const { message } = found;
     // Conditional on the status read, so two receipts racing cannot move the message backwards.
     const applied =
       advances(message.status, receipt.status) &&
@@ -393,7 +451,7 @@ export class Sms {
   }
 
   /**
-   * Records a reply (once per provider id). An opt-out keyword opts a valid sender out of the campaigns
+   * Records a reply (once per provider id). An opt-out keyword or phrase opts a valid sender out of the campaigns
    * of the entities of the credentials that received it (receiversOf; opt-outs.ts).
    */
   async receiveReply(reply: { sid: string; accountId: string; from: string; to: string; body: string }): Promise<{ message_sid: string; from: string; opted_out: boolean }> {
@@ -403,26 +461,18 @@ export class Sms {
     } catch (error) {
       if (!(error instanceof UniqueConstraintError)) throw error; // the provider sent it again
     }
-    const keyword = optOutKeywordOf(reply.body);
+    // A lone keyword, or a request to stop in the sender's own words (opt-outs.ts; LGPD art. 8 §5º).
+    const reading = optOutReadingOf(reply.body);
     const valid = normalisedPhone(from) !== undefined;
-    if (keyword === undefined) {
+    if (reading === undefined) {
       // Anything else is a conversation with the entity of the credential it was sent to (src/chat/).
       const receiver = valid ? (await this.receiversOf(reply.accountId, reply.to)).find((credential) => credential.sender_id === normalisedPhone(reply.to)) : undefined;
       if (receiver) await this.conversations?.replyReceived({ credential: receiver, from, sid: reply.sid, body: reply.body });
       return { message_sid: reply.sid, from, opted_out: false };
     }
     const scopes: OptOutScope[] = valid ? (await this.receiversOf(reply.accountId, reply.to)).map((credential) => credential.entity_id) : [];
-    if (scopes.length > 0) await this.optOuts.record(scopes, from, keyword);
+    if (scopes.length > 0) await this.optOuts.record(scopes, from, { source: 'reply', ...reading });
     return { message_sid: reply.sid, from, opted_out: scopes.length > 0 };
-  }
-
-  private async filterUsable(caller: Caller, credentials: CredentialRow[]): Promise<CredentialRow[]> {
-    const entityIds = [...new Set(credentials.flatMap((credential) => (credential.entity_id === null ? [] : [credential.entity_id])))];
-    const roles = entityIds.length === 0 ? new Map() : await this.dependencies.teams.rolesOf(caller, entityIds);
-    return credentials.filter((credential) => {
-      const role = credential.entity_id === null ? undefined : roles.get(credential.entity_id);
-      return role !== undefined && this.dependencies.teams.may(caller, role, 'edit');
-    });
   }
 }
 
@@ -454,11 +504,14 @@ function campaignView(row: CampaignRow, state: SmsCampaign['state']): SmsCampaig
     accepted: row.accepted,
     rejected: row.rejected,
     opted_out_skipped: row.opted_out_skipped,
+    ...notMobileOf(row),
     encoding: row.encoding,
     segments: row.segments,
     state,
     created_at: new Date(row.created_at).toISOString(),
     // The compliance warnings it was accepted with, under `warn`.
     ...warningsOf(row.compliance),
+    // The synthetic content it declared (issue 42), left out when none.
+    ...syntheticContentOf(row.synthetic_content),
   };
 }

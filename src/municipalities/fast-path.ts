@@ -135,6 +135,6 @@ function hasBody(headers: Record<string, string | string[] | undefined>): boolea
 /** The same line the request logger writes for other requests, without its per-request cost. */
 function logCompletion(logger: Logger, method: string, url: string, statusCode: number, requestId: unknown): void {
   if (logger.isLevelEnabled('info')) {
-    logger.info({ request_id: requestId, req: { method, url }, res: { statusCode } }, 'request completed');
+    logger.info({ request_id: requestId, operation_id: 'listMunicipalities', req: { method, url }, res: { statusCode } }, 'request completed');
   }
 }

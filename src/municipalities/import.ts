@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import { Readable, Transform, pipeline } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse';
-import type { Sequelize } from 'sequelize';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { withLockedTransaction } from '../db/locks.js';
 import { defineMunicipalityModel, normalise, type Municipality } from './model.js';
 import { asStateCode, checkMunicipality } from './rules.js';
@@ -50,7 +50,7 @@ export class ImportError extends Error {
 }
 
 export async function importMunicipalities(sequelize: Sequelize, options: ImportOptions): Promise<ImportReport> {
-  const { rows, problems, sha256 } = await readSource(options.source);
+  const { rows, problems, sha256, siafi } = await readSource(options.source);
   // The digest first: a wrong file is best reported as the wrong file, not as its bad rows.
   const expected = options.sha256?.toLowerCase();
   if (expected && sha256 !== expected) {
@@ -66,7 +66,7 @@ export async function importMunicipalities(sequelize: Sequelize, options: Import
   }
   if (rows.length === 0) throw new ImportError(`${options.source} holds no municipalities; nothing was written.`);
   try {
-    const counts = await writeRows(sequelize, rows, options.onProgress);
+    const counts = await writeRows(sequelize, rows, options.onProgress, siafi);
     return { source: options.source, sha256, rows: rows.length, ...counts };
   } catch (error) {
     const cause = (error as { original?: Error }).original ?? (error as Error);
@@ -74,7 +74,7 @@ export async function importMunicipalities(sequelize: Sequelize, options: Import
   }
 }
 
-async function readSource(source: string): Promise<{ rows: Municipality[]; problems: string[]; sha256: string }> {
+async function readSource(source: string): Promise<{ rows: Municipality[]; problems: string[]; sha256: string; siafi: SiafiCodes }> {
   const input = await openSource(source);
   const hash = createHash('sha256');
   let bytes = 0;
@@ -91,6 +91,7 @@ async function readSource(source: string): Promise<{ rows: Municipality[]; probl
 
   const rows: Municipality[] = [];
   const problems: string[] = [];
+  const siafi: SiafiCodes = new Map();
   const lineOfCode = new Map<number, number>();
   try {
     for await (const { record, info } of records) {
@@ -101,14 +102,29 @@ async function readSource(source: string): Promise<{ rows: Municipality[]; probl
         if (firstLine !== undefined) rowProblems.push(`codigo_ibge ${row.codigo_ibge} repeats line ${firstLine}`);
         else lineOfCode.set(row.codigo_ibge, line);
       }
+      const siafiId = siafiOf(record);
+      if (siafiId === 'invalid') rowProblems.push(`siafi_id "${record.siafi_id}" is not a code of 1 to 4 digits`);
       if (rowProblems.length > 0) problems.push(`line ${line}: ${rowProblems.join('; ')}`);
-      else if (row) rows.push(row);
+      else if (row) {
+        rows.push(row);
+        if (siafiId !== undefined && siafiId !== 'invalid') siafi.set(row.codigo_ibge, siafiId);
+      }
     }
   } catch (error) {
     if (error instanceof ImportError) throw error;
     throw new ImportError(`Cannot read the municipality source ${source}: ${(error as Error).message}`);
   }
-  return { rows, problems, sha256: hash.digest('hex') };
+  return { rows, problems, sha256: hash.digest('hex'), siafi };
+}
+
+/** Each municipality's SIAFI (TOM) code, by IBGE code, when the list has the optional `siafi_id` column (migration 0037). */
+type SiafiCodes = Map<number, number>;
+
+/** The row's `siafi_id`: undefined when absent or empty, 'invalid' when not 1 to 4 digits ("0688" is 688). */
+function siafiOf(record: Record<string, string>): number | 'invalid' | undefined {
+  const value = record.siafi_id;
+  if (value === undefined || value === '') return undefined;
+  return /^\d{1,4}$/.test(value) ? Number(value) : 'invalid';
 }
 
 interface ParsedRecord {
@@ -176,6 +192,7 @@ async function writeRows(
   sequelize: Sequelize,
   rows: Municipality[],
   onProgress: ImportOptions['onProgress'] = () => {},
+  siafi: SiafiCodes = new Map(),
 ): Promise<Pick<ImportReport, 'inserted' | 'updated' | 'unchanged'>> {
   const model = defineMunicipalityModel(sequelize);
   // Instances starting together on an empty PostgreSQL database each try the first import: they take
@@ -201,8 +218,24 @@ async function writeRows(
       await model.update(row, { where: { codigo_ibge: row.codigo_ibge }, transaction });
       onProgress((written += 1), toWrite);
     }
+    await writeSiafiCodes(sequelize, siafi, transaction);
     return { inserted: toInsert.length, updated: toUpdate.length, unchanged: rows.length - toInsert.length - toUpdate.length };
   });
+}
+
+/** Sets siafi_id where it differs from the list's, 500 rows a statement (a side column: not counted as an update). */
+async function writeSiafiCodes(sequelize: Sequelize, siafi: SiafiCodes, transaction: Transaction): Promise<void> {
+  if (siafi.size === 0) return;
+  const stored = await sequelize.query<{ codigo_ibge: number; siafi_id: number | null }>('SELECT codigo_ibge, siafi_id FROM municipalities', { type: QueryTypes.SELECT, transaction });
+  const current = new Map(stored.map((row) => [Number(row.codigo_ibge), row.siafi_id === null ? null : Number(row.siafi_id)]));
+  const changed = [...siafi].filter(([code, siafiId]) => current.has(code) && current.get(code) !== siafiId);
+  for (let start = 0; start < changed.length; start += 500) {
+    const batch = changed.slice(start, start + 500);
+    await sequelize.query(
+      `UPDATE municipalities SET siafi_id = CASE codigo_ibge ${batch.map(() => 'WHEN ? THEN ?').join(' ')} END WHERE codigo_ibge IN (${batch.map(() => '?').join(', ')})`,
+      { replacements: [...batch.flat(), ...batch.map(([code]) => code)], transaction },
+    );
+  }
 }
 
 export function sameMunicipality(a: Municipality, b: Municipality): boolean {

@@ -5,14 +5,15 @@
  * subscription is gone (404 or 410) is removed.
  *
  * The endpoint is a capability: whoever knows it can push to the device, so it is never shown (only its
- * push service's origin) and it must be an https URL of a public address, like a webhook's (checked
- * again when connecting by the sender's own rules).
+ * push service's origin) and it must be an https URL of a public address, like a webhook's, checked
+ * when registered and again by the sender when connecting (webhooks/outbound-http.ts: a name re-pointed
+ * at a private address since is refused).
  */
 import { createHash } from 'node:crypto';
 import type { JobAttempt, JobQueue } from '../jobs/index.js';
 import type { Logger } from '../logger.js';
 import { PushSender, type VapidKeys } from '../push/sender.js';
-import { checkDestination, type OutboundPolicy } from '../webhooks/outbound-http.js';
+import { checkDestination, type LookupAll, type OutboundPolicy } from '../webhooks/outbound-http.js';
 import type { NotificationModels, NotificationRow, PushSubscriptionRow } from './models.js';
 import { notificationView } from './notifications.js';
 
@@ -26,6 +27,8 @@ export interface PushSettings {
   vapid: VapidKeys | undefined;
   /** Who may be connected to (the push services' addresses, as webhooks'). */
   outbound: OutboundPolicy;
+  /** How endpoints' names resolve (the system's resolver when unset; tests give a rebinding one). */
+  lookupAll?: LookupAll;
 }
 
 export interface NewSubscription {
@@ -46,9 +49,7 @@ export class PushSubscriptions {
     private readonly settings: PushSettings,
     private readonly logger: Logger,
   ) {
-    this.sender = settings.vapid
-      ? new PushSender(settings.vapid, { allowLoopbackHttp: settings.outbound.allowHttp && settings.outbound.allowPrivateAddresses })
-      : undefined;
+    this.sender = settings.vapid ? new PushSender(settings.vapid, { outbound: pushPolicy(settings.outbound), lookupAll: settings.lookupAll }) : undefined;
   }
 
   /** The VAPID public key front ends subscribe with; undefined when this deployment sends no push. */
@@ -62,7 +63,7 @@ export class PushSubscriptions {
 
   /** Checks a subscription's endpoint (throws RefusedDestination), returning its normalised URL. */
   async checkEndpoint(endpoint: string): Promise<string> {
-    return checkDestination(endpoint, this.settings.outbound);
+    return checkDestination(endpoint, pushPolicy(this.settings.outbound), this.settings.lookupAll);
   }
 
   /** Subscribes the endpoint for the user (`created`), or replaces its keys and name (`replaced`). */
@@ -135,6 +136,15 @@ export class PushSubscriptions {
         throw new Error(`push to subscription ${device.id} failed: ${sent.reason}`);
     }
   }
+}
+
+/**
+ * Webhooks' policy, with http only where private addresses are allowed too (the tests and the sandbox,
+ * for the push service simulator on loopback): a browser's subscription always names an https push
+ * service (RFC 8030 §8), so an http endpoint elsewhere was not made by a browser.
+ */
+function pushPolicy(outbound: OutboundPolicy): OutboundPolicy {
+  return { ...outbound, allowHttp: outbound.allowHttp && outbound.allowPrivateAddresses };
 }
 
 interface PushJob {

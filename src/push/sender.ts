@@ -8,13 +8,18 @@
  * good and its owner must delete it. `failed`: anything else (refused, unreachable, too slow, a
  * malformed subscription); the subscription may still be fine and the caller may retry.
  *
+ * A subscription's endpoint is an address a user gave us, so web-push builds the request
+ * (`generateRequestDetails`) and outbound webhooks' checked client sends it (`webhooks/outbound-http.ts`):
+ * https only, no private, loopback or link-local address at connect time (a name re-pointed at 127.0.0.1
+ * after the subscription was registered is refused), IPv6 forms judged by the IPv4 address they carry,
+ * no redirect followed, a deadline on the whole exchange and at most 1,024 bytes of the answer read.
+ *
  * The VAPID keys are passed on every call, never through web-push's global `setVapidDetails`, so that two
  * senders in one process (the tests, the sandbox) cannot sign with each other's keys.
  */
 import { createECDH } from 'node:crypto';
-import { Agent as HttpsAgent, type RequestOptions as HttpsRequestOptions } from 'node:https';
-import { createConnection, type Socket } from 'node:net';
 import webpush from 'web-push';
+import { post, RefusedDestination, type LookupAll, type OutboundPolicy } from '../webhooks/outbound-http.js';
 
 /** base64url keys as web-push's `generateVAPIDKeys()` makes them; `subject` a mailto: or https: URL the push service may contact. */
 export interface VapidKeys {
@@ -35,8 +40,6 @@ export type PushOutcome =
   | { outcome: 'failed'; status?: number; reason: string };
 
 export interface PushSenderOptions {
-  /** How long the socket may stay idle before the send is given up as failed, in milliseconds (10 s by default). */
-  timeoutMs?: number;
   /**
    * How long the push service keeps a message for a device that is offline, in seconds (a day by
    * default: an operator's alert older than that is stale, and web-push's four weeks would wake a device
@@ -44,31 +47,33 @@ export interface PushSenderOptions {
    */
   ttlSeconds?: number;
   /**
-   * Also sends to plain `http:` endpoints on loopback (127.0.0.1, ::1, localhost): the push service
-   * simulator of the tests and the sandbox. Off by default, because browsers' subscriptions always name
-   * an https: push service (RFC 8030 §8) and an endpoint saying otherwise was not made by a browser.
+   * Where pushes may go, and the deadline of each send: by default https only, public addresses only,
+   * 10 s. Browsers' subscriptions always name an https push service (RFC 8030 §8); the tests and the
+   * sandbox allow http and private addresses to reach the push service simulator on loopback.
    */
-  allowLoopbackHttp?: boolean;
+  outbound?: OutboundPolicy;
+  /** How endpoints' names resolve (the system's resolver by default; tests give a rebinding one). */
+  lookupAll?: LookupAll;
 }
 
-const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_OUTBOUND: OutboundPolicy = { allowHttp: false, allowPrivateAddresses: false, timeoutMs: 10_000 };
 const DEFAULT_TTL_SECONDS = 24 * 60 * 60;
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 /** The push services' answers that mean the subscription no longer exists (RFC 8030 §7.3 and §8.2). */
 const GONE_STATUSES = new Set([404, 410]);
+const USER_AGENT = 'Palanque-Push/1';
 
 export class PushSender {
-  private readonly timeoutMs: number;
   private readonly ttlSeconds: number;
-  private readonly allowLoopbackHttp: boolean;
+  private readonly outbound: OutboundPolicy;
+  private readonly lookupAll: LookupAll | undefined;
 
   constructor(
     private readonly vapid: VapidKeys,
     options: PushSenderOptions = {},
   ) {
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.ttlSeconds = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
-    this.allowLoopbackHttp = options.allowLoopbackHttp ?? false;
+    this.outbound = options.outbound ?? DEFAULT_OUTBOUND;
+    this.lookupAll = options.lookupAll;
   }
 
   /**
@@ -77,32 +82,23 @@ export class PushSender {
    */
   async send(subscription: PushSubscriptionKeys, payload: object): Promise<PushOutcome> {
     try {
-      const transport = this.transportFor(subscription.endpoint);
-      if ('refused' in transport) return { outcome: 'failed', reason: transport.refused };
-      const answer = await webpush.sendNotification(subscription, JSON.stringify(payload), {
+      if (!URL.canParse(subscription.endpoint)) return { outcome: 'failed', reason: `the subscription endpoint is not a URL: ${subscription.endpoint}` };
+      const details = webpush.generateRequestDetails(subscription, JSON.stringify(payload), {
         vapidDetails: this.vapid,
         TTL: this.ttlSeconds,
-        timeout: this.timeoutMs,
         contentEncoding: 'aes128gcm',
-        ...(transport.agent ? { agent: transport.agent } : {}),
       });
-      return { outcome: 'delivered', status: answer.statusCode };
+      const headers: Record<string, string> = { 'user-agent': USER_AGENT };
+      for (const [name, value] of Object.entries(details.headers)) headers[name] = String(value);
+      const answer = await post(details.endpoint, details.body, headers, this.outbound, this.lookupAll);
+      if (answer.status >= 200 && answer.status < 300) return { outcome: 'delivered', status: answer.status };
+      if (GONE_STATUSES.has(answer.status)) return { outcome: 'gone', status: answer.status };
+      const detail = answer.body ? `: ${answer.body.slice(0, 300)}` : '';
+      return { outcome: 'failed', status: answer.status, reason: `the push service answered ${answer.status}${detail}` };
     } catch (error) {
-      return outcomeOfError(error);
+      if (error instanceof RefusedDestination) return { outcome: 'failed', reason: `refused the push service's address (${error.rule}): ${error.message}` };
+      return { outcome: 'failed', reason: error instanceof Error ? error.message : String(error) };
     }
-  }
-
-  /** web-push's own TLS connection for https: endpoints, a plain one for allowed loopback http: ones, or why not. */
-  private transportFor(endpoint: string): { agent?: HttpsAgent } | { refused: string } {
-    let url: URL;
-    try {
-      url = new URL(endpoint);
-    } catch {
-      return { refused: `the subscription endpoint is not a URL: ${endpoint}` };
-    }
-    if (url.protocol === 'https:') return {};
-    if (url.protocol === 'http:' && this.allowLoopbackHttp && LOOPBACK_HOSTS.has(url.hostname)) return { agent: plainLoopbackAgent };
-    return { refused: `push services are reached over https, not ${url.protocol} (${url.origin})` };
   }
 }
 
@@ -125,25 +121,3 @@ function publicKeyOf(privateKey: string): string {
   }
   return curve.getPublicKey().toString('base64url');
 }
-
-function outcomeOfError(error: unknown): PushOutcome {
-  if (error instanceof webpush.WebPushError) {
-    const status = error.statusCode;
-    if (GONE_STATUSES.has(status)) return { outcome: 'gone', status };
-    const detail = error.body ? `: ${error.body.slice(0, 300)}` : '';
-    return { outcome: 'failed', status, reason: `the push service answered ${status}${detail}` };
-  }
-  return { outcome: 'failed', reason: error instanceof Error ? error.message : String(error) };
-}
-
-/**
- * web-push always calls `https.request`, whatever the endpoint's scheme; this agent gives that request a
- * plain TCP connection instead of a TLS one, so that it can reach the simulator on loopback.
- */
-class PlainConnectionAgent extends HttpsAgent {
-  override createConnection(options: HttpsRequestOptions): Socket {
-    return createConnection({ host: options.host ?? '127.0.0.1', port: Number(options.port) });
-  }
-}
-
-const plainLoopbackAgent = new PlainConnectionAgent();

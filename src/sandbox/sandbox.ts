@@ -230,8 +230,8 @@ async function startSimulators(url: string, logger: Logger): Promise<SandboxSimu
     inboundWebhookUrl: `${url}/api/webhook/provider_sms/`,
     onError: (error) => logger.warn({ err: error }, 'the SMS provider simulator could not deliver a receipt'),
   });
-  // Priced as a real provider prices a message to Brazil, so campaign reports show a cost.
-  sms.reportPrices({ perSegment: '-0.00750', unit: 'USD' });
+  // Priced as Brazilian gateways bill, in reais per segment (an illustrative R$ 0,08), so campaign reports show a cost in BRL.
+  sms.reportPrices({ perSegment: '-0.08000', unit: 'BRL' });
   const electionsPanel = new ElectionsPanelSimulator();
   electionsPanel.addToken(SANDBOX_ELECTIONS_TOKEN);
   const oauthProvider = (name: string) => {

@@ -14,9 +14,14 @@
  * 5xx, before creating the message or after (a lost answer), or have their connection reset before or
  * after it was created; and `answerSendsAfter` makes every send slow (the message is created when the
  * request arrives, as a real provider would, and answered later). `messages` holds what it took,
- * `attempts` counts the sends it received. `reportPrices` makes it price what it sends, per segment of
- * 160 characters, as the provider does once a message is sent: its receipts from `sent` on carry `Price`
- * and `PriceUnit`, and its message resource `price` and `price_unit` (a charge is negative).
+ * `attempts` counts the sends it received. `reportPrices` makes it price what it sends, as the provider
+ * does once a message is sent: its receipts from `sent` on carry `Price` and `PriceUnit`, and its message
+ * resource `price` and `price_unit` (a charge is negative). It prices per segment, in the currency it is
+ * given (BRL by default, as Brazilian gateways bill), by the segments its own resource reports in
+ * `num_segments`, counted here independently of the server's code (segmentsOf): GSM-7 when every
+ * character is in the GSM 03.38 alphabet (its extension characters `^{}\[~]|€` take two), 160 characters
+ * in one segment and 153 per segment when concatenated; UCS-2 otherwise, 70 UTF-16 units alone and 67
+ * when concatenated, a surrogate pair never split. An accented two-segment message is billed as two.
  *
  * The sandbox runs it as a stand-in provider (`sandboxMode`): it trusts whatever account first sends
  * (it has no account records of its own), delivers every message a moment later by posting the signed
@@ -38,8 +43,12 @@ export interface SimulatedMessage {
   status: string;
   /** When it was created (and sent): a test may move it to another day. */
   dateCreated: Date;
+  /** Its segments, as its resource reports them (`num_segments`) and as it is priced (segmentsOf). */
+  segments: number;
   /** What it costs once sent, when prices are reported (`reportPrices`): a decimal, negative for a charge, and its currency. */
   price: { amount: string; unit: string } | null;
+  /** The currency its resource names (`price_unit`), priced or not. */
+  currency: string;
 }
 
 export interface ScriptedFailure {
@@ -73,6 +82,8 @@ export class SmsProviderSimulator {
   private readonly script: ScriptedSend[] = [];
   private sendDelayMs = 0;
   private pricing: { perSegment: string; unit: string } | undefined;
+  /** The currency of its resources while no price is reported. */
+  private currency = DEFAULT_CURRENCY;
   private readonly timers = new Set<NodeJS.Timeout>();
   private loopback: LoopbackServer | undefined;
   private sandbox: { inboundWebhookUrl: string; deliveryDelayMs: number; onError: (error: Error) => void } | undefined;
@@ -100,11 +111,12 @@ export class SmsProviderSimulator {
   }
 
   /**
-   * Prices every message sent from now on at `perSegment` (a decimal with its sign, `-0.00750` for a charge)
-   * times its segments of 160 characters, in `unit`; undefined stops pricing.
+   * Prices every message sent from now on at `perSegment` (a decimal with its sign, `-0.08000` for a charge)
+   * times its segments (segmentsOf), in `unit` (BRL when not given); undefined stops pricing.
    */
-  reportPrices(pricing: { perSegment: string; unit: string } | undefined): void {
-    this.pricing = pricing;
+  reportPrices(pricing: { perSegment: string; unit?: string } | undefined): void {
+    this.pricing = pricing && { perSegment: pricing.perSegment, unit: pricing.unit ?? DEFAULT_CURRENCY };
+    if (this.pricing) this.currency = this.pricing.unit;
   }
 
   /** Answers every send from now on `delayMs` after it arrived (0: at once); the message is created on arrival. */
@@ -199,8 +211,11 @@ export class SmsProviderSimulator {
       statusCallback: form.get('StatusCallback') ?? undefined,
       status: 'queued',
       dateCreated: new Date(),
-      price: this.pricing ? { amount: priceOf(this.pricing.perSegment, Math.max(1, Math.ceil(body.length / 160))), unit: this.pricing.unit } : null,
+      segments: segmentsOf(body),
+      price: null,
+      currency: this.currency,
     };
+    if (this.pricing) message.price = { amount: priceOf(this.pricing.perSegment, message.segments), unit: this.pricing.unit };
     this.messages.push(message);
     if (this.sandbox) this.deliverLater(message, this.sandbox);
     if (scripted) return 'reset' in scripted ? { reset: true } : failureOf(scripted);
@@ -288,6 +303,37 @@ function failureOf(failure: ScriptedFailure): Reaction {
   return { status: failure.status, body: { code: failure.code, message: failure.message, status: failure.status } };
 }
 
+/** The currency the simulator bills in unless told otherwise: Brazilian gateways bill in reais. */
+const DEFAULT_CURRENCY = 'BRL';
+
+/** The GSM 03.38 basic character set (3GPP TS 23.038 §6.2.1), one septet each. */
+const GSM_BASIC = new Set([...'@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\u001bÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà']);
+/** Its extension table (§6.2.1.1), two septets each (the escape and the character). */
+const GSM_EXTENSION = new Set([...'^{}\\[~]|€\f']);
+
+/**
+ * The segments a body is sent in, as the provider counts them: GSM-7 when every character is in the
+ * GSM alphabet (160 septets alone, 153 per segment concatenated, an extension character never split
+ * from its escape), UCS-2 otherwise (70 UTF-16 units alone, 67 concatenated, a surrogate pair never split).
+ */
+export function segmentsOf(body: string): number {
+  const characters = [...body];
+  const gsm = characters.every((character) => GSM_BASIC.has(character) || GSM_EXTENSION.has(character));
+  const sizes = gsm ? characters.map((character) => (GSM_EXTENSION.has(character) ? 2 : 1)) : characters.map((character) => character.length);
+  const [single, concatenated] = gsm ? [160, 153] : [70, 67];
+  if (sizes.reduce((sum, size) => sum + size, 0) <= single) return 1;
+  let segments = 1;
+  let used = 0;
+  for (const size of sizes) {
+    if (used + size > concatenated) {
+      segments += 1;
+      used = 0;
+    }
+    used += size;
+  }
+  return segments;
+}
+
 /** The statuses whose receipts carry the price: the message has left. */
 const PRICED_STATUSES = new Set(['sent', 'delivered', 'undelivered', 'read']);
 
@@ -316,10 +362,10 @@ function resourceOf(message: SimulatedMessage): object {
     date_updated: date,
     error_code: null,
     error_message: null,
-    num_segments: '1',
+    num_segments: String(message.segments),
     num_media: '0',
     price: message.price && PRICED_STATUSES.has(message.status) ? message.price.amount : null,
-    price_unit: message.price?.unit ?? 'USD',
+    price_unit: message.price?.unit ?? message.currency,
     api_version: '2010-04-01',
     uri: `/2010-04-01/Accounts/${message.accountSid}/Messages/${message.sid}.json`,
   };

@@ -81,7 +81,14 @@ export function webhookHandlers({ webhooks, teams, urls }: WebhookHandlerDepende
       const problems: ErrorDetail[] = [];
       const url = await checkedUrl(req.body.url, problems);
       if (problems.length > 0 || !url) throw invalidBody(problems);
-      const added = await webhooks.add({ entity_id: entity.id, url, event_types: req.body.event_types, description: req.body.description, created_by: caller.user.id });
+      const added = await webhooks.add({
+        entity_id: entity.id,
+        url,
+        event_types: req.body.event_types,
+        description: req.body.description,
+        send_trace_context: req.body.send_trace_context,
+        created_by: caller.user.id,
+      });
       if (added === 'max_endpoints') {
         throw invalidBody([{ location: 'body', field: 'entity_id', rule: 'max_endpoints', message: `an entity has at most ${MAX_ENDPOINTS_PER_ENTITY} webhook endpoints; remove one first`, value: entity.id }]);
       }

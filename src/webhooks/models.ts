@@ -1,4 +1,4 @@
-/** Sequelize models of the outbound webhook tables (migration 0030). */
+/** Sequelize models of the outbound webhook tables (migration 0030; 0041 added send_trace_context). */
 import { DataTypes, type Model, type ModelAttributes, type ModelStatic, type Sequelize } from 'sequelize';
 
 export interface EndpointRow {
@@ -12,6 +12,8 @@ export interface EndpointRow {
   enabled: boolean;
   disabled_reason: string | null;
   failing_since: Date | null;
+  /** Deliveries carry the W3C trace context (`traceparent`) when tracing is on (migration 0041). */
+  send_trace_context: boolean;
   created_by: number | null;
   created_at: Date;
   updated_at: Date;
@@ -69,6 +71,7 @@ export function defineWebhookModels(sequelize: Sequelize): WebhookModels {
         enabled: DataTypes.BOOLEAN,
         disabled_reason: DataTypes.STRING(500),
         failing_since: DataTypes.DATE,
+        send_trace_context: DataTypes.BOOLEAN,
         created_by: DataTypes.INTEGER,
         created_at: DataTypes.DATE,
         updated_at: DataTypes.DATE,

@@ -1,12 +1,14 @@
 /**
- * The HTTP client that delivers outbound webhooks to the addresses customers register, safe against
+ * The HTTP client that delivers outbound webhooks to the addresses customers register, Web Push
+ * messages to the push services browsers name, and the court's files to imports, safe against
  * server-side request forgery (SSRF): a customer must not be able to make our servers call our own
  * network, the cloud's metadata service or anything else that only trusts us because we are inside.
  *
  * The guarantee: unless the policy allows private addresses, no request is sent to an address outside
  * public unicast space (loopback, private, link-local, unique-local, CGNAT, multicast, unspecified,
- * reserved and the other special-purpose ranges of ipaddr.js), whatever the name resolved to before. It
- * holds because:
+ * reserved and the other special-purpose ranges of ipaddr.js), whatever the name resolved to before. An
+ * IPv6 address that carries an IPv4 one (mapped, compatible, NAT64, 6to4, Teredo) is judged by the IPv4
+ * address it carries. It holds because:
  * - every delivery checks again, on the addresses the socket connects to: the connection resolves its
  *   host name through our own `lookup`, which refuses before any connection is opened. A name that
  *   resolved to a public address at registration and resolves to 127.0.0.1 now (DNS rebinding) is
@@ -20,11 +22,12 @@
  * 1,024 bytes of the answer, so a slow or endless receiver costs bounded time and memory.
  */
 import { promises as dns } from 'node:dns';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
+import { context, propagation } from '@opentelemetry/api';
 import ipaddr from 'ipaddr.js';
 
 export interface OutboundPolicy {
@@ -51,6 +54,16 @@ export class RefusedDestination extends Error {
     super(message);
     this.name = 'RefusedDestination';
   }
+}
+
+/** What one request may carry besides its headers. */
+export interface OutboundOptions {
+  /**
+   * Send the active trace context (W3C `traceparent`, `tracestate`) when tracing is on: only for a
+   * receiver that asked for it (a webhook endpoint's `send_trace_context`). Off, no request through this
+   * client carries one, although the http instrumentation writes it into every outgoing request.
+   */
+  traceContext?: boolean;
 }
 
 export interface OutboundResponse {
@@ -84,26 +97,64 @@ const systemLookupAll: LookupAll = async (hostname) => {
 };
 
 /**
- * Only public unicast addresses are public. An IPv4-mapped IPv6 address (::ffff:127.0.0.1) is judged by
- * the IPv4 address it carries, since that is where a dual-stack socket sends it; anything that is not an
- * address is not public.
+ * Only public unicast addresses are public. An IPv6 address that carries an IPv4 address is judged by
+ * the IPv4 address it carries, since that is where a packet sent to it can end up (a dual-stack socket,
+ * a NAT64 gateway, a tunnel): [::ffff:127.0.0.1], [::7f00:1] and [64:ff9b::7f00:1] are loopback. Anything
+ * that is not an address is not public.
  */
 export function isPublicAddress(address: string): boolean {
-  return rangeOf(address) === 'unicast';
+  const parsed = parseAddress(address);
+  if (!parsed) return false;
+  if (parsed.kind() === 'ipv4') return parsed.range() === 'unicast';
+  const carried = carriedIPv4(parsed as ipaddr.IPv6);
+  if (carried.length > 0) return carried.every((ipv4) => ipv4.range() === 'unicast');
+  return parsed.range() === 'unicast';
 }
 
-/** The ipaddr.js range of `address` (IPv4-mapped addresses as their IPv4), or undefined if it is not one. */
-function rangeOf(address: string): string | undefined {
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   try {
-    return ipaddr.process(address).range();
+    return ipaddr.parse(address);
   } catch {
     return undefined;
   }
 }
 
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parse('64:ff9b::');
+const SIX_TO_FOUR = ipaddr.IPv6.parse('2002::');
+const TEREDO = ipaddr.IPv6.parse('2001::');
+
+/**
+ * The IPv4 addresses an IPv6 address carries: IPv4-mapped (::ffff:0:0/96), IPv4-translated
+ * (::ffff:0:0:0/96, RFC 6145), IPv4-compatible (::/96, RFC 4291), NAT64's well-known prefix
+ * (64:ff9b::/96, RFC 6052), 6to4 (2002::/16, RFC 3056) and Teredo (2001::/32, RFC 4380: its server and
+ * its client, whose address is stored inverted). NAT64's local-use prefix (64:ff9b:1::/48, RFC 8215)
+ * is left out on purpose: where its translator sends is the site's own choice, so it stays not public.
+ */
+function carriedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] {
+  const parts = address.parts;
+  const fromWords = (high: number, low: number) => ipaddr.fromByteArray([high >> 8, high & 0xff, low >> 8, low & 0xff]) as ipaddr.IPv4;
+  const last = fromWords(parts[6]!, parts[7]!);
+  const zeroUpTo = (end: number) => parts.slice(0, end).every((part) => part === 0);
+  if (zeroUpTo(5) && parts[5] === 0xffff) return [last];
+  if (zeroUpTo(4) && parts[4] === 0xffff && parts[5] === 0) return [last];
+  // :: and ::1 are the unspecified and loopback addresses, and are named so.
+  if (zeroUpTo(6) && (parts[6] !== 0 || parts[7]! > 1)) return [last];
+  if (address.match(NAT64_WELL_KNOWN, 96)) return [last];
+  if (address.match(SIX_TO_FOUR, 16)) return [fromWords(parts[1]!, parts[2]!)];
+  if (address.match(TEREDO, 32)) return [fromWords(parts[2]!, parts[3]!), fromWords(parts[6]! ^ 0xffff, parts[7]! ^ 0xffff)];
+  return [];
+}
+
 function describeRange(address: string): string {
-  const range = rangeOf(address);
-  if (range === undefined) return 'not an IP address';
+  const parsed = parseAddress(address);
+  if (!parsed) return 'not an IP address';
+  const carried = parsed.kind() === 'ipv6' ? carriedIPv4(parsed as ipaddr.IPv6) : [];
+  const refused = carried.find((ipv4) => ipv4.range() !== 'unicast');
+  if (refused) return `an IPv6 address carrying ${refused.toString()}, ${describeRangeName(refused.range())}`;
+  return describeRangeName(parsed.range());
+}
+
+function describeRangeName(range: string): string {
   return RANGE_DESCRIPTIONS[range] ?? `an address of the special-purpose range "${range}"`;
 }
 
@@ -139,12 +190,58 @@ export async function postJson(
   headers: Record<string, string>,
   policy: OutboundPolicy,
   lookupAll: LookupAll = systemLookupAll,
+  options: OutboundOptions = {},
+): Promise<OutboundResponse> {
+  return post(url, body, withDefaultHeaders(headers, body), policy, lookupAll, options);
+}
+
+/**
+ * POSTs `body` with exactly `headers` (and its own content-length) through the same checked connection
+ * as postJson, with the same refusals, deadline and kept answer: for bodies that are not ours to shape,
+ * such as Web Push's encrypted messages.
+ */
+export async function post(
+  url: string,
+  body: string | Uint8Array,
+  headers: Record<string, string>,
+  policy: OutboundPolicy,
+  lookupAll: LookupAll = systemLookupAll,
+  options: OutboundOptions = {},
 ): Promise<OutboundResponse> {
   const destination = parseDestination(url, policy);
+  refuseLiteralUnlessPublic(destination, policy);
+  const given = Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'content-length'));
+  return exchange(destination, body, { ...given, 'content-length': String(Buffer.byteLength(body)) }, policy, lookupAll, options.traceContext ?? false);
+}
+
+/**
+ * GETs `url` through the checked connection and resolves with the answer as soon as its headers arrive,
+ * its body unread: for downloads, which the caller caps in bytes and ends with `signal` (the whole
+ * download's deadline). Redirects are not followed; refusals and failures reject as postJson's do.
+ */
+export async function openGet(
+  url: string,
+  headers: Record<string, string>,
+  policy: OutboundPolicy,
+  signal: AbortSignal,
+  lookupAll: LookupAll = systemLookupAll,
+): Promise<IncomingMessage> {
+  const destination = parseDestination(url, policy);
+  refuseLiteralUnlessPublic(destination, policy);
+  const send = destination.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolveResponse, reject) => {
+    const request = send(destination, { method: 'GET', headers, agent: false, lookup: checkedLookup(policy, lookupAll), signal });
+    withoutTraceContext(request);
+    request.on('error', (error) => reject(describeFailure(error, destination, 'GET')));
+    request.on('response', resolveResponse);
+    request.end();
+  });
+}
+
+/** Node connects to a literal address without calling `lookup`, so the connect-time check would miss it. */
+function refuseLiteralUnlessPublic(destination: URL, policy: OutboundPolicy): void {
   const host = hostOf(destination);
-  // Node connects to a literal address without calling `lookup`, so the connect-time check would miss it.
   if (isIP(host)) refuseUnlessPublic(host, [host], policy);
-  return exchange(destination, body, withDefaultHeaders(headers, body), policy, lookupAll);
 }
 
 /** The checks that need no network: absolute http(s), no credentials, https unless allowed. */
@@ -231,15 +328,21 @@ function withDefaultHeaders(headers: Record<string, string>, body: string): Reco
 /** One POST on a socket of its own, settled once: by the answer's first bytes, a failure or the deadline. */
 function exchange(
   url: URL,
-  body: string,
+  body: string | Uint8Array,
   headers: Record<string, string>,
   policy: OutboundPolicy,
   lookupAll: LookupAll,
+  traceContext: boolean,
 ): Promise<OutboundResponse> {
   const started = performance.now();
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolveResponse, reject) => {
-    const request = send(url, { method: 'POST', headers, agent: false, lookup: checkedLookup(policy, lookupAll) });
+    // Written here too, so that it goes even with the http instrumentation disabled; with it, the
+    // instrumentation writes its own client span's context over it.
+    const sent = traceContext ? { ...headers } : headers;
+    if (traceContext) propagation.inject(context.active(), sent);
+    const request = send(url, { method: 'POST', headers: sent, agent: false, lookup: checkedLookup(policy, lookupAll) });
+    if (!traceContext) withoutTraceContext(request);
     const fail = (error: Error) => {
       clearTimeout(deadline);
       reject(error);
@@ -256,6 +359,15 @@ function exchange(
     });
     request.end(body);
   });
+}
+
+/**
+ * Takes out of a request not yet sent the trace context headers the http instrumentation wrote into it
+ * (every field of the registered propagators: `traceparent`, `tracestate`, `baggage` by default). Without
+ * tracing there are none, and this does nothing.
+ */
+function withoutTraceContext(request: ClientRequest): void {
+  for (const field of propagation.fields()) request.removeHeader(field);
 }
 
 /** The first `limit` bytes of the answer as text; reading stops there, since a receiver may send without end. */
@@ -281,7 +393,7 @@ function readStart(response: IncomingMessage, limit: number): Promise<string> {
 const TLS_ERROR_CODE = /^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/;
 
 /** A network failure as a message a customer can act on; a refusal passes through unchanged. */
-function describeFailure(error: NodeJS.ErrnoException, url: URL): Error {
+function describeFailure(error: NodeJS.ErrnoException, url: URL, method = 'POST'): Error {
   if (error instanceof RefusedDestination) return error;
   const code = error.code ?? '';
   let message: string;
@@ -289,6 +401,6 @@ function describeFailure(error: NodeJS.ErrnoException, url: URL): Error {
   else if (code === 'ECONNRESET') message = `connection reset by ${url.host}`;
   else if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') message = `${url.host} is unreachable`;
   else if (TLS_ERROR_CODE.test(code) || (code === 'EPROTO' && url.protocol === 'https:')) message = `TLS error with ${url.host}: ${error.message}`;
-  else message = `POST to ${url.host} failed: ${error.message}`;
+  else message = `${method} to ${url.host} failed: ${error.message}`;
   return new Error(message, { cause: error });
 }

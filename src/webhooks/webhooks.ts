@@ -40,6 +40,13 @@ export interface WebhookDependencies {
   settings: WebhookSettings;
   /** How names are resolved (tests give one that changes its answer, as a rebinding DNS would). */
   lookupAll?: LookupAll;
+  /** Counts failed tries (the metrics); nothing counted when absent. */
+  counts?: WebhookCounts;
+}
+
+/** What the delivery job counts: each failed try, `final` when no retry follows it. */
+export interface WebhookCounts {
+  webhookDeliveryFailed(final: boolean): void;
 }
 
 export interface NewEndpoint {
@@ -47,10 +54,11 @@ export interface NewEndpoint {
   url: string;
   event_types: string[];
   description?: string | null;
+  send_trace_context?: boolean;
   created_by: number;
 }
 
-export type EndpointChanges = Partial<Pick<EndpointRow, 'url' | 'description' | 'enabled'> & { event_types: string[] }>;
+export type EndpointChanges = Partial<Pick<EndpointRow, 'url' | 'description' | 'enabled' | 'send_trace_context'> & { event_types: string[] }>;
 
 interface DeliveryJob {
   delivery_id: number;
@@ -104,6 +112,7 @@ export class Webhooks {
           enabled: true,
           disabled_reason: null,
           failing_since: null,
+          send_trace_context: endpoint.send_trace_context ?? false,
           created_by: endpoint.created_by,
           created_at: now,
           updated_at: now,
@@ -222,6 +231,7 @@ export class Webhooks {
       { where: { id: delivery.id } },
     );
     if (succeeded) return 'succeeded';
+    this.dependencies.counts?.webhookDeliveryFailed(finalTry);
     if (finalTry) return `failed: ${attempt.error}`;
     throw new Error(`webhook delivery ${delivery.id} failed: ${attempt.error}`);
   }
@@ -240,7 +250,9 @@ export class Webhooks {
         'webhook-timestamp': String(Math.floor(attemptedAt.getTime() / 1000)),
         'webhook-signature': new Webhook(secret).sign(delivery.message_id, attemptedAt, delivery.payload),
       };
-      outcome = await postJson(endpoint.url, delivery.payload, headers, this.dependencies.outbound, this.dependencies.lookupAll).then(
+      // The trace context (the delivery job's span, a child of what published the event) goes only to an endpoint that asked for it.
+      const options = { traceContext: Boolean(endpoint.send_trace_context) };
+      outcome = await postJson(endpoint.url, delivery.payload, headers, this.dependencies.outbound, this.dependencies.lookupAll, options).then(
         (response) => ({
           status_code: response.status,
           error: response.status >= 200 && response.status < 300 ? null : `the endpoint answered ${response.status}`,
@@ -303,6 +315,7 @@ export function endpointView(row: EndpointRow) {
     enabled: Boolean(row.enabled),
     disabled_reason: row.disabled_reason,
     failing_since: row.failing_since ? new Date(row.failing_since).toISOString() : null,
+    send_trace_context: Boolean(row.send_trace_context),
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
   };

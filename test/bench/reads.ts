@@ -39,7 +39,7 @@ export interface PreparedData {
 }
 
 export const dataDirectory = process.env.PROFILE_DIR ?? join(tmpdir(), 'palanque-profile');
-export const municipiosSource = process.env.MUNICIPIOS_SOURCE ?? join(root, '..', 'shared', 'data', 'municipios.csv');
+export const municipiosSource = process.env.MUNICIPIOS_SOURCE ?? join(root, 'test', 'fixtures', 'municipios-brasileiros', 'municipios.csv');
 
 /**
  * The benchmark's database, prepared once per PROFILE_DIR (its password kept beside it): SQLite, or a

@@ -16,7 +16,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const sandbox = await startSandbox({
   logger: pino({ level: 'silent' }),
   simulators: false,
-  environment: { ...process.env, PORT: String(await freePort()), MUNICIPIOS_SOURCE: process.env.MUNICIPIOS_SOURCE ?? join(root, '..', 'shared', 'data', 'municipios.csv'), REDIS_URL: '' },
+  environment: { ...process.env, PORT: String(await freePort()), MUNICIPIOS_SOURCE: process.env.MUNICIPIOS_SOURCE ?? join(root, 'test', 'fixtures', 'municipios-brasileiros', 'municipios.csv'), REDIS_URL: '' },
 });
 const key = (username: string) => ({ 'content-type': 'application/json', authorization: `Token ${sandbox.users.find((user) => user.username === username)!.key}` });
 const post = async (path: string, username: string, body?: object) => {

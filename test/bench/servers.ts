@@ -25,6 +25,8 @@ export interface PalanqueSettings {
   nodeArguments?: string[];
   /** The checkout whose built server runs (default this one; `npm run bench:ab` runs another beside it). */
   directory?: string;
+  /** Settings over the bench's own (the sends' row points SMS_PROVIDER_URL at the simulator). */
+  environment?: Record<string, string>;
 }
 
 /**
@@ -59,11 +61,13 @@ export async function startPalanque(settings: PalanqueSettings): Promise<Running
       RATE_LIMIT_AUTH: '9999999/60',
       RATE_LIMIT_READ: '9999999/60',
       RATE_LIMIT_WRITE: '9999999/60',
+      RATE_LIMIT_CALLBACK: '9999999/60',
       // The login lock counts a password check as pending while it runs (so parallel guesses cannot pass
       // an open lock): of 50 connections logging in at once for one identifier and one address, those
       // past the default 5 wait for the checks before them. The bench measures the login itself, so the
       // lock's limit is out of reach.
       LOGIN_MAX_FAILURES: '1000',
+      ...settings.environment,
     },
   });
   return serving(child, `http://127.0.0.1:${port}`, '/api/municipios/');

@@ -16,6 +16,7 @@ import type { Redis } from 'ioredis';
 import type { Sequelize } from 'sequelize';
 import { createApp, type AppConfig } from '../../src/app.js';
 import { openDatabase, poolStatsOf } from '../../src/db/database.js';
+import { readerOf } from '../../src/db/reader.js';
 import { Metrics } from '../../src/http/metrics.js';
 import { IdempotencyStore, type IdempotencySettings } from '../../src/http/idempotency.js';
 import { SecretBox } from '../../src/security/secret-box.js';
@@ -43,6 +44,7 @@ import type { SocialnetRemovals } from '../../src/socialnet/removals.js';
 import type { SeenDeliveries } from '../../src/socialnet/deliveries.js';
 import type { Inbox } from '../../src/chat/index.js';
 import type { Sms } from '../../src/messaging/sms.js';
+import type { CertificationLookup } from '../../src/messaging/contact-retention.js';
 import type { SocialLinks } from '../../src/oauth/index.js';
 import type { ElectionsPanelSyncs } from '../../src/elections/index.js';
 import type { CourtImports } from '../../src/elections/tse/imports.js';
@@ -69,8 +71,11 @@ export const testAccountSettings: AccountSettings = {
   passwordHashCost: 12,
 };
 
-/** Tests and CI read the municipality list from the shared folder, never from the network. */
-export const SHARED_MUNICIPIOS = process.env.MUNICIPIOS_TEST_SOURCE ?? fileURLToPath(new URL('../../../shared/data/municipios.csv', import.meta.url));
+/**
+ * Tests and CI read the municipality list from the repository's test copy (test/fixtures/, with its
+ * licence), never from the network, so a clone with nothing beside it passes.
+ */
+export const SHARED_MUNICIPIOS = process.env.MUNICIPIOS_TEST_SOURCE ?? fileURLToPath(new URL('../fixtures/municipios-brasileiros/municipios.csv', import.meta.url));
 export const SHARED_MUNICIPIOS_SHA256 = DEFAULT_MUNICIPIOS_SHA256;
 
 export const defaultAppConfig: AppConfig = {
@@ -175,6 +180,8 @@ export interface TestAppOptions {
   webhooks?: Partial<WebhookSettings>;
   /** How webhook endpoints' names resolve (the system's DNS by default). */
   lookupAll?: LookupAll;
+  /** The certification day of an entity's election for the contact retention (the election calendar's when unset). */
+  certificationLookup?: CertificationLookup;
 }
 
 /** A provider without credentials: linking its accounts answers 503. */
@@ -235,8 +242,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     outbound: { allowHttp: true, allowPrivateAddresses: true, timeoutMs: 5_000, ...options.outbound },
     webhooks: { ...DEFAULT_WEBHOOK_SETTINGS, retryDelaySeconds: 1, ...options.webhooks },
     lookupAll: options.lookupAll,
+    certificationLookup: options.certificationLookup,
   };
-  const domains = await createDomains(sequelize, { accounts, jobs, logger, settings });
+  // As the server wires it (serve.ts): the domains count SMS and webhook failures into it.
+  const metrics = new Metrics({ poolStats: () => poolStatsOf(sequelize), jobs, readerStats: () => readerOf(sequelize).stats?.() });
+  const domains = await createDomains(sequelize, { accounts, jobs, logger, settings, counts: metrics });
   const idempotencyKeys = new IdempotencyStore(sequelize, {
     ttlMs: 24 * 3600_000,
     abandonAfterMs: 60_000,
@@ -251,8 +261,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     accounts,
     ...domains,
     status: { ...statusSourcesOf(sequelize, () => jobs.stats()), ...options.status },
+    jobs,
     fastPaths: !options.withoutFastPaths,
-    metrics: new Metrics({ poolStats: () => poolStatsOf(sequelize) }),
+    metrics,
     redis: options.redis,
     rateLimitPrefix: options.rateLimitPrefix,
     idempotencyKeys,

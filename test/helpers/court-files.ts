@@ -257,17 +257,22 @@ export async function courtZip(files: Array<{ name: string; content: Buffer | st
 // The ready sample: 2024 municipal in SP and MG, 2022 general in SP and BR
 // ---------------------------------------------------------------------------
 
-/** The court's units in the sample, by name as the court writes it, with the IBGE code each must map to (null: none). */
+/**
+ * The court's units in the sample, by name and code as the court writes them (its own 5-digit codes:
+ * the SIAFI code plus a check digit for most, another code for some), with the IBGE code each must map to
+ * (null: none). src/elections/tse/municipality-codes.ts says how they map.
+ */
 export const SAMPLE_UNITS = {
   saoPaulo: { SG_UF: 'SP', SG_UE: '71072', NM_UE: 'SÃO PAULO', ibge: 3550308 },
-  santaBarbara: { SG_UF: 'SP', SG_UE: '70050', NM_UE: "SANTA BÁRBARA D'OESTE", ibge: 3545803 },
-  embu: { SG_UF: 'SP', SG_UE: '64254', NM_UE: 'EMBU DAS ARTES', ibge: 3515004 },
-  // The court's spelling is not IBGE's ("São Luiz do Paraitinga"): reported as unmatched.
-  saoLuis: { SG_UF: 'SP', SG_UE: '71013', NM_UE: 'SÃO LUÍS DO PARAITINGA', ibge: null },
+  santaBarbara: { SG_UF: 'SP', SG_UE: '70173', NM_UE: "SANTA BÁRBARA D'OESTE", ibge: 3545803 },
+  embu: { SG_UF: 'SP', SG_UE: '64017', NM_UE: 'EMBU DAS ARTES', ibge: 3515004 },
+  // The court's spelling is not IBGE's ("São Luiz do Paraitinga"); the code (SIAFI 7101) maps it.
+  saoLuis: { SG_UF: 'SP', SG_UE: '71013', NM_UE: 'SÃO LUÍS DO PARAITINGA', ibge: 3550001 },
   beloHorizonte: { SG_UF: 'MG', SG_UE: '41238', NM_UE: 'BELO HORIZONTE', ibge: 3106200 },
-  pingoDagua: { SG_UF: 'MG', SG_UE: '40169', NM_UE: "PINGO D'ÁGUA", ibge: 3150539 },
-  // IBGE writes Brazópolis.
-  brasopolis: { SG_UF: 'MG', SG_UE: '41050', NM_UE: 'BRASÓPOLIS', ibge: null },
+  // The court's code is not SIAFI-based (SIAFI 0688): mapped by name, the reported fallback.
+  pingoDagua: { SG_UF: 'MG', SG_UE: '41360', NM_UE: "PINGO D'ÁGUA", ibge: 3150539 },
+  // IBGE writes Brazópolis; the code (SIAFI 4177) maps it.
+  brasopolis: { SG_UF: 'MG', SG_UE: '41777', NM_UE: 'BRASÓPOLIS', ibge: 3108909 },
   stateSp: { SG_UF: 'SP', SG_UE: 'SP', NM_UE: 'SÃO PAULO', ibge: null },
   brazil: { SG_UF: 'BR', SG_UE: 'BR', NM_UE: 'BRASIL', ibge: null },
 } as const;

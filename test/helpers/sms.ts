@@ -59,3 +59,14 @@ export async function storeCampaign(app: Pick<TestApp, 'sms'>, campaign: StoredC
   }
   return { campaignId, messageIds };
 }
+
+/**
+ * Keeps entities in SMS compliance mode `warn`, as migration 0033 did for every entity that existed before
+ * it (a row updated by nobody): for tests of sending that are not about the electoral rules, since a new
+ * entity starts in `enforce` (issue 42) and their numbers have no consent on record.
+ */
+export async function keepWarnMode(app: Pick<TestApp, 'sms'>, ...entityIds: number[]): Promise<void> {
+  for (const entityId of entityIds) {
+    await app.sms.models.Compliance.upsert({ entity_id: entityId, mode: 'warn', window_starts_on: null, window_ends_on: null, updated_by: null, updated_at: new Date() });
+  }
+}

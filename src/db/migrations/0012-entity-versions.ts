@@ -9,6 +9,9 @@ import { DataTypes, type QueryInterface } from 'sequelize';
  */
 export const name = '0012-entity-versions';
 
+/** SQLite's down rebuilds entities, which others reference (ON DELETE CASCADE): foreign key enforcement off, or the rebuild would delete their rows (src/db/migration-transaction.ts). */
+export const sqliteForeignKeys = 'off';
+
 export async function up({ context: queryInterface }: { context: QueryInterface }): Promise<void> {
   await queryInterface.addColumn('entities', 'version', { type: DataTypes.INTEGER, allowNull: false, defaultValue: 1 });
   await queryInterface.addColumn('entities', 'updated_by', {

@@ -9,6 +9,9 @@ import { DataTypes, type QueryInterface } from 'sequelize';
  */
 export const name = '0013-sms-send-attempts';
 
+/** SQLite's down rebuilds sms_campaigns and sms_messages, which others reference (ON DELETE CASCADE): foreign key enforcement off, or the rebuild would delete their rows (src/db/migration-transaction.ts). */
+export const sqliteForeignKeys = 'off';
+
 export async function up({ context: queryInterface }: { context: QueryInterface }): Promise<void> {
   await queryInterface.createTable('sms_send_attempts', {
     id: { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true },

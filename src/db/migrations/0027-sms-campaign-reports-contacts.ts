@@ -14,6 +14,9 @@ import { DataTypes, type QueryInterface } from 'sequelize';
  */
 export const name = '0027-sms-campaign-reports-contacts';
 
+/** SQLite's down rebuilds sms_messages, sms_campaigns and sms_credentials, which others reference (ON DELETE CASCADE): foreign key enforcement off, or the rebuild would delete their rows (src/db/migration-transaction.ts). */
+export const sqliteForeignKeys = 'off';
+
 export async function up({ context: queryInterface }: { context: QueryInterface }): Promise<void> {
   await queryInterface.addColumn('sms_credentials', 'footer', { type: DataTypes.TEXT, allowNull: true });
 

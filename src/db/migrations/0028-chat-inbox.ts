@@ -12,6 +12,9 @@ import { DataTypes, QueryTypes, type QueryInterface } from 'sequelize';
  */
 export const name = '0028-chat-inbox';
 
+/** SQLite rebuilds `sms_messages`, which others reference: with foreign key enforcement off (src/db/migration-transaction.ts). */
+export const sqliteForeignKeys = 'off';
+
 export async function up({ context: queryInterface }: { context: QueryInterface }): Promise<void> {
   await queryInterface.createTable('conversations', {
     id: { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true },
@@ -69,7 +72,8 @@ export async function up({ context: queryInterface }: { context: QueryInterface 
 /**
  * `sms_messages.campaign_id` becomes optional (a reply has no campaign). PostgreSQL alters the column;
  * SQLite cannot, so the table is rebuilt from its own definition with the constraint dropped, with
- * foreign keys off meanwhile: dropping the old table would otherwise delete its send attempts (CASCADE).
+ * foreign keys off (`sqliteForeignKeys`, set before the migration's transaction begins: inside one the
+ * pragma does nothing): dropping the old table would otherwise delete its send attempts (CASCADE).
  */
 async function allowMessagesWithoutCampaign(queryInterface: QueryInterface): Promise<void> {
   const { sequelize } = queryInterface;
@@ -81,29 +85,20 @@ async function allowMessagesWithoutCampaign(queryInterface: QueryInterface): Pro
   const indexes = await sequelize.query<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sms_messages' AND sql IS NOT NULL", { type: QueryTypes.SELECT });
   const rebuilt = table!.sql.replace(/^CREATE TABLE `?sms_messages`?/, 'CREATE TABLE `sms_messages_rebuilt`').replace(/(`campaign_id` INTEGER) NOT NULL/, '$1');
   if (rebuilt === table!.sql || !rebuilt.includes('sms_messages_rebuilt')) throw new Error(`Unexpected definition of sms_messages: ${table!.sql}`);
-  await sequelize.query('PRAGMA foreign_keys = OFF');
-  try {
-    await sequelize.query(rebuilt);
-    await sequelize.query('INSERT INTO sms_messages_rebuilt SELECT * FROM sms_messages');
-    await sequelize.query('DROP TABLE sms_messages');
-    await sequelize.query('ALTER TABLE sms_messages_rebuilt RENAME TO sms_messages');
-    for (const index of indexes) await sequelize.query(index.sql);
-  } finally {
-    await sequelize.query('PRAGMA foreign_keys = ON');
-  }
+  await sequelize.query(rebuilt);
+  await sequelize.query('INSERT INTO sms_messages_rebuilt SELECT * FROM sms_messages');
+  await sequelize.query('DROP TABLE sms_messages');
+  await sequelize.query('ALTER TABLE sms_messages_rebuilt RENAME TO sms_messages');
+  for (const index of indexes) await sequelize.query(index.sql);
 }
 
 export async function down({ context: queryInterface }: { context: QueryInterface }): Promise<void> {
   // Replies have no campaign: they go with the inbox (campaign_id stays optional).
+  // Their send attempts go with them, deleted here: on SQLite foreign keys are off (no CASCADE).
   const { sequelize } = queryInterface;
+  await sequelize.query('DELETE FROM sms_send_attempts WHERE message_id IN (SELECT id FROM sms_messages WHERE campaign_id IS NULL)');
   await sequelize.query('DELETE FROM sms_messages WHERE campaign_id IS NULL');
   // SQLite removes a column by rebuilding the table: foreign keys off, or the send attempts would go with it.
-  const sqlite = sequelize.getDialect() === 'sqlite';
-  if (sqlite) await sequelize.query('PRAGMA foreign_keys = OFF');
-  try {
-    for (const column of ['body', 'credential_id']) await queryInterface.removeColumn('sms_messages', column);
-  } finally {
-    if (sqlite) await sequelize.query('PRAGMA foreign_keys = ON');
-  }
+  for (const column of ['body', 'credential_id']) await queryInterface.removeColumn('sms_messages', column);
   for (const table of ['inbox_changes', 'conversation_messages', 'conversations']) await queryInterface.dropTable(table);
 }

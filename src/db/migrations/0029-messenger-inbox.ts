@@ -11,6 +11,9 @@ import { DataTypes, type QueryInterface } from 'sequelize';
  */
 export const name = '0029-messenger-inbox';
 
+/** SQLite's down rebuilds `conversations`, which others reference: foreign key enforcement off (src/db/migration-transaction.ts). */
+export const sqliteForeignKeys = 'off';
+
 export async function up({ context: queryInterface }: { context: QueryInterface }): Promise<void> {
   await queryInterface.createTable('messenger_pages', {
     id: { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true },
@@ -45,18 +48,16 @@ export async function up({ context: queryInterface }: { context: QueryInterface 
 
 export async function down({ context: queryInterface }: { context: QueryInterface }): Promise<void> {
   const { sequelize } = queryInterface;
-  // Messenger conversations go with the channel.
+  // Messenger conversations go with the channel, their messages and changes deleted here: on SQLite
+  // foreign keys are off (no CASCADE).
+  for (const table of ['inbox_changes', 'conversation_messages']) {
+    await sequelize.query(`DELETE FROM ${table} WHERE conversation_id IN (SELECT id FROM conversations WHERE page_id IS NOT NULL)`);
+  }
   await sequelize.query('DELETE FROM conversations WHERE page_id IS NOT NULL');
   if (sequelize.getDialect() === 'postgres') await sequelize.query('ALTER TABLE conversation_messages ALTER COLUMN external_id TYPE VARCHAR(64)');
   // SQLite removes a column by rebuilding the table: foreign keys off, or its rows' dependants would go with it.
-  const sqlite = sequelize.getDialect() === 'sqlite';
-  if (sqlite) await sequelize.query('PRAGMA foreign_keys = OFF');
-  try {
-    for (const column of ['updated_at', 'sent_at', 'error_message', 'error_code', 'status']) await queryInterface.removeColumn('conversation_messages', column);
-    await queryInterface.removeIndex('conversations', 'conversations_messenger_participant');
-    await queryInterface.removeColumn('conversations', 'page_id');
-  } finally {
-    if (sqlite) await sequelize.query('PRAGMA foreign_keys = ON');
-  }
+  for (const column of ['updated_at', 'sent_at', 'error_message', 'error_code', 'status']) await queryInterface.removeColumn('conversation_messages', column);
+  await queryInterface.removeIndex('conversations', 'conversations_messenger_participant');
+  await queryInterface.removeColumn('conversations', 'page_id');
   await queryInterface.dropTable('messenger_pages');
 }

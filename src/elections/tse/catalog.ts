@@ -22,6 +22,7 @@
  */
 import type { Sequelize } from 'sequelize';
 import type { components } from '../../../sdk/schema.js';
+import type { RegisteredParty } from '../../../sdk/registered-parties.js';
 import { asIsoTimestamp, asNumber, readerOf, type Reader } from '../../db/reader.js';
 import { CODE_TABLES, type CodeTable, type ElectionRow } from './models.js';
 import { normaliseName } from './names.js';
@@ -88,11 +89,30 @@ export class CourtCatalog {
     return new CourtData(reader, version, this.codes.labels);
   }
 
+  /** The parties registered with the court (registered_parties, migration 0037), by number then registration. */
+  async registeredParties(): Promise<RegisteredParty[]> {
+    return readRegisteredParties(readerOf(this.sequelize));
+  }
+
   /** The version of the court's data: changes whenever an import writes (see the top of this file). */
   async version(): Promise<string> {
     const row = await readerOf(this.sequelize).row<Record<string, unknown>>(VERSION_SQL);
     return JSON.stringify(Object.values(row ?? {}).map((value) => (value === null || value === undefined ? null : value instanceof Date ? value.toISOString() : String(value))));
   }
+}
+
+/** The registered_parties table, as sdk/registered-parties.ts types it, by number then registration. */
+export async function readRegisteredParties(reader: Reader): Promise<RegisteredParty[]> {
+  const rows = await reader.rows<Omit<RegisteredParty, 'nomes_anteriores'> & { nomes_anteriores: string }>(
+    'SELECT nr_partido, sg_partido, nm_partido, dt_registro, dt_extincao, tp_extincao, sg_sucessor, nomes_anteriores FROM registered_parties ORDER BY nr_partido, dt_registro',
+  );
+  return rows.map((row) => ({
+    ...row,
+    nr_partido: Number(row.nr_partido),
+    dt_registro: dateOnly(row.dt_registro)!,
+    dt_extincao: row.dt_extincao === null ? null : dateOnly(row.dt_extincao),
+    nomes_anteriores: JSON.parse(row.nomes_anteriores) as string[],
+  }));
 }
 
 /** Every code's label, by table. */

@@ -7,6 +7,11 @@
  *   column) before any row is read.
  * - Every other line becomes exactly one CourtRow: a typed record, or a rejection naming the file, the
  *   line and what is wrong (the column and its value). Nothing is dropped silently.
+ * - A record (a line, or several when a quoted value holds line breaks) longer than `maxRecordBytes`
+ *   (ELECTIONS_IMPORT_MAX_RECORD_BYTES, 8 KiB by default; the court's longest are about 1.5 KB) fails
+ *   the whole file with a CandidacyImportError naming the file and the line, as soon as the cap is
+ *   passed: memory stays bounded whatever a zip inflates to. csv-parse's own `max_record_size` counts
+ *   the values only, so a line of a hundred million `;` would pass it; the cap is counted on the bytes.
  * - The court's placeholders (`#NULO#`, `#NULO`, `#NE#`, `#NE`, empty) and negative numbers in code and
  *   number columns (-1 null, -3 does not apply, -4 withheld...) are absent values: null.
  * - Codes keep their labels (the CD_/DS_ pairs) so the import can fill the code tables.
@@ -21,8 +26,7 @@
  *   the birth date: an impossible DT_NASCIMENTO (31/02/1970) is stored as null, because a candidacy is
  *   worth more than its birth date, which the court itself withholds in recent files.
  */
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { parse, type CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import type { CandidacyRow, CodeRow, CodeTable, CoalitionRow, ElectionRow, FederationRow, PartyRow } from './models.js';
@@ -110,15 +114,56 @@ function refuseMissing(file: string, missing: string[]): CandidacyImportError {
 
 const parserOptions = { delimiter: ';', quote: '"', bom: true, skip_empty_lines: true } as const;
 
+/** The longest record read by default (ELECTIONS_IMPORT_MAX_RECORD_BYTES): about five times the court's longest. */
+export const DEFAULT_MAX_RECORD_BYTES = 8192;
+
+const QUOTE = 0x22;
+const LINE_FEED = 0x0a;
+
+/**
+ * Passes the file's bytes on unchanged, failing once a record passes `maxBytes`, before the parser has
+ * to hold it. A record ends at a line feed outside quotes; a doubled quote inside a value toggles twice,
+ * so the count needs no other state. Lines are numbered as the parser numbers them (every line feed).
+ */
+function recordSizeCap(file: string, maxBytes: number): Transform {
+  let quoted = false;
+  let recordBytes = 0;
+  let line = 1;
+  let recordLine = 1;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      for (let index = 0; index < chunk.length; index++) {
+        const byte = chunk[index];
+        if (byte === QUOTE) {
+          quoted = !quoted;
+        } else if (byte === LINE_FEED) {
+          line += 1;
+          if (!quoted) {
+            recordBytes = 0;
+            recordLine = line;
+            continue;
+          }
+        }
+        if ((recordBytes += 1) > maxBytes) {
+          done(new CandidacyImportError(`${file}, line ${recordLine}: a record is longer than ${maxBytes} bytes (ELECTIONS_IMPORT_MAX_RECORD_BYTES), far more than any line of the court's files; the file was not read further.`));
+          return;
+        }
+      }
+      done(null, chunk);
+    },
+  });
+}
+
 /** Reads only the header of a file (the rest of the stream is left unread and destroyed); refuses one missing columns. */
-export async function checkCourtHeader(input: Readable, file: string): Promise<string[]> {
+export async function checkCourtHeader(input: Readable, file: string, maxRecordBytes = DEFAULT_MAX_RECORD_BYTES): Promise<string[]> {
   const parser = parse({ ...parserOptions, to_line: 1 });
   // Destroying the input once the header is read ends the pipeline early: that is not an error here.
-  const records = pipeline(input, iconv.decodeStream('win1252'), parser, () => {}) as unknown as AsyncIterable<string[]>;
+  const records = pipeline(input, recordSizeCap(file, maxRecordBytes), iconv.decodeStream('win1252'), parser, () => {}) as unknown as AsyncIterable<string[]>;
   let header: string[] | undefined;
   try {
     for await (const record of records) header ??= record;
   } catch (error) {
+    if (error instanceof CandidacyImportError) throw error;
     throw new CandidacyImportError(`Cannot read the header of ${file}: ${(error as Error).message}`);
   } finally {
     input.destroy();
@@ -130,7 +175,7 @@ export async function checkCourtHeader(input: Readable, file: string): Promise<s
 }
 
 /** The rows of one candidacy file, in order, each a record or a rejection. */
-export async function* readCourtFile(input: Readable, file: string): AsyncGenerator<CourtRow> {
+export async function* readCourtFile(input: Readable, file: string, maxRecordBytes = DEFAULT_MAX_RECORD_BYTES): AsyncGenerator<CourtRow> {
   const skipped: CourtRow[] = [];
   const parser = parse({
     ...parserOptions,
@@ -146,7 +191,7 @@ export async function* readCourtFile(input: Readable, file: string): AsyncGenera
       return undefined;
     },
   });
-  const records = pipeline(input, iconv.decodeStream('win1252'), parser, () => {}) as unknown as AsyncIterable<{
+  const records = pipeline(input, recordSizeCap(file, maxRecordBytes), iconv.decodeStream('win1252'), parser, () => {}) as unknown as AsyncIterable<{
     record: string[];
     info: { lines: number };
   }>;

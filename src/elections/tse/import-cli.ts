@@ -5,14 +5,29 @@
  * exits 1.
  */
 import 'dotenv/config';
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config.js';
 import { openDatabase } from '../../db/database.js';
 import { migrate } from '../../db/migrator.js';
 import { createLogger, endLogging } from '../../logger.js';
+import { scriptArguments } from '../../script-args.js';
 import { CandidacyImportError, importCandidacies } from './import.js';
 
-const { values } = parseArgs({ options: { source: { type: 'string' }, sha256: { type: 'string' } } });
+const USAGE = `Usage: npm run elections:import -- --source <file, zip or URL> [--sha256 <hex>]
+
+Imports the electoral court's candidacy file (consulta_cand_<year>_<UF>.csv) or zip of them
+(consulta_cand_<year>.zip) into the database of DATABASE_URL (the environment, or .env), after
+applying pending migrations. A URL must name a host of ELECTIONS_IMPORT_HOSTS. The report is logged
+as a JSON line; a refused import (wrong digest, not the court's layout) logs why and exits 1.
+
+Options:
+  --source <file, zip or URL>  what to import
+  --sha256 <hex>               the source's expected sha256: nothing is written when it differs
+  -h, --help                   this help
+
+With a progress count, a summary table (or --json), and Ctrl-C that reports what was committed:
+  palanque elections import --file <file or zip> [--sha256 <hex>] [--json]`;
+
+const values = scriptArguments(USAGE, { source: { type: 'string' }, sha256: { type: 'string' } });
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 if (values.source) {
@@ -23,6 +38,8 @@ if (values.source) {
       source: values.source,
       sha256: values.sha256 || undefined,
       allowedHosts: config.electionsImportHosts,
+      maxRecordBytes: config.electionsImportMaxRecordBytes,
+      allowPrivateAddresses: config.outbound.allowPrivateAddresses,
       onProgress: (rows) => logger.debug({ rows }, 'candidacy rows read'),
     });
     const { rows, inserted, updated, unchanged, rejected } = report;

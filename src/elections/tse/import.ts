@@ -18,8 +18,10 @@
  * - The reference tables (elections, offices, code tables, parties, federations, coalitions, units) are
  *   built from the rows, each row written only when new or changed; an election whose rows were written
  *   has its updated_at moved on, which is what tells readers (catalog.ts) that the data changed.
- * - A municipal unit (SG_UE, the court's own municipality code) is mapped to its IBGE code by state and
- *   normalised name (names.ts); one that matches none is kept with codigo_ibge null and reported.
+ * - A municipal unit (SG_UE, the court's own municipality code) is mapped to its IBGE code by its code
+ *   (the municipality list's SIAFI code plus a check digit), with the state and normalised name (names.ts)
+ *   as the reported fallback, as municipality-codes.ts says; one that matches none is kept with
+ *   codigo_ibge null and reported. Units abroad (ZZ) have no IBGE code and are only counted.
  */
 import { createHash } from 'node:crypto';
 import { Op, QueryTypes, type Model, type ModelStatic, type Sequelize, type Transaction, type WhereOptions } from 'sequelize';
@@ -40,10 +42,25 @@ import {
   type PartyRow,
   type UnitRow,
 } from './models.js';
-import { municipalityKey } from './names.js';
+import { MunicipalityIndex, type IndexedMunicipality, type UnitMatch } from './municipality-codes.js';
 import { courtFilesOf, localSource, type CourtFileEntry } from './source.js';
+import type { LookupAll } from '../../webhooks/outbound-http.js';
 
 export { CandidacyImportError, type Rejection } from './court-file.js';
+
+/**
+ * The import stopped by its `signal` between batches: `report` counts what was committed (its `rows`
+ * the lines settled: written in a committed batch, or rejected); `rowsRead` the lines read in all.
+ */
+export class CandidacyImportInterrupted extends Error {
+  override name = 'CandidacyImportInterrupted';
+  constructor(
+    readonly report: CandidacyImportReport,
+    readonly rowsRead: number,
+  ) {
+    super(`The import was stopped after ${report.inserted + report.updated + report.unchanged} lines were committed.`);
+  }
+}
 
 export const DEFAULT_BATCH_SIZE = 1_000;
 /** The national zip is a few hundred MB at most. */
@@ -63,14 +80,25 @@ export interface CandidacyImportOptions {
   allowedHosts: readonly string[];
   /** The IBGE municipalities to map the court's to; unset or empty, read from the municipalities table. */
   municipalities?: MunicipalityCatalog;
-  /** Told the number of lines read so far, after each batch is written. */
-  onProgress?: (rowsRead: number) => void;
+  /** Told the number of lines read so far, after each batch is written; a promise it returns is awaited before the next batch. */
+  onProgress?: (rowsRead: number) => unknown;
+  /**
+   * Stops the import between batches once aborted (the CLI's Ctrl-C): the batch in flight is committed,
+   * the lines read after it are not written, and a CandidacyImportInterrupted carries what was committed.
+   */
+  signal?: AbortSignal;
   /** Rows per transaction (1,000 by default). */
   batchSize?: number;
   /** The most bytes a download may have (2 GiB by default). */
   maxBytes?: number;
   /** How long a download may take (30 minutes by default). */
   downloadTimeoutMs?: number;
+  /** The longest record a candidacy file may have, in bytes (ELECTIONS_IMPORT_MAX_RECORD_BYTES; 8 KiB by default). */
+  maxRecordBytes?: number;
+  /** Whether a listed host name may resolve to a private address (OUTBOUND_ALLOW_PRIVATE_ADDRESSES; false by default). */
+  allowPrivateAddresses?: boolean;
+  /** How host names resolve (the system's resolver by default). */
+  lookupAll?: LookupAll;
 }
 
 export interface CandidacyImportReport {
@@ -87,8 +115,14 @@ export interface CandidacyImportReport {
   rejected: number;
   /** The first MAX_REPORTED_REJECTIONS rejected lines. */
   rejections: Rejection[];
-  /** Municipal units whose name matched no IBGE municipality of their state (kept with codigo_ibge null). */
+  /** Municipal units that neither their code nor their name maps to an IBGE municipality of their state (kept with codigo_ibge null). */
   unmatched_units: Array<{ sg_ue: string; sg_uf: string; nm_ue: string }>;
+  /** Units mapped by name alone (the fallback): their code maps to no municipality, or to another one (named). */
+  units_matched_by_name: Array<{ sg_ue: string; sg_uf: string; nm_ue: string; codigo_ibge: number; code_names: string | null }>;
+  /** Units mapped by code whose name IBGE spells otherwise (SÃO LUÍS DO PARAITINGA: São Luiz do Paraitinga). */
+  units_spelled_otherwise: Array<{ sg_ue: string; sg_uf: string; nm_ue: string; codigo_ibge: number; nome: string }>;
+  /** Distinct units of voters abroad (SG_UF ZZ): no IBGE code by nature, not unmatched. */
+  abroad_units: number;
   /** The elections (CD_ELEICAO) the rows belong to, ascending. */
   elections: number[];
 }
@@ -98,6 +132,8 @@ export async function importCandidacies(sequelize: Sequelize, options: Candidacy
     allowedHosts: options.allowedHosts,
     maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
     downloadTimeoutMs: options.downloadTimeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS,
+    allowPrivateAddresses: options.allowPrivateAddresses ?? false,
+    lookupAll: options.lookupAll,
   });
   try {
     const expected = options.sha256?.toLowerCase();
@@ -106,10 +142,15 @@ export async function importCandidacies(sequelize: Sequelize, options: Candidacy
     }
     const { files, close } = await courtFilesOf(local);
     try {
-      await checkHeaders(files);
+      await checkHeaders(files, options.maxRecordBytes);
       const writer = new BatchWriter(sequelize, await municipalityIndex(sequelize, options.municipalities));
-      const report = await readAndWrite(files, writer, options);
-      return { source: options.source, sha256: local.sha256, ...report };
+      try {
+        const report = await readAndWrite(files, writer, options);
+        return { source: options.source, sha256: local.sha256, ...report };
+      } catch (error) {
+        if (error instanceof Stopped) throw new CandidacyImportInterrupted({ source: options.source, sha256: local.sha256, ...error.report }, error.rowsRead);
+        throw error;
+      }
     } finally {
       close();
     }
@@ -119,11 +160,11 @@ export async function importCandidacies(sequelize: Sequelize, options: Candidacy
 }
 
 /** Every file's header, before any row is written: a refusal names every missing column of every file. */
-async function checkHeaders(files: CourtFileEntry[]): Promise<void> {
+async function checkHeaders(files: CourtFileEntry[], maxRecordBytes: number | undefined): Promise<void> {
   const problems: string[] = [];
   for (const file of files) {
     try {
-      await checkCourtHeader(await file.open(), file.name);
+      await checkCourtHeader(await file.open(), file.name, maxRecordBytes);
     } catch (error) {
       if (!(error instanceof CandidacyImportError)) throw error;
       problems.push(error.message);
@@ -141,6 +182,16 @@ interface PendingRow {
 
 type Counts = Pick<CandidacyImportReport, 'inserted' | 'updated' | 'unchanged'>;
 
+/** readAndWrite stopped by its signal: what was committed. */
+class Stopped extends Error {
+  constructor(
+    readonly report: Omit<CandidacyImportReport, 'source' | 'sha256'>,
+    readonly rowsRead: number,
+  ) {
+    super('stopped');
+  }
+}
+
 async function readAndWrite(
   files: CourtFileEntry[],
   writer: BatchWriter,
@@ -148,12 +199,21 @@ async function readAndWrite(
 ): Promise<Omit<CandidacyImportReport, 'source' | 'sha256'>> {
   const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
   const report: Omit<CandidacyImportReport, 'source' | 'sha256'> = {
-    files: [], rows: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, rejections: [], unmatched_units: [], elections: [],
+    files: [], rows: 0, inserted: 0, updated: 0, unchanged: 0, rejected: 0, rejections: [], unmatched_units: [],
+    units_matched_by_name: [], units_spelled_otherwise: [], abroad_units: 0, elections: [],
   };
   const elections = new Set<number>();
   let batch: PendingRow[] = [];
   let reported = 0;
+  /** Stops before the next batch: the lines read since the last one are dropped from the counts. */
+  const stopIfAborted = () => {
+    if (!options.signal?.aborted) return;
+    Object.assign(report, writer.unitReport());
+    report.elections = [...elections].sort((a, b) => a - b);
+    throw new Stopped({ ...report, rows: report.rows - batch.length }, report.rows);
+  };
   const flush = async () => {
+    stopIfAborted();
     if (batch.length > 0) {
       const counts = await writer.write(batch);
       report.inserted += counts.inserted;
@@ -161,12 +221,13 @@ async function readAndWrite(
       report.unchanged += counts.unchanged;
       batch = [];
     }
-    if (report.rows > reported) options.onProgress?.((reported = report.rows));
+    if (report.rows > reported) await options.onProgress?.((reported = report.rows));
   };
   for (const file of files) {
     const read = { name: file.name, rows: 0 };
     report.files.push(read);
-    for await (const row of readCourtFile(await file.open(), file.name)) {
+    for await (const row of readCourtFile(await file.open(), file.name, options.maxRecordBytes)) {
+      stopIfAborted();
       report.rows += 1;
       read.rows += 1;
       if ('rejection' in row) {
@@ -180,7 +241,7 @@ async function readAndWrite(
     }
   }
   await flush();
-  report.unmatched_units = writer.unmatchedUnits();
+  Object.assign(report, writer.unitReport());
   report.elections = [...elections].sort((a, b) => a - b);
   return report;
 }
@@ -189,28 +250,22 @@ async function readAndWrite(
 // Writing a batch
 // ---------------------------------------------------------------------------
 
-/** IBGE codes by state (IBGE code) and municipalityKey of the name. */
-type MunicipalityIndex = Map<number, Map<string, number>>;
-
+/**
+ * The IBGE municipalities to map units to: the catalog's when given (with the table's SIAFI codes, which
+ * the catalog does not carry), else the table's.
+ */
 async function municipalityIndex(sequelize: Sequelize, catalog: MunicipalityCatalog | undefined): Promise<MunicipalityIndex> {
-  const index: MunicipalityIndex = new Map();
-  const add = (codigoUf: number, codigoIbge: number, nome: string) => {
-    const state = index.get(codigoUf) ?? new Map<string, number>();
-    state.set(municipalityKey(nome), codigoIbge);
-    index.set(codigoUf, state);
-  };
-  if (catalog && catalog.size > 0) {
-    for (const codigoUf of STATE_CODE_BY_ACRONYM.values()) {
-      for (const municipality of catalog.inState(codigoUf)) add(codigoUf, municipality.codigo_ibge, municipality.nome);
-    }
-    return index;
-  }
-  const rows = await sequelize.query<{ codigo_ibge: number; nome: string; codigo_uf: number }>(
-    'SELECT codigo_ibge, nome, codigo_uf FROM municipalities',
+  const rows = await sequelize.query<{ codigo_ibge: number; nome: string; codigo_uf: number; siafi_id: number | null }>(
+    'SELECT codigo_ibge, nome, codigo_uf, siafi_id FROM municipalities',
     { type: QueryTypes.SELECT },
   );
-  for (const row of rows) add(Number(row.codigo_uf), Number(row.codigo_ibge), row.nome);
-  return index;
+  const siafi = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+  if (catalog && catalog.size > 0) {
+    const siafiByCode = new Map(rows.map((row) => [Number(row.codigo_ibge), siafi(row.siafi_id)]));
+    const listed = [...STATE_CODE_BY_ACRONYM.values()].flatMap((codigoUf) => catalog.inState(codigoUf));
+    return new MunicipalityIndex(listed.map((municipality) => ({ ...municipality, siafi_id: siafiByCode.get(municipality.codigo_ibge) ?? null })));
+  }
+  return new MunicipalityIndex(rows.map((row) => ({ codigo_ibge: Number(row.codigo_ibge), nome: row.nome, codigo_uf: Number(row.codigo_uf) as IndexedMunicipality['codigo_uf'], siafi_id: siafi(row.siafi_id) })));
 }
 
 /** The candidacy's columns in the order its row_hash reads them. */
@@ -239,7 +294,8 @@ class BatchWriter {
   private readonly units: ReferenceTable<UnitRow>;
   /** The longest ballot number seen per office, for offices BALLOT_DIGITS_BY_OFFICE does not know. */
   private readonly observedDigits = new Map<number, number>();
-  private readonly unmatched = new Map<string, { sg_ue: string; sg_uf: string; nm_ue: string }>();
+  /** Each municipal unit's match, by SG_UE (the last one seen). */
+  private readonly matches = new Map<string, { unit: { sg_ue: string; sg_uf: string; nm_ue: string }; match: UnitMatch }>();
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -256,8 +312,17 @@ class BatchWriter {
     this.units = new ReferenceTable(Unit, ['sg_ue'], ['sg_uf', 'nm_ue', 'codigo_ibge']);
   }
 
-  unmatchedUnits(): CandidacyImportReport['unmatched_units'] {
-    return [...this.unmatched.values()].sort((a, b) => a.sg_uf.localeCompare(b.sg_uf) || a.nm_ue.localeCompare(b.nm_ue));
+  /** How the units were matched, each list by state and name. */
+  unitReport(): Pick<CandidacyImportReport, 'unmatched_units' | 'units_matched_by_name' | 'units_spelled_otherwise' | 'abroad_units'> {
+    const report: ReturnType<BatchWriter['unitReport']> = { unmatched_units: [], units_matched_by_name: [], units_spelled_otherwise: [], abroad_units: 0 };
+    const ordered = [...this.matches.values()].sort((a, b) => a.unit.sg_uf.localeCompare(b.unit.sg_uf) || a.unit.nm_ue.localeCompare(b.unit.nm_ue));
+    for (const { unit, match } of ordered) {
+      if (match.by === 'abroad') report.abroad_units += 1;
+      else if (match.by === 'none') report.unmatched_units.push({ ...unit });
+      else if (match.by === 'name') report.units_matched_by_name.push({ ...unit, codigo_ibge: match.codigo_ibge, code_names: match.code_named?.nome ?? null });
+      else if (match.spelling_differs) report.units_spelled_otherwise.push({ ...unit, codigo_ibge: match.codigo_ibge, nome: match.nome });
+    }
+    return report;
   }
 
   /** Writes one batch in one transaction, under the import lock; returns how its rows counted. */
@@ -309,14 +374,12 @@ class BatchWriter {
     return { ...office, ballot_digits: BALLOT_DIGITS_BY_OFFICE.get(office.cd_cargo) ?? observed };
   }
 
-  /** The unit, mapped to its IBGE municipality when it is one (a municipal election's numeric SG_UE). */
+  /** The unit, mapped to its IBGE municipality when it is one (a municipal election's numeric SG_UE): municipality-codes.ts. */
   private unit({ unit }: CourtRecord): UnitRow {
     if (!/^\d+$/.test(unit.sg_ue)) return { ...unit, codigo_ibge: null };
-    const state = STATE_CODE_BY_ACRONYM.get(unit.sg_uf);
-    const codigo_ibge = (state !== undefined ? this.municipalities.get(state)?.get(municipalityKey(unit.nm_ue)) : undefined) ?? null;
-    if (codigo_ibge === null) this.unmatched.set(unit.sg_ue, { ...unit });
-    else this.unmatched.delete(unit.sg_ue);
-    return { ...unit, codigo_ibge };
+    const match = this.municipalities.matchUnit(STATE_CODE_BY_ACRONYM.get(unit.sg_uf), unit.sg_uf, unit.sg_ue, unit.nm_ue);
+    this.matches.set(unit.sg_ue, { unit: { ...unit }, match });
+    return { ...unit, codigo_ibge: match.by === 'code' || match.by === 'name' ? match.codigo_ibge : null };
   }
 
   private async writeCandidacies(records: CourtRecord[], transaction: Transaction, now: Date): Promise<Counts> {

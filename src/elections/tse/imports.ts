@@ -4,8 +4,9 @@
  * or the reason it failed) and a background job that runs importCandidacies (import.ts).
  *
  * What holds:
- * - Only a URL on a host ELECTIONS_IMPORT_HOSTS allows is accepted, checked before anything is queued
- *   (the job checks it again, and every redirect, in source.ts). A server path is never accepted here:
+ * - Only an https URL on a host ELECTIONS_IMPORT_HOSTS allows (http only for a host listed with an
+ *   explicit `http://`) is accepted, checked before anything is queued (the job checks it again, every
+ *   redirect and the addresses it connects to, in source.ts). A server path is never accepted here:
  *   `npm run elections:import` on the server's machine takes files.
  * - One import at a time: asking while one is queued or running answers 409 naming it. Two admins
  *   racing get one import (the check and the insert hold one lock).
@@ -22,8 +23,10 @@ import { withLocks } from '../../db/locks.js';
 import { ApiError } from '../../http/errors.js';
 import type { JobAttempt, JobQueue } from '../../jobs/index.js';
 import type { Logger } from '../../logger.js';
+import type { LookupAll } from '../../webhooks/outbound-http.js';
 import { CandidacyImportError, importCandidacies, type CandidacyImportReport } from './import.js';
 import { defineCourtModels, type CourtModels, type ImportRow } from './models.js';
+import { importUrlRefusal } from './source.js';
 
 export type ElectionsImport = components['schemas']['ElectionsImport'];
 
@@ -31,8 +34,14 @@ export const COURT_IMPORT_JOB = 'elections-court-import';
 const IMPORT_RETRIES = 2;
 
 export interface CourtImportSettings {
-  /** ELECTIONS_IMPORT_HOSTS. */
+  /** ELECTIONS_IMPORT_HOSTS: host names, https only unless written `http://host`. */
   allowedHosts: readonly string[];
+  /** ELECTIONS_IMPORT_MAX_RECORD_BYTES (8 KiB when unset). */
+  maxRecordBytes?: number;
+  /** OUTBOUND_ALLOW_PRIVATE_ADDRESSES: whether a listed name may resolve to a private address. */
+  allowPrivateAddresses?: boolean;
+  /** How host names resolve (the system's resolver when unset). */
+  lookupAll?: LookupAll;
 }
 
 export class CourtImports {
@@ -95,6 +104,9 @@ export class CourtImports {
         source: row.source,
         sha256: row.sha256 ?? undefined,
         allowedHosts: this.settings.allowedHosts,
+        maxRecordBytes: this.settings.maxRecordBytes,
+        allowPrivateAddresses: this.settings.allowPrivateAddresses,
+        lookupAll: this.settings.lookupAll,
         onProgress: (rowsRead) => void this.models.Import.update({ rows_read: rowsRead, updated_at: new Date() }, { where: { id } }).catch(() => undefined),
       });
       await this.finish(id, { state: 'completed', rows_read: report.rows, report: JSON.stringify(report), error: null });
@@ -126,7 +138,13 @@ export class CourtImports {
         { location: 'body', field: 'source', rule: 'http_url', message: 'must be an absolute http(s) URL', value: source },
       ]);
     }
-    if (!this.settings.allowedHosts.includes(url.hostname)) {
+    const refusal = importUrlRefusal(url, this.settings.allowedHosts);
+    if (refusal?.rule === 'https') {
+      throw new ApiError(422, 'validation_failed', `This deployment downloads the court's files over https only (ELECTIONS_IMPORT_HOSTS lists ${url.hostname} without http://).`, [
+        { location: 'body', field: 'source', rule: 'https', message: 'must be an https URL', value: source },
+      ]);
+    }
+    if (refusal) {
       throw new ApiError(422, 'validation_failed', `This deployment downloads the court's files only from ${this.settings.allowedHosts.join(', ')} (ELECTIONS_IMPORT_HOSTS).`, [
         { location: 'body', field: 'source', rule: 'allowed_host', message: `must be on one of the hosts ${this.settings.allowedHosts.join(', ')}`, value: source },
       ]);

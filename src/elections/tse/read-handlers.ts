@@ -1,6 +1,6 @@
 /**
  * The HTTP side of the electoral court's data (issue 22): listElections, listElectionOffices,
- * listElectionParties, getElectionCodes, searchCandidacies and getCandidacy. The queries are the
+ * listElectionParties, listRegisteredParties (issue 42), getElectionCodes, searchCandidacies and getCandidacy. The queries are the
  * catalog's (catalog.ts); these handlers check what the contract cannot, mask, and answer.
  *
  * What holds:
@@ -30,8 +30,9 @@ import { maskCpf, maskVoterId } from '../../entities/personal-data.js';
 import { CANDIDACIES_PER_PAGE, searchWords, type CandidacyRecord, type CourtCatalog, type CourtData } from './catalog.js';
 import type { components } from '../../../sdk/schema.js';
 import { counted } from '../../http/counted.js';
+import { COVERED_FROM, partiesRegisteredOn } from '../../../sdk/registered-parties.js';
 
-type CourtReadOperations = 'listElections' | 'listElectionOffices' | 'listElectionParties' | 'getElectionCodes' | 'searchCandidacies' | 'getCandidacy';
+type CourtReadOperations = 'listElections' | 'listElectionOffices' | 'listElectionParties' | 'listRegisteredParties' | 'getElectionCodes' | 'searchCandidacies' | 'getCandidacy';
 type Candidacy = components['schemas']['Candidacy'];
 
 export interface CourtReadDependencies {
@@ -86,6 +87,19 @@ export function courtReadHandlers({ catalog, urls }: CourtReadDependencies): Pic
       if (answeredNotModified(req, res, data, 'listElectionParties', code)) return;
       const { partidos, federacoes, eleicao } = parties;
       sendEnvelope(res, 200, parties, `${counted(partidos.length, 'party', 'parties')} and ${counted(federacoes.length, 'federation')} in ${eleicao.ds_eleicao}.`);
+    },
+
+    /** The registered parties (reference data of their own, migration 0037); with `em`, those existing on that day. */
+    async listRegisteredParties(req, res) {
+      const day = req.query.em;
+      if (day !== undefined && (!/^\d{4}-\d{2}-\d{2}$/.test(day) || day < COVERED_FROM)) {
+        throw badRequest(`The request is malformed: em must be a day (YYYY-MM-DD) from ${COVERED_FROM} on.`, [
+          { location: 'query', field: 'em', rule: 'covered_day', message: `must be a day from ${COVERED_FROM} on (the list of registered parties covers no earlier day)`, value: day },
+        ]);
+      }
+      const all = await catalog.registeredParties();
+      const parties = day === undefined ? all : partiesRegisteredOn(all, day);
+      sendEnvelope(res, 200, parties, `${counted(parties.length, 'party', 'parties')}${day === undefined ? '' : ` registered on ${day}`}.`);
     },
 
     async getElectionCodes(req, res) {

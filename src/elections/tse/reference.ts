@@ -1,6 +1,7 @@
 /**
  * A small view in memory of the court's reference tables: the elections, the offices, the code tables
- * with their labels and the parties of each election. The rules that judge an entity against the court's
+ * with their labels, the parties of each election as the candidacy files named them, and the parties
+ * registered with the court (registered_parties, migration 0037: reference data of its own). The rules that judge an entity against the court's
  * data (src/entities/electoral-rules.ts) read it on every write, so it is not read whole each time.
  *
  * What holds:
@@ -15,7 +16,8 @@
  */
 import type { Sequelize } from 'sequelize';
 import { readerOf } from '../../db/reader.js';
-import { CourtCatalog } from './catalog.js';
+import type { RegisteredParty } from '../../../sdk/registered-parties.js';
+import { CourtCatalog, readRegisteredParties } from './catalog.js';
 import { BALLOT_DIGITS_BY_OFFICE, type CodeTable, type ElectionRow, type OfficeRow, type PartyRow } from './models.js';
 import { normaliseName } from './names.js';
 
@@ -32,8 +34,10 @@ export interface CourtView {
   officeByName: ReadonlyMap<string, OfficeRow>;
   /** Each loaded code table: code -> label. A table without rows is absent. */
   codes: ReadonlyMap<CodeTable, ReadonlyMap<number, string>>;
-  /** Each election's parties by number. An election without party rows is absent. */
+  /** Each election's parties by number, as its imported candidacies named them. An election without party rows is absent. */
   partiesByElection: ReadonlyMap<number, ReadonlyMap<number, PartyRow>>;
+  /** Every party registration of registered_parties (sdk/registered-parties.ts says what it covers). */
+  registeredParties: readonly RegisteredParty[];
 }
 
 /** The scope (TP_ABRANGENCIA) of the elections an office is disputed in. */
@@ -83,13 +87,14 @@ export class CourtReference {
 
   private async read(version: string): Promise<CourtView> {
     const reader = readerOf(this.sequelize);
-    const [elections, offices, codes, parties] = await Promise.all([
+    const [elections, offices, codes, parties, registered] = await Promise.all([
       reader.rows<Election>('SELECT cd_eleicao, ano, cd_tipo_eleicao, nr_turno, ds_eleicao, dt_eleicao, tp_abrangencia FROM tse_elections'),
       reader.rows<OfficeRow>('SELECT cd_cargo, ds_cargo, ballot_digits FROM tse_offices'),
       reader.rows<{ code_table: CodeTable; code: number; label: string }>('SELECT code_table, code, label FROM tse_codes ORDER BY code_table, code'),
       reader.rows<PartyRow>('SELECT cd_eleicao, nr_partido, sg_partido, nm_partido, nr_federacao FROM tse_parties ORDER BY cd_eleicao, nr_partido'),
+      readRegisteredParties(reader),
     ]);
-    const value = viewOf(elections.map(electionOf), offices.map(officeOf), codes, parties.map(partyOf));
+    const value = { ...viewOf(elections.map(electionOf), offices.map(officeOf), codes, parties.map(partyOf)), registeredParties: registered };
     this.view = { value, version };
     return value;
   }
@@ -107,7 +112,7 @@ export function courtReferenceOf(sequelize: Sequelize): CourtReference {
   return reference;
 }
 
-function viewOf(elections: Election[], offices: OfficeRow[], codeRows: Array<{ code_table: CodeTable; code: number; label: string }>, parties: PartyRow[]): CourtView {
+function viewOf(elections: Election[], offices: OfficeRow[], codeRows: Array<{ code_table: CodeTable; code: number; label: string }>, parties: PartyRow[]): Omit<CourtView, 'registeredParties'> {
   const codes = new Map<CodeTable, Map<number, string>>();
   for (const { code_table, code, label } of codeRows) {
     const table = codes.get(code_table) ?? new Map<number, string>();

@@ -3,8 +3,14 @@
  * or the court's zip of them.
  *
  * What holds:
- * - A URL is requested only if its host is one of `allowedHosts`; otherwise the import is refused before
- *   any request. Redirects are followed by hand, each hop's host checked the same way.
+ * - A URL is requested only if its host is one of `allowedHosts` (ELECTIONS_IMPORT_HOSTS) and it is
+ *   https, or the host is listed with an explicit `http://` (`http://127.0.0.1`: the tests' servers);
+ *   otherwise the import is refused before any request. Redirects are followed by hand, each hop checked
+ *   the same way.
+ * - The connection is outbound webhooks' checked one (webhooks/outbound-http.ts): a listed name that
+ *   resolves to a private, loopback or link-local address when connecting (IPv6 forms judged by the IPv4
+ *   address they carry) is refused unless `allowPrivateAddresses` (OUTBOUND_ALLOW_PRIVATE_ADDRESSES); a
+ *   host listed as an address (`http://127.0.0.1`) is the operator's own choice and is connected to.
  * - A download goes to a temporary file (a zip is read by random access), capped in bytes and in time;
  *   an answer over the cap is refused as soon as it says so (Content-Length) or reaches it.
  * - The sha256 is of the whole source as given (the zip, or the file), known before any row is read.
@@ -16,10 +22,13 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
+import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import yauzl from 'yauzl';
+import { openGet, RefusedDestination, type LookupAll } from '../../webhooks/outbound-http.js';
 import { CandidacyImportError } from './court-file.js';
 
 export interface SourceLimits {
@@ -29,6 +38,10 @@ export interface SourceLimits {
   maxBytes: number;
   /** How long a download may take, from the first request to the last byte. */
   downloadTimeoutMs: number;
+  /** Whether a listed host name may resolve to a private address (OUTBOUND_ALLOW_PRIVATE_ADDRESSES). */
+  allowPrivateAddresses?: boolean;
+  /** How host names resolve (the system's resolver by default). */
+  lookupAll?: LookupAll;
 }
 
 /** The source as a file on this machine, with its digest. */
@@ -48,6 +61,8 @@ export interface CourtFileEntry {
 }
 
 const MAX_REDIRECTS = 5;
+/** Some CDNs refuse a request that names no client. */
+const USER_AGENT = 'Palanque-Import/1';
 const COURT_FILE = /^consulta_cand_.*\.csv$/i;
 
 /** Makes the source a local file and hashes it; a URL from a host not allowed is refused unrequested. */
@@ -66,26 +81,41 @@ export async function localSource(source: string, limits: SourceLimits): Promise
   return { path, name: basename(path), sha256: hash.digest('hex'), remove: async () => {} };
 }
 
-function checkHost(url: URL, allowedHosts: readonly string[]): void {
-  const host = url.hostname.toLowerCase();
-  if (!allowedHosts.some((allowed) => allowed.toLowerCase() === host)) {
-    throw new CandidacyImportError(
-      `The host ${host} is not one ELECTIONS_IMPORT_HOSTS allows (${allowedHosts.join(', ') || 'none'}); nothing was downloaded.`,
-    );
+/** Why ELECTIONS_IMPORT_HOSTS does not let an import download `url`, or undefined when it does. */
+export function importUrlRefusal(url: URL, allowedHosts: readonly string[]): { rule: 'http_url' | 'allowed_host' | 'https'; message: string } | undefined {
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    return { rule: 'http_url', message: `Cannot import from ${url.href}: a URL source is https.` };
   }
+  const host = url.hostname.toLowerCase();
+  const entries = allowedHosts.map((entry) => entry.toLowerCase());
+  if (!entries.some((entry) => entry === host || entry === `http://${host}`)) {
+    return { rule: 'allowed_host', message: `The host ${host} is not one ELECTIONS_IMPORT_HOSTS allows (${allowedHosts.join(', ') || 'none'}); nothing was downloaded.` };
+  }
+  if (url.protocol === 'http:' && !entries.includes(`http://${host}`)) {
+    return {
+      rule: 'https',
+      message: `${url.href} is plain http: imports download over https, unless ELECTIONS_IMPORT_HOSTS lists the host as http://${host}; nothing was downloaded.`,
+    };
+  }
+  return undefined;
+}
+
+function checkUrl(url: URL, allowedHosts: readonly string[]): void {
+  const refusal = importUrlRefusal(url, allowedHosts);
+  if (refusal) throw new CandidacyImportError(refusal.message);
 }
 
 async function download(url: URL, limits: SourceLimits): Promise<LocalSource> {
-  checkHost(url, limits.allowedHosts);
+  checkUrl(url, limits.allowedHosts);
   const signal = AbortSignal.timeout(limits.downloadTimeoutMs);
   const directory = await mkdtemp(join(tmpdir(), 'palanque-court-'));
   const remove = () => rm(directory, { recursive: true, force: true });
   const path = join(directory, 'source');
   try {
     const response = await follow(url, limits, signal);
-    const declared = Number(response.headers.get('content-length') ?? NaN);
+    const declared = Number(response.headers['content-length'] ?? NaN);
     if (declared > limits.maxBytes) {
-      await response.body?.cancel();
+      response.destroy();
       throw new CandidacyImportError(`${url.href} is ${declared} bytes, more than the ${limits.maxBytes} an import may download.`);
     }
     const hash = createHash('sha256');
@@ -98,34 +128,38 @@ async function download(url: URL, limits: SourceLimits): Promise<LocalSource> {
         callback(null, chunk);
       },
     });
-    await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), counting, createWriteStream(path));
+    await pipeline(response, counting, createWriteStream(path), { signal });
     return { path, name: basename(decodeURIComponent(url.pathname)) || url.hostname, sha256: hash.digest('hex'), remove };
   } catch (error) {
     await remove();
     if (error instanceof CandidacyImportError) throw error;
-    // fetch's own message is "fetch failed": the reason (a refused connection, a bad certificate) is its cause.
-    const cause = (error as Error & { cause?: Error }).cause;
-    const reason = signal.aborted ? `it took longer than ${limits.downloadTimeoutMs} ms` : (cause?.message ?? (error as Error).message);
+    if (error instanceof RefusedDestination) {
+      throw new CandidacyImportError(`Cannot download ${url.href}: ${error.message}; imports connect to public addresses only, unless OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true.`);
+    }
+    const reason = signal.aborted ? `it took longer than ${limits.downloadTimeoutMs} ms` : (error as Error).message;
     throw new CandidacyImportError(`Cannot download ${url.href}: ${reason}`);
   }
 }
 
-/** Requests the URL, following redirects only to allowed hosts; resolves with a 2xx answer that has a body. */
-async function follow(start: URL, limits: SourceLimits, signal: AbortSignal): Promise<Response> {
+/** Requests the URL, following redirects only to allowed hosts; resolves with a 2xx answer, its body unread. */
+async function follow(start: URL, limits: SourceLimits, signal: AbortSignal): Promise<IncomingMessage> {
   let url = start;
   for (let hops = 0; ; hops++) {
-    checkHost(url, limits.allowedHosts);
-    const response = await fetch(url, { redirect: 'manual', signal });
-    const location = response.headers.get('location');
-    if (response.status >= 300 && response.status < 400 && location) {
-      await response.body?.cancel();
+    checkUrl(url, limits.allowedHosts);
+    // http was checked just above, per host; a host listed as an address is the operator's choice of it.
+    const policy = { allowHttp: true, allowPrivateAddresses: (limits.allowPrivateAddresses ?? false) || isIP(url.hostname) !== 0, timeoutMs: limits.downloadTimeoutMs };
+    const response = await openGet(url.href, { 'user-agent': USER_AGENT }, policy, signal, limits.lookupAll);
+    const status = response.statusCode ?? 0;
+    const location = response.headers.location;
+    if (status >= 300 && status < 400 && location) {
+      response.destroy();
       if (hops >= MAX_REDIRECTS) throw new CandidacyImportError(`Cannot download ${start.href}: more than ${MAX_REDIRECTS} redirects.`);
       url = new URL(location, url);
       continue;
     }
-    if (!response.ok || !response.body) {
-      await response.body?.cancel(); // release the connection now rather than at garbage collection
-      throw new CandidacyImportError(`Cannot download ${url.href}: HTTP ${response.status}`);
+    if (status < 200 || status >= 300) {
+      response.destroy(); // release the connection now rather than at garbage collection
+      throw new CandidacyImportError(`Cannot download ${url.href}: HTTP ${status}`);
     }
     return response;
   }
