@@ -24,7 +24,7 @@
  * connection), and, on a batch job's retry (its earlier try died, or timed out), the messages of the
  * campaign left with a `pending` attempt. A message never claimed stays for the next batch.
  */
-import { Op, QueryTypes, type Sequelize } from 'sequelize';
+import { Op, QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { JobAttempt, JobQueue } from '../jobs/index.js';
 import type { CampaignRow, CredentialRow, SmsModels } from './models.js';
 import { messageText } from './compliance.js';
@@ -173,45 +173,71 @@ export class CampaignSending {
     });
   }
 
-  /** Step 3's records for a batch, in one transaction: taken (sid and status), refused for good, or left to retry. */
+  /**
+   * Step 3's records for a batch, in one transaction: taken (sid and status), refused for good, or left to
+   * retry. The accepted ones, nearly all of a batch, take two statements whatever their number (one
+   * UPDATE of their attempts, one of their messages), not two each: at a hundred messages a batch that
+   * is the difference between the provider bounding the rate and the database bounding it.
+   */
   private async record(results: CallResult[]): Promise<{ sent: number; failed: number; retry: number[]; firstError: ProviderError | undefined }> {
-    const taken: Array<{ id: number; sid: string }> = [];
+    const accepted = results.filter((result): result is { message: Claimed; sent: SentSms } => 'sent' in result);
+    const refused = results.filter((result): result is { message: Claimed; error: ProviderError } => 'error' in result);
     let failed = 0;
     const retry: number[] = [];
-    let firstError: ProviderError | undefined;
     const now = new Date();
-    await this.sequelize.transaction(async (transaction) => {
-      for (const result of results) {
-        const where = { message_id: result.message.id, attempt: 1 };
-        if ('sent' in result) {
-          const { sid, status: answered } = result.sent;
-          // A receipt may already have moved the message on at the provider; ours is `accepted` at least.
-          const status = advances('queued', answered) ? answered : 'accepted';
-          await this.models.SendAttempt.update({ outcome: 'accepted', provider_sid: sid, finished_at: now, detail: null }, { where, transaction });
-          const [updated] = await this.models.Message.update(
-            { status, provider_sid: sid, error_code: null, error_message: null, updated_at: now },
-            { where: { id: result.message.id, status: 'queued' }, transaction },
-          );
-          if (updated === 1) taken.push({ id: result.message.id, sid });
-          else taken.push({ id: -result.message.id, sid }); // recorded by another run: checked below
+    const recorded = await this.sequelize.transaction(async (transaction) => {
+      const taken = await this.recordAccepted(accepted, now, transaction);
+      for (const { message, error } of refused) {
+        await this.models.SendAttempt.update(
+          { outcome: error.outcome === 'unknown' ? 'unknown' : 'refused', detail: error.message, finished_at: now },
+          { where: { message_id: message.id, attempt: 1 }, transaction },
+        );
+        if (!error.permanent) {
+          retry.push(message.id);
           continue;
         }
-        const { error } = result;
-        firstError ??= error;
-        await this.models.SendAttempt.update({ outcome: error.outcome === 'unknown' ? 'unknown' : 'refused', detail: error.message, finished_at: now }, { where, transaction });
-        if (error.permanent) {
-          const [moved] = await this.models.Message.update(
-            { status: 'failed', error_code: error.code ?? null, error_message: error.message, updated_at: now },
-            { where: { id: result.message.id, status: 'queued', send_attempts: 1 }, transaction },
-          );
-          failed += moved;
-        } else {
-          retry.push(result.message.id);
-        }
+        const [moved] = await this.models.Message.update(
+          { status: 'failed', error_code: error.code ?? null, error_message: error.message, updated_at: now },
+          { where: { id: message.id, status: 'queued', send_attempts: 1 }, transaction },
+        );
+        failed += moved;
       }
+      return taken;
     });
-    for (const late of taken.filter((entry) => entry.id < 0)) await this.reportLateAcceptance(-late.id, late.sid);
-    return { sent: taken.filter((entry) => entry.id > 0).length, failed, retry, firstError };
+    // Recorded by another run first (an earlier try of the batch outlived its timeout): checked one by one, rarely.
+    for (const { message, sent } of accepted) if (!recorded.has(Number(message.id))) await this.reportLateAcceptance(message.id, sent.sid);
+    return { sent: recorded.size, failed, retry, firstError: refused[0]?.error };
+  }
+
+  /** The accepted calls' attempts and messages, in two statements; the ids of the messages this run moved on from `queued`. */
+  private async recordAccepted(accepted: Array<{ message: Claimed; sent: SentSms }>, now: Date, transaction: Transaction): Promise<Set<number>> {
+    if (accepted.length === 0) return new Set();
+    const replacements: Record<string, unknown> = { now, ids: accepted.map(({ message }) => message.id) };
+    const sidCases: string[] = [];
+    const statusCases: string[] = [];
+    accepted.forEach(({ message, sent }, index) => {
+      replacements[`id${index}`] = message.id;
+      replacements[`sid${index}`] = sent.sid;
+      // A receipt may already have moved the message on at the provider; ours is `accepted` at least.
+      replacements[`status${index}`] = advances('queued', sent.status) ? sent.status : 'accepted';
+      sidCases.push(`WHEN :id${index} THEN :sid${index}`);
+      statusCases.push(`WHEN :id${index} THEN :status${index}`);
+    });
+    await this.sequelize.query(
+      `UPDATE sms_send_attempts SET outcome = 'accepted', finished_at = :now, detail = NULL,
+              provider_sid = CASE message_id ${sidCases.join(' ')} END
+        WHERE attempt = 1 AND message_id IN (:ids)`,
+      { replacements, transaction },
+    );
+    const moved = await this.sequelize.query<{ id: number | string }>(
+      `UPDATE sms_messages SET status = CASE id ${statusCases.join(' ')} END,
+              provider_sid = CASE id ${sidCases.join(' ')} END,
+              error_code = NULL, error_message = NULL, updated_at = :now
+        WHERE id IN (:ids) AND status = 'queued'
+        RETURNING id`,
+      { type: QueryTypes.SELECT, replacements, transaction },
+    );
+    return new Set(moved.map((row) => Number(row.id)));
   }
 
   /** Another run recorded the message first: if under another sid, the recipient got it twice (sending.ts says the same). */
