@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemoData } from '../src/db/seed.js';
+import { seedDemoData } from '../src/demo/seed.js';
 import { startTestApp, testAccountSettings, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
 import { loadSpec, specPath } from './helpers/spec.js';
 import { ContractValidators, REQUEST_TIMEOUT_MS, send, violations } from './fuzz/contract-check.js';

@@ -1,5 +1,5 @@
 /**
- * `db seed` (src/db/seed.ts): the demo data of fixtures/ written into a fresh database, then read back
+ * `db seed` (src/demo/seed.ts): the demo data of fixtures/ written into a fresh database, then read back
  * through the real app's HTTP API and compared with the spec's examples (what the mock serves), field by
  * field where the values are stable (not moments and ids the database makes up). Then: a second seed
  * changes nothing; without SECRETS_KEY the SMS records are skipped; SEED_PASSWORD is every user's
@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryTypes } from 'sequelize';
 import { brasiliaDay } from '../src/brasilia-time.js';
-import { checkDemoFixtures, dailySnapshots, formatSeedReport, seedDemoData, withCurrentAge, type SeedReport } from '../src/db/seed.js';
-import { loadDemoFixtures } from '../src/db/demo-fixtures.js';
+import { checkDemoFixtures, dailySnapshots, formatSeedReport, seedDemoData, withCurrentAge, type SeedReport } from '../src/demo/seed.js';
+import { loadDemoFixtures } from '../src/demo/fixtures.js';
 import { readRecipients } from '../src/messaging/recipients.js';
 import { startTestApp, testAccountSettings, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
 import { request } from './helpers/http.js';

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { QueryTypes } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GETS_THAT_CHANGE_STATE } from '../src/app.js';
-import { seedDemoData } from '../src/db/seed.js';
+import { seedDemoData } from '../src/demo/seed.js';
 import { ContractSchemas } from '../src/http/contract-schemas.js';
 import { loadContract } from '../src/http/contract.js';
 import { laneOperations } from '../src/http/read-lane.js';

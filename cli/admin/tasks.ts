@@ -15,7 +15,7 @@ import { createAccounts } from '../../src/accounts/index.js';
 import { DuplicateUserError, publicUser, UserDirectory } from '../../src/accounts/users.js';
 import type { Config } from '../../src/config.js';
 import { formatDryRun, formatMigrationStatus, migrate, migrationStatus } from '../../src/db/migrator.js';
-import { formatSeedPasswords, formatSeedReport, seedDemoData, SeedError } from '../../src/db/seed.js';
+import { formatSeedPasswords, formatSeedReport, seedDemoData, SeedError } from '../../src/demo/seed.js';
 import { createDomains } from '../../src/domains.js';
 import { refusingJobQueue } from '../../src/jobs/refusing-queue.js';
 import type { Logger } from '../../src/logger.js';

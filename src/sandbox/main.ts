@@ -8,7 +8,7 @@ import { writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createLogger, endLogging } from '../logger.js';
 import { stopOnSignals } from '../lifecycle.js';
-import { SeedError } from '../db/seed.js';
+import { SeedError } from '../demo/seed.js';
 import { bannerOf } from './banner.js';
 import { SandboxSettingError, startSandbox, type Sandbox } from './sandbox.js';
 

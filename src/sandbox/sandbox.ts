@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import type { RequestHandler } from 'express';
 import { KEY_PREFIX } from '../accounts/tokens.js';
 import { loadConfig } from '../config.js';
-import { seedDemoData, SeedError } from '../db/seed.js';
+import { seedDemoData, SeedError } from '../demo/seed.js';
 import type { Logger } from '../logger.js';
 import { startServer, type RunningServer, type ServerParts } from '../serve.js';
 import { ElectionsPanelSimulator } from '../simulators/elections-panel.js';

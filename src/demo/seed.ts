@@ -52,7 +52,7 @@ import { SecretBox } from '../security/secret-box.js';
 import type { Strategy } from '../strategy/index.js';
 import { defineScenarioModels, type ScenarioEntityRow, type ScenarioRow, type ScenarioState } from '../strategy/models.js';
 import { checkWebAddress } from '../web-address.js';
-import { loadDemoFixtures, type DemoFixtures, type InvitationFixture, type ScenarioFixture } from './demo-fixtures.js';
+import { loadDemoFixtures, type DemoFixtures, type InvitationFixture, type ScenarioFixture } from './fixtures.js';
 import { checkCourtFixture, writeCourtFixture } from '../elections/tse/demo-data.js';
 import { passwordProblem } from '../accounts/password-policy.js';
 

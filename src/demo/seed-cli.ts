@@ -18,8 +18,8 @@ import { createMailer } from '../mail/mailer.js';
 import { MunicipalityCatalog } from '../municipalities/catalog.js';
 import { importMunicipalities } from '../municipalities/import.js';
 import { defineMunicipalityModel, loadAllMunicipalities } from '../municipalities/model.js';
-import { openDatabase } from './database.js';
-import { migrate } from './migrator.js';
+import { openDatabase } from '../db/database.js';
+import { migrate } from '../db/migrator.js';
 import { formatSeedPasswords, formatSeedReport, seedDemoData, SeedError } from './seed.js';
 
 /** The seed queues nothing (no scenario run, no SMS), so nothing can slip through. */
