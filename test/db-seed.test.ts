@@ -8,8 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryTypes } from 'sequelize';
 import { brasiliaDay } from '../src/brasilia-time.js';
-import { checkDemoFixtures, dailySnapshots, formatSeedReport, seedDemoData, withCurrentAge, type SeedReport } from '../src/demo/seed.js';
-import { loadDemoFixtures } from '../src/demo/fixtures.js';
+import { checkDemoFixtures } from '../src/demo/fixture-checks.js';
+import { dailySnapshots, loadDemoFixtures, withCurrentAge } from '../src/demo/fixtures.js';
+import { formatSeedReport, type SeedReport } from '../src/demo/seed-report.js';
+import { seedDemoData } from '../src/demo/seed.js';
 import { readRecipients } from '../src/messaging/recipients.js';
 import { startTestApp, testAccountSettings, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
 import { request } from './helpers/http.js';

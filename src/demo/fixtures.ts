@@ -6,6 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { components } from '../../sdk/schema.js';
+import type { CandidateEntity } from '../entities/models.js';
+import type { MetricSnapshot } from '../monitors/store.js';
 import type { CourtFixture } from '../elections/tse/demo-data.js';
 import { projectRoot } from '../project-root.js';
 
@@ -185,4 +187,35 @@ export function loadDemoFixtures(directory = FIXTURES_DIR): DemoFixtures {
     newsSources: research.news_sources,
     elections: read('elections.json'),
   };
+}
+
+// --- The data as written at a moment -------------------------------------------------------------------
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+
+/** The entity with `idade` as of `today`, when it has a birth date (the rules insist they agree). */
+export function withCurrentAge<T extends Pick<CandidateEntity, 'data_nascimento' | 'idade'>>(record: T, today: Date): T {
+  if (record.data_nascimento === undefined || record.idade === undefined) return record;
+  const born = new Date(`${record.data_nascimento}T00:00:00Z`);
+  const years = today.getUTCFullYear() - born.getUTCFullYear();
+  const beforeBirthday = today.getUTCMonth() < born.getUTCMonth() || (today.getUTCMonth() === born.getUTCMonth() && today.getUTCDate() < born.getUTCDate());
+  return { ...record, idade: beforeBirthday ? years - 1 : years };
+}
+
+/**
+ * One snapshot a day, the last taken on the hour of `now` and each earlier one a day before the next:
+ * 30 rows fill the 30-day series that ends today.
+ */
+export function dailySnapshots(metrics: DemoFixtures['monitors'][number]['metrics'], now: Date): MetricSnapshot[] {
+  const last = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS;
+  const count = metrics.daily.length;
+  return metrics.daily.map((day, index) => ({
+    network: metrics.network,
+    taken_at: new Date(last - (count - 1 - index) * DAY_MS).toISOString(),
+    followers: day.followers,
+    posts: day.posts,
+    engagement: day.engagement,
+    mentions: day.mentions,
+  }));
 }

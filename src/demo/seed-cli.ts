@@ -20,7 +20,8 @@ import { importMunicipalities } from '../municipalities/import.js';
 import { defineMunicipalityModel, loadAllMunicipalities } from '../municipalities/model.js';
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrator.js';
-import { formatSeedPasswords, formatSeedReport, seedDemoData, SeedError } from './seed.js';
+import { formatSeedPasswords, formatSeedReport } from './seed-report.js';
+import { seedDemoData, SeedError } from './seed.js';
 
 /** The seed queues nothing (no scenario run, no SMS), so nothing can slip through. */
 const noJobs = refusingJobQueue('The seed queues no jobs');
