@@ -25,6 +25,7 @@ import type { CampaignRow, MessageRow, SendAttemptRow } from '../src/messaging/m
 import { HttpSmsProvider, ProviderError, type ListedSms, type SentSms } from '../src/messaging/provider.js';
 import { copiesOf, listSentSince, utcDaysBetween } from '../src/messaging/reconciliation.js';
 import { RECONCILE_MARGIN_MS } from '../src/messaging/sending.js';
+import { CAMPAIGN_BATCH_SIZE } from '../src/messaging/campaign-sending.js';
 import { SmsProviderSimulator } from '../src/simulators/sms-provider.js';
 import { createAdmin, type TestUser } from './helpers/accounts.js';
 import { startTestApp, TEST_SMS_SEND_TIMEOUT_MS, type TestApp } from './helpers/app.js';
@@ -408,7 +409,7 @@ describe('a server process killed with SIGKILL in the middle of a campaign', () 
   let reader: Sequelize;
 
   /** `src/server.ts` as `npm start` runs it, on the test's database; resolves once it answers HTTP. */
-  async function startServer(name: string): Promise<Instance> {
+  async function startServer(name: string, extraEnv: Record<string, string> = {}): Promise<Instance> {
     const port = await freePort();
     const server = await startInstance(name, {
       databaseUrl: database.url,
@@ -424,6 +425,7 @@ describe('a server process killed with SIGKILL in the middle of a campaign', () 
         SMS_SEND_TIMEOUT_MS: String(PROCESS_SEND_TIMEOUT_MS),
         JOB_TIMEOUT_SECONDS: String(PROCESS_JOB_TIMEOUT_SECONDS),
         SHUTDOWN_TIMEOUT_MS: '3000',
+        ...extraEnv,
       },
     });
     children.push(server.child);
@@ -444,7 +446,9 @@ describe('a server process killed with SIGKILL in the middle of a campaign', () 
   });
 
   it('sends every message once after a restart on the same database', async () => {
-    const first = await startServer('first');
+    // One job at a time: the campaign's first batch is in flight at the kill while its second waits queued,
+    // so the kill catches both calls in flight and messages never handed over.
+    const first = await startServer('first', { JOB_CONCURRENCY: '1' });
     const login = await request(first.baseUrl, 'POST', '/api/auth/login', {}, ADMIN);
     expect(login.status, login.text).toBe(200);
     const headers = { Authorization: `Token ${login.body.data.token}` };
@@ -453,7 +457,7 @@ describe('a server process killed with SIGKILL in the middle of a campaign', () 
 
     // A slow provider (answers 700 ms after the message was created) keeps sends in flight at the kill.
     slowProvider.answerSendsAfter(700);
-    const to = recipients(12);
+    const to = recipients(CAMPAIGN_BATCH_SIZE + 20);
     const body = freshBody('Reinício');
     const campaign = await request(first.baseUrl, 'POST', '/api/sms/list_credentials/', headers, {
       titulo: 'Reinício',
