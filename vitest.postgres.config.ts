@@ -9,7 +9,7 @@ import base from './vitest.config.js';
  */
 const SAME_ON_EVERY_DATABASE = [
   // No database: the contract, the generated SDK and CLI code, the mocks, pure functions.
-  'test/accounts-passwords.test.ts', 'test/config.test.ts', 'test/generated.test.ts', 'test/http-sequence.test.ts',
+  'test/accounts-passwords.test.ts', 'test/config.test.ts', 'test/docs-links.test.ts', 'test/generated.test.ts', 'test/http-sequence.test.ts',
   'test/mock.test.ts', 'test/msw-browser.test.ts', 'test/msw-component.test.ts', 'test/msw-stateful.test.ts',
   'test/openapi-version.test.ts', 'test/scenarios-msw.test.ts', 'test/scenarios-prism.test.ts', 'test/sdk-size.test.ts',
   'test/sdk-types.test.ts', 'test/sdk-vite-app.test.ts', 'test/seed-contract.test.ts', 'test/spec-examples.test.ts',
