@@ -1,5 +1,5 @@
 /**
- * `npm run mock:proxy`, the command the README gives providers and front ends: Prism's validating proxy
+ * `npm run mock:proxy`, the command docs/frontend.md gives providers and front ends: Prism's validating proxy
  * on MOCK_PORT in front of PROXY_UPSTREAM (here a real test server). Calls pass through unchanged, and a
  * call that breaks the contract is reported in `sl-violations`. test/contract-proxy.test.ts sweeps every
  * operation through the same proxy; this file checks the command itself.
