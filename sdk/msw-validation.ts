@@ -1,5 +1,5 @@
 /**
- * The server's request checks, for the msw handlers (msw.ts, msw-stateful.ts): what a request must be
+ * The server's request checks, for the msw handlers (msw.ts, mock/): what a request must be
  * before the server runs an operation, judged from the same contract (sdk/openapi.json) with the same
  * answers, so a front end meets in its tests the errors it will meet in production.
  *

@@ -28,7 +28,7 @@
  * `createHandlers({ validate: false })` answers the examples to anything.
  *
  * For a mock that keeps what a test writes (a create shows in the list), see createStatefulHandlers
- * (msw-stateful.ts).
+ * (mock/stateful.ts, one module per domain under mock/).
  *
  * `retry: false` in Node: before retrying a 429 or 503 the SDK awaits `response.body.cancel()`, which never
  * settles for a response msw/node mocked (mswjs/interceptors#799, in msw 2.15); in the browser it works.
@@ -44,9 +44,9 @@ import contract from './openapi.json' with { type: 'json' };
 import { refuseInvalidRequest, resolve } from './msw-validation.js';
 import type { operations, paths } from './schema.js';
 
-import { statefulHandlers, type StatefulHandlers, type StatefulOptions } from './msw-stateful.js';
+import { statefulHandlers, type StatefulHandlers, type StatefulOptions } from './mock/stateful.js';
 
-export { DEFAULT_MOCK_PASSWORD, type StatefulHandlers, type StatefulOptions, type StatefulSeed } from './msw-stateful.js';
+export { DEFAULT_MOCK_PASSWORD, type StatefulHandlers, type StatefulOptions, type StatefulSeed } from './mock/stateful.js';
 
 /** Where the handlers answer unless told otherwise: a name no real host has (`.test` is reserved). */
 export const DEFAULT_BASE_URL = 'http://palanque.test';
@@ -132,7 +132,7 @@ async function successStatus(operation: Operation, request: Request): Promise<st
 }
 
 /**
- * The stateful mock (msw-stateful.ts): handlers over an in-memory store seeded from the demo data, where a
+ * The stateful mock (mock/stateful.ts): handlers over an in-memory store seeded from the demo data, where a
  * create shows in the list, followed by the example handlers for the operations it does not keep.
  * `reset()` goes back to the seed.
  */

@@ -1,6 +1,6 @@
 /**
  * Opting out the way people write it (issue 42, section 3), shared by the server (src/messaging/opt-outs.ts)
- * and the stateful msw mock (msw-stateful.ts), so both read the same reply the same way.
+ * and the stateful msw mock (mock/messaging/opt-outs.ts), so both read the same reply the same way.
  *
  * The law: a person may withdraw consent at any time, by a free and easy procedure (LGPD, Lei
  * 13.709/2018, art. 8 §5º), and propaganda sent electronically must offer a way out, which the sender

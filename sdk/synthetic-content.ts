@@ -1,6 +1,6 @@
 /**
  * Synthetic content in a campaign (issue 42), one rule shared by the server (src/messaging/campaign-plan.ts)
- * and the stateful mock (msw-stateful.ts), so both judge a campaign's text the same way.
+ * and the stateful mock (mock/messaging/campaign-plan.ts), so both judge a campaign's text the same way.
  *
  * The law: propaganda that uses synthetic multimedia content (image or sound made, replaced, merged or
  * altered by artificial intelligence) must say, explicitly, prominently and accessibly, that the content

@@ -1,5 +1,5 @@
 /**
- * The stateful msw handlers (sdk/msw-stateful.ts) apply the safe default as the server does (issue 42,
+ * The stateful msw handlers (sdk/mock/) apply the safe default as the server does (issue 42,
  * section 2; test/sms-compliance-default.test.ts): an entity never set is in `enforce`, so a campaign to
  * numbers without consent is 422 `consent_missing`; relaxing it is a platform admin's decision (403
  * `platform_admin_to_relax` for the owner); a campaign sent under `off` keeps its warnings; a campaign

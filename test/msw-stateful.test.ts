@@ -1,7 +1,7 @@
 /**
- * sdk/msw-stateful.ts through the SDK on msw/node: what a test writes is there when it reads, with the
- * server's statuses, messages and error model; reset() goes back to the seed; operations it does not
- * keep fall through to the example handlers. Also checks that sdk/msw-fixtures.json is fixtures/.
+ * The stateful mock (sdk/mock/) through the SDK on msw/node: what a test writes is there when it
+ * reads, with the server's statuses, messages and error model; reset() goes back to the seed; operations
+ * it does not keep fall through to the example handlers. Also checks that sdk/msw-fixtures.json is fixtures/.
  */
 import { readFile } from 'node:fs/promises';
 import { Ajv2020 } from 'ajv/dist/2020.js';

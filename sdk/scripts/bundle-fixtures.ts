@@ -1,5 +1,5 @@
 /**
- * sdk/msw-fixtures.json: the demo data of fixtures/ that the stateful msw handlers (sdk/msw-stateful.ts)
+ * sdk/msw-fixtures.json: the demo data of fixtures/ that the stateful msw handlers (sdk/mock/)
  * start from, copied into sdk/ so the SDK package carries it (its build takes files of sdk/ only).
  * `npm run generate` writes it (with the other generated files); test/msw-stateful.test.ts checks it is fresh.
  */

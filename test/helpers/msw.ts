@@ -1,5 +1,5 @@
 /**
- * The stateful msw mock (sdk/msw-stateful.ts) on Node, for a test file that talks to it through the SDK:
+ * The stateful msw mock (sdk/mock/) on Node, for a test file that talks to it through the SDK:
  * listening before the file's tests, its data reset after each one, closed after all of them.
  */
 import { setupServer, type SetupServer } from 'msw/node';

@@ -5,8 +5,8 @@
  * server makes them (src/entities/candidacies.ts). Unlike the server, the mock names a municipality as the
  * court writes it (upper case): it has no municipality list.
  */
-import type { components } from './schema.js';
-import { summaryOf, type CourtTables } from './msw-court-reads.js';
+import type { components } from '../../schema.js';
+import { summaryOf, type CourtTables } from './court-reads.js';
 
 type Json = Record<string, unknown>;
 type CandidacySummary = components['schemas']['CandidacySummary'];

@@ -4,8 +4,8 @@
  * the `election_over` rule, drawn by the same pure rules as the server (sdk/election-calendar.ts).
  * Each mock state has its own calendar, seeded on first use.
  */
-import type { components } from './schema.js';
-import { candidacyIn, type CourtSeed } from './msw-court.js';
+import type { components } from '../../schema.js';
+import { candidacyIn, type CourtSeed } from './court.js';
 import {
   electionOverWarning,
   inaugurationDay,
@@ -23,7 +23,7 @@ import {
   spansWithin,
   type CalendarSources,
   type PropagandaSpan,
-} from './election-calendar.js';
+} from '../../election-calendar.js';
 
 type EffectiveWindow = components['schemas']['SmsEffectiveWindow'];
 type ComplianceWarning = components['schemas']['SmsComplianceWarning'];

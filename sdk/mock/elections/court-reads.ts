@@ -1,5 +1,5 @@
 /**
- * The reads of the electoral court's data in the stateful mock (msw-stateful.ts), over its demo data
+ * The reads of the electoral court's data in the stateful mock (mock/stateful.ts), over its demo data
  * (fixtures/elections.json, copied into msw-fixtures.json): the answers of listElections,
  * listElectionOffices, listElectionParties, getElectionCodes, searchCandidacies and getCandidacy, as the
  * server makes them (src/elections/tse/catalog.ts and read-handlers.ts): the same order, filters, labels,
@@ -7,8 +7,8 @@
  * everyone else). Unlike the server, the mock has no municipality list: a candidacy's `municipio` is its
  * unit's court name, and the search's `nome` matches what this file's normaliser makes of the names.
  */
-import type { components } from './schema.js';
-import type { ErrorDetail } from './msw-validation.js';
+import type { components } from '../../schema.js';
+import type { ErrorDetail } from '../../msw-validation.js';
 
 type Schemas = components['schemas'];
 type CourtCode = Schemas['CourtCode'];

@@ -10,10 +10,10 @@
  * the minimum age is not judged. The federations are the court data's for the entity's court election
  * when it names any, else the 2022 registrations.
  */
-import { checkCandidacyLaw, OFFICES_BY_LAW, officeOfPosition, sendsFieldOf, type ElectionFacts, type LawOffice } from './candidacy-law.js';
-import { inaugurationDay, lastVoteOf, MUNICIPAL_OFFICES, SEEDED_CALENDAR, type SeededElection } from './election-calendar.js';
-import { candidacyIn, type CourtSeed } from './msw-court.js';
-import type { components } from './schema.js';
+import { checkCandidacyLaw, OFFICES_BY_LAW, officeOfPosition, sendsFieldOf, type ElectionFacts, type LawOffice } from '../../candidacy-law.js';
+import { inaugurationDay, lastVoteOf, MUNICIPAL_OFFICES, SEEDED_CALENDAR, type SeededElection } from '../../election-calendar.js';
+import { candidacyIn, type CourtSeed } from './court.js';
+import type { components } from '../../schema.js';
 
 type ErrorDetail = components['schemas']['ErrorDetail'];
 type Json = Record<string, unknown>;
