@@ -54,3 +54,4 @@ export function researchModels(sequelize: Sequelize): { Bookmark: Static<Researc
   if (!sequelize.isDefined('ResearchBookmark')) createResearchBookmarks(sequelize);
   if (!sequelize.isDefined('NewsSource')) createNewsSources(sequelize, Number.POSITIVE_INFINITY); // only its model is used here
   return { Bookmark: sequelize.model('ResearchBookmark') as Static<ResearchBookmarkRow>, NewsSource: sequelize.model('NewsSource') as Static<NewsSourceRow> };
+}
