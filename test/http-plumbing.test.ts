@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ifNoneMatchHits } from '../src/http/conditional.js';
-import type { Municipality } from '../src/municipalities/model.js';
+import type { Municipality } from '../src/municipalities/rules.js';
 import { appsClosedAfterEach, startTestApp, type TestApp } from './helpers/app.js';
 
 let app: TestApp;

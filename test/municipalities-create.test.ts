@@ -6,7 +6,7 @@
  * TEST_DATABASE_URL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Municipality } from '../src/municipalities/model.js';
+import type { Municipality } from '../src/municipalities/rules.js';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';

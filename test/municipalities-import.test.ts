@@ -27,10 +27,9 @@ import { ImportError, importMunicipalities, type ImportReport } from '../src/mun
 import {
   defineMunicipalityModel,
   loadAllMunicipalities,
-  type Municipality,
   type MunicipalityModel,
 } from '../src/municipalities/model.js';
-import { STATE_CODES } from '../src/municipalities/rules.js';
+import { STATE_CODES, type Municipality } from '../src/municipalities/rules.js';
 import { SHARED_MUNICIPIOS, SHARED_MUNICIPIOS_SHA256 } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 

@@ -11,7 +11,7 @@
  *   (rule `not_mobile`; a list or audience with no mobile number left is 422).
  * - Every problem of the body is gathered into one 422 naming each field; nothing is read from the
  *   database before the cheap checks (the list's size is capped before any number is read).
- * - The text is the body and the credential's footer (compliance.ts's messageText), counted in segments
+ * - The text is the body and the credential's footer (models.ts's messageText), counted in segments
  *   as the provider will bill it; at most 1,600 characters with the footer.
  * - The judgement is made on the numbers that would be sent to, under the mode of the credential's
  *   entity, as it is when the plan is made. A campaign declared non-electoral
@@ -31,9 +31,9 @@ import { REFUSED_CONSENT_KINDS, type ConsentKind } from '../../sdk/consent-sourc
 import type { components } from '../../sdk/schema.js';
 import { invalidBody, requiredText } from '../http/body-fields.js';
 import type { ErrorDetail } from '../http/errors.js';
-import { messageText, refusalDetails, type Judgement, type SmsCompliance } from './compliance.js';
+import { refusalDetails, type Judgement, type SmsCompliance } from './compliance.js';
 import { normalisedTag } from './contacts.js';
-import type { CredentialRow } from './models.js';
+import { messageText, type CredentialRow } from './models.js';
 import type { SmsOptOuts } from './opt-outs.js';
 import { maskPhone, isBrazilianMobile } from './phones.js';
 import { countPieces, readRecipients } from './recipients.js';

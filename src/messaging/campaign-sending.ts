@@ -26,8 +26,7 @@
  */
 import { Op, QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { JobAttempt, JobQueue } from '../jobs/index.js';
-import type { CampaignRow, CredentialRow, SmsModels } from './models.js';
-import { messageText } from './compliance.js';
+import { messageText, type CampaignRow, type CredentialRow, type SmsModels } from './models.js';
 import type { SmsOptOuts } from './opt-outs.js';
 import { ProviderError, type SentSms } from './provider.js';
 import type { SendingDependencies } from './sending.js';

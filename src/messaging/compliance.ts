@@ -24,7 +24,7 @@
  *   court's data lacks that round). An entity not linked (or linked to a candidacy no longer loaded)
  *   has the window typed for it, or none, and then the window rule judges nothing.
  * - A footer names an opt-out keyword that opt-outs.ts honours, so the way out it offers works.
- * - The text of every message is its campaign's body and, after a line break, its footer (`messageText`):
+ * - The text of every message is its campaign's body and, after a line break, its footer (`messageText`, models.ts):
  *   what is counted in segments is what the send job hands to the provider.
  * Not judged: a supplementary election's own calendar (its window is the ordinary one's rule).
  */
@@ -80,11 +80,6 @@ export interface CampaignToJudge {
 }
 
 // --- Texts and footers ----------------------------------------------------------------------------
-
-/** A message's text as it goes: the body and, after a line break, the footer. */
-export function messageText(body: string, footer: string | null): string {
-  return footer ? `${body}\n${footer}` : body;
-}
 
 /** A footer as stored: trimmed, null when empty or absent. */
 export function normalisedFooter(footer: string | null | undefined): string | null {

@@ -1,6 +1,5 @@
 /** Sequelize models of the SMS tables (migrations 0009, 0013, 0014, 0027 and 0028). */
 import { DataTypes, type Model, type ModelAttributes, type ModelStatic, type Sequelize } from 'sequelize';
-import { messageText } from './compliance.js';
 
 export interface CredentialRow {
   id: number;
@@ -317,6 +316,11 @@ export function defineSmsModels(sequelize: Sequelize): SmsModels {
       'sms_compliance',
     ),
   };
+}
+
+/** A message's text as it goes: the body and, after a line break, the footer (the rule is compliance.ts's). */
+export function messageText(body: string, footer: string | null): string {
+  return footer ? `${body}\n${footer}` : body;
 }
 
 /** A message's campaign and credential (both exist: messages are deleted with them). */

@@ -5,7 +5,7 @@
  * Given a fingerprint of the table, `refreshIfChanged` reloads it when another instance or process
  * changed it (the server checks every MUNICIPIOS_REFRESH_SECONDS).
  */
-import type { Municipality } from './model.js';
+import type { Municipality } from './rules.js';
 
 export const PAGE_SIZE = 30;
 const RETRY_EMPTY_AFTER_MS = 5_000;

@@ -13,8 +13,8 @@ import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { MunicipalityCatalog } from './catalog.js';
 import { CACHE_CONTROL, LIST_PATH, etagOf, renderListBody } from './render.js';
 import { sameMunicipality } from './import.js';
-import { normalise, type Municipality, type MunicipalityModel } from './model.js';
-import { checkMunicipality } from './rules.js';
+import { normalise, type MunicipalityModel } from './model.js';
+import { checkMunicipality, type Municipality } from './rules.js';
 
 export function listMunicipalities(catalog: MunicipalityCatalog, urls: PublicUrlSettings): OperationHandler<'listMunicipalities'> {
   return async (req, res) => {

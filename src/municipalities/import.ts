@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { withLockedTransaction } from '../db/locks.js';
-import { defineMunicipalityModel, normalise, type Municipality } from './model.js';
-import { asStateCode, checkMunicipality } from './rules.js';
+import { defineMunicipalityModel, normalise } from './model.js';
+import { asStateCode, checkMunicipality, type Municipality } from './rules.js';
 
 const REQUIRED_COLUMNS = ['codigo_ibge', 'nome', 'latitude', 'longitude', 'capital', 'codigo_uf'] as const;
 const MAX_SOURCE_BYTES = 20 * 1024 * 1024;

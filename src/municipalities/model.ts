@@ -1,9 +1,6 @@
 /** The `municipalities` table (created by migration 0001). */
 import { DataTypes, col, fn, type Model, type ModelStatic, type Sequelize } from 'sequelize';
-import type { components } from '../../sdk/schema.js';
-import { asStateCode } from './rules.js';
-
-export type Municipality = components['schemas']['Municipality'];
+import { asStateCode, type Municipality } from './rules.js';
 
 export type MunicipalityModel = ModelStatic<Model<Municipality, Municipality>>;
 

@@ -2,7 +2,10 @@
  * What makes a municipality valid, shared by the import (each CSV row) and the admin create. The
  * bounds mirror the contract's Municipality schema; the code/state agreement is the IBGE rule.
  */
-import type { Municipality } from './model.js';
+import type { components } from '../../sdk/schema.js';
+
+/** A municipality as the contract has it (the model's rows have this shape). */
+export type Municipality = components['schemas']['Municipality'];
 
 /** The 27 federative units' IBGE codes. */
 export const STATE_CODES: ReadonlySet<number> = new Set([

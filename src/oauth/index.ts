@@ -17,7 +17,6 @@ import { isExpired, PendingLinks, type PendingLinkRow, type SealedTokens } from 
 import { HttpOAuthProvider, type LinkableProvider, type OAuthProvider, type ProviderAccount, type TokenSet } from './providers.js';
 import { OAuthStates, type StateRefusal } from './states.js';
 
-export { oauthHandlers } from './handlers.js';
 export { ExchangeError, type LinkableProvider } from './providers.js';
 
 export type SocialLogin = components['schemas']['SocialLogin'];

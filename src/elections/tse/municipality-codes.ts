@@ -32,7 +32,7 @@
  * another municipality), leaves 4 unmatched (ELDORADO DOS CARAJÁS, MUQUÉM DO SÃO FRANCISCO, TABOCÃO, ALVORADA
  * DO OESTE) and 176 abroad, and maps none to a municipality other than the one the court's crosswalk gives.
  */
-import type { Municipality } from '../../municipalities/model.js';
+import type { Municipality } from '../../municipalities/rules.js';
 import { municipalityKey } from './names.js';
 
 /** The check digit of a court municipality code's first four digits (see the top of this file). */
