@@ -21,18 +21,14 @@
  * never grant access. Keys are held by their SHA-256 (the database's own key_hash), never in clear.
  */
 import { LRUCache } from 'lru-cache';
+import type { Caller } from '../http/auth.js';
 import type { Logger } from '../logger.js';
-import type { UserRow } from './models.js';
 
-/** What a key says about its user: who they are and what the platform lets them do. */
-export type KeyHolder = Pick<UserRow, 'id' | 'username' | 'is_admin' | 'is_active'>;
+/** What a key says about its user (the columns of UserRow it carries): who they are and what the platform lets them do. */
+export type KeyHolder = Caller['user'];
 
-/** The holder of a live key, the key's id and when it expires. */
-export interface Authenticated {
-  user: KeyHolder;
-  tokenId: number;
-  expiresAt: Date;
-}
+/** The holder of a live key, the key's id and when it expires: the caller, as the HTTP plumbing has it. */
+export type Authenticated = Caller;
 
 /** One key (by its id), or every key of a user. */
 export type Revocation = { tokenId: number } | { userId: number };

@@ -14,12 +14,19 @@
  * (translateKeyLookupFailure), so front ends keep their users logged in through an outage.
  */
 import type { Application, Request, Response } from 'express';
-import type { Authenticated } from '../accounts/tokens.js';
 import type { OpenApiDocument } from './contract.js';
 import { isDatabaseError } from '../db/outages.js';
 import { ApiError, serviceUnavailable, unauthorized, type ErrorTranslator } from './errors.js';
 
-export type Caller = Authenticated;
+/**
+ * The holder of a live key, the key's id and when it expires. `user` is what the key says of its user
+ * (accounts/key-cache.ts's KeyHolder: those columns of the users table), never the password hash or the profile.
+ */
+export interface Caller {
+  user: { id: number; username: string; is_admin: boolean; is_active: boolean };
+  tokenId: number;
+  expiresAt: Date;
+}
 
 export type KeyAuthenticator = (key: string) => Promise<Caller | undefined>;
 
