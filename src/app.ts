@@ -45,6 +45,7 @@ import { teamHandlers } from './entities/team-handlers.js';
 import { historyHandlers } from './entities/history-handlers.js';
 import { controlHandlers } from './control/handlers.js';
 import { jobHandlers } from './control/job-handlers.js';
+import { notASandboxHandlers } from './control/not-a-sandbox.js';
 import type { JobQueue } from './jobs/index.js';
 import { probes, readinessSourcesOf } from './control/readiness.js';
 import { knownMigrationNames } from './db/migrator.js';
@@ -79,7 +80,6 @@ import { courtReadHandlers } from './elections/tse/read-handlers.js';
 import { courtImportHandlers } from './elections/tse/import-handlers.js';
 import type { CourtImports } from './elections/tse/imports.js';
 import type { Sms } from './messaging/sms.js';
-import { sandboxHandlers, type SandboxControl } from './sandbox/control.js';
 
 export type AppConfig = Pick<
   Config,
@@ -152,14 +152,12 @@ export interface AppDependencies {
   /** Namespace of rate-limit keys in Redis. */
   rateLimitPrefix?: string;
   idempotencyKeys: IdempotencyStore;
-  /** Handlers to use instead of (or beyond) the built-in ones, by operationId. */
+  /** Handlers to use instead of (or beyond) the built-in ones, by operationId (the sandbox's resetSandbox, tests' stand-ins). */
   handlers?: OperationHandlers;
   /** The contract to serve, a YAML file; spec/openapi.yaml by default (the hybrid mode serves a copy being edited). */
   contractFile?: string;
   /** Answers a valid request to an operation without a handler, instead of 501 (the hybrid mode forwards it to the mock). */
   unimplemented?: RequestHandler;
-  /** Resets the sandbox's data; without it `resetSandbox` answers 403 (this server is not a sandbox). */
-  sandbox?: SandboxControl;
   /** Headers set on every response (the hybrid mode's `X-Served-By: palanque`; what answers later may change them). */
   responseHeaders?: Record<string, string>;
 }
@@ -232,7 +230,8 @@ export function createApp(dependencies: AppDependencies): Express {
     ...controlHandlers(config, municipalities, dependencies.status),
     ...(dependencies.jobs ? jobHandlers({ jobs: dependencies.jobs, campaignState: (id) => campaignStateOf(dependencies.sms, id) }) : {}),
     ...docsHandlers(contract, contractFile),
-    ...sandboxHandlers(dependencies.sandbox),
+    // Refused here (403 not_a_sandbox); the sandbox plugs in its own through `handlers`.
+    ...notASandboxHandlers(),
     ...dependencies.handlers,
   };
 

@@ -36,7 +36,6 @@ import { readerOf } from './db/reader.js';
 import { MunicipalityCatalog } from './municipalities/catalog.js';
 import { importMunicipalities } from './municipalities/import.js';
 import { defineMunicipalityModel, loadAllMunicipalities, municipalitiesFingerprint } from './municipalities/model.js';
-import type { SandboxControl } from './sandbox/control.js';
 
 export interface ServerParts {
   sequelize: Sequelize;
@@ -54,10 +53,11 @@ export interface StartOptions {
   unimplemented?: RequestHandler;
   /** Runs after the database is migrated and the list loaded, before the first admin and the app (the sandbox seeds here). */
   prepare?: (parts: ServerParts) => Promise<void>;
-  /** Makes the `resetSandbox` operation work (only the sandbox passes it). */
-  sandbox?: (parts: ServerParts) => SandboxControl;
-  /** Handlers to use instead of (or beyond) the built-in ones. */
-  handlers?: OperationHandlers;
+  /**
+   * Handlers to use instead of (or beyond) the built-in ones, or a function building them on the server's
+   * parts once they exist (the sandbox's resetSandbox, which resets those parts' data).
+   */
+  handlers?: OperationHandlers | ((parts: ServerParts) => OperationHandlers);
   /** Headers set on every response (the hybrid mode says who answered). */
   responseHeaders?: Record<string, string>;
 }
@@ -201,8 +201,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
     idempotencyKeys,
     contractFile: options.contractFile,
     unimplemented: options.unimplemented,
-    sandbox: options.sandbox?.(parts),
-    handlers: options.handlers,
+    handlers: typeof options.handlers === 'function' ? options.handlers(parts) : options.handlers,
     responseHeaders: options.responseHeaders,
   });
   steps.done('app built');

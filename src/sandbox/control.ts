@@ -1,11 +1,11 @@
 /**
- * The `resetSandbox` operation. A sandbox server (`npm run sandbox`) passes a SandboxControl that puts its
- * data back to the seeded state; every other server has none, and the operation refuses with 403
- * `not_a_sandbox` without touching anything, so it can never wipe a real deployment.
+ * The sandbox's `resetSandbox` operation: a sandbox server (`npm run sandbox`) plugs these handlers into
+ * its app (StartOptions.handlers) with a SandboxControl that puts its data back to the seeded state.
+ * Every other server answers with control/not-a-sandbox.ts's refusal, as this one does without a control.
  */
+import { notASandbox } from '../control/not-a-sandbox.js';
 import { callerOf, requireAdmin } from '../http/auth.js';
 import { sendEnvelope } from '../http/envelope.js';
-import { ApiError } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
 
 export interface SandboxResetReport {
@@ -18,9 +18,6 @@ export interface SandboxResetReport {
 export interface SandboxControl {
   reset(): Promise<SandboxResetReport>;
 }
-
-export const notASandbox = () =>
-  new ApiError(403, 'not_a_sandbox', 'This server is not a sandbox: its data is never reset. Start one with `npm run sandbox`.');
 
 export function sandboxHandlers(control: SandboxControl | undefined): Pick<Required<OperationHandlers>, 'resetSandbox'> {
   return {

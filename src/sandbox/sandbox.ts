@@ -28,7 +28,7 @@ import { OAuthProviderSimulator } from '../simulators/oauth-provider.js';
 import { SmsProviderSimulator } from '../simulators/sms-provider.js';
 import { SocialnetSimulator } from '../simulators/socialnet.js';
 import webpush from 'web-push';
-import type { SandboxControl, SandboxResetReport } from './control.js';
+import { sandboxHandlers, type SandboxControl, type SandboxResetReport } from './control.js';
 import { DatabaseSnapshot } from './snapshot.js';
 
 export const DEFAULT_SANDBOX_PASSWORD = 'palanque-sandbox';
@@ -148,7 +148,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       prepare: async (parts) => {
         seeded = await seedAndSnapshot(parts, { password, secretsKey: config.secretsKey!, passwordHashCost: config.accounts.passwordHashCost }, demoKeys);
       },
-      sandbox: (parts) => (control = resettable(parts, seeded!.snapshot)),
+      // resetSandbox plugged in from here: the app itself refuses it (control/not-a-sandbox.ts).
+      handlers: (parts) => sandboxHandlers((control = resettable(parts, seeded!.snapshot))),
     });
     return {
       url: server.url,
