@@ -1,13 +1,13 @@
 /**
- * Settings checked against each other at start (issue 43 §4, src/config.ts): BODY_LIMIT against what a
+ * Settings checked against each other at start (issue 43 §4, src/config.ts and src/messaging/settings.ts): BODY_LIMIT against what a
  * request body must carry (0 is refused, naming the variable, the value and the rule), a pasted recipient
  * list against SMS_MAX_RECIPIENTS, and the job timeout against the webhook timeout; the consistent but
  * surprising pair (SMS_MAX_RECIPIENTS above what a pasted list can hold) is a warning, not a refusal.
  */
-import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { CAMPAIGN_BODY, configWarnings, loadConfig, pastedListCapacity } from '../src/config.js';
+import { configWarnings, loadConfig } from '../src/config.js';
+import { CAMPAIGN_BODY, pastedListCapacity } from '../src/messaging/settings.js';
+import { loadSpec } from './helpers/spec.js';
 
 describe('BODY_LIMIT', () => {
   it('is refused at 0, with the variable, the value and the rule', () => {
@@ -36,7 +36,7 @@ describe('BODY_LIMIT', () => {
   });
 
   it("measures a pasted list by the contract's own bound on recipient_list_str", () => {
-    const spec = parse(readFileSync(new URL('../spec/openapi.yaml', import.meta.url), 'utf8')) as { components: { schemas: Record<string, unknown> } };
+    const spec = loadSpec();
     const found: number[] = [];
     const walk = (node: unknown): void => {
       if (!node || typeof node !== 'object') return;

@@ -6,7 +6,8 @@
  * invalid value is reported under its variable's name, all of them at once.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_MUNICIPIOS_SHA256, DEFAULT_MUNICIPIOS_SOURCE, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { DEFAULT_MUNICIPIOS_SHA256, DEFAULT_MUNICIPIOS_SOURCE } from '../src/municipalities/settings.js';
 import { DEFAULT_BUDGETS, DEFAULT_SIGNED_CALLBACKS } from '../src/http/rate-limits.js';
 import webpush from 'web-push';
 

@@ -3,7 +3,7 @@
  * and answers in the envelope. Who may do what is decided here, per record.
  */
 import type { Request } from 'express';
-import { USERNAME_PATTERN } from '../config.js';
+import { USERNAME_PATTERN } from './settings.js';
 import { asIsoTimestamp } from '../db/reader.js';
 import { callerOf, requireAdmin } from '../http/auth.js';
 import { invalidBody } from '../http/body-fields.js';

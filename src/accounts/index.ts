@@ -22,7 +22,7 @@ import { UserDirectory } from './users.js';
 /** Expired and revoked API keys are kept this long (for investigating a session), then deleted. */
 const DEAD_KEYS_KEPT_MS = 30 * 24 * 3600_000;
 
-/** Sign-up as SIGNUP and its companions default (config.ts). */
+/** Sign-up as SIGNUP and its companions default (settings.ts, accountsEnvironment). */
 const DEFAULT_SIGNUP = { mode: 'invite', linkLifetimeMs: 48 * 3600_000, resendIntervalMs: 60_000 } as const;
 /** AUDIT_RETENTION_DAYS's default: five years. */
 const DEFAULT_AUDIT_RETENTION_MS = 5 * 365 * 86_400_000;

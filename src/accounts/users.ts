@@ -4,7 +4,7 @@
  */
 import { Op, UniqueConstraintError } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
-import { USERNAME_PATTERN } from '../config.js';
+import { USERNAME_PATTERN } from './settings.js';
 import { asBoolean, asDate, readerOf } from '../db/reader.js';
 import type { KeyCache } from './key-cache.js';
 import type { AccountModels, UserRow } from './models.js';

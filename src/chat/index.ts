@@ -3,7 +3,7 @@
  * messenger channel to the social network's webhook and send API.
  */
 import type { Sequelize } from 'sequelize';
-import type { SocialnetGraphSettings } from '../config.js';
+import type { SocialnetGraphSettings } from '../socialnet/settings.js';
 import type { Teams } from '../entities/teams.js';
 import type { JobQueue } from '../jobs/index.js';
 import type { Logger } from '../logger.js';

@@ -3,16 +3,16 @@
  * for admins, and the root that tells a client who it is and where to go (links, the documentation and
  * the deployment's assistants). basicStatus is bound only when the app was given what it reads (StatusSources).
  */
-import type { Config } from '../config.js';
 import { callerOf, requireAdmin } from '../http/auth.js';
 import { sendEnvelope } from '../http/envelope.js';
 import type { OperationHandler, OperationHandlers } from '../http/operations.js';
 import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { MunicipalityCatalog } from '../municipalities/catalog.js';
 import { SERVICE_NAME, SERVICE_VERSION } from './service.js';
+import type { RootLinkSettings } from './settings.js';
 import { readStatus, type StatusSources } from './status.js';
 
-export type RootSettings = PublicUrlSettings & Pick<Config, 'assistants' | 'docsUrl'>;
+export type RootSettings = PublicUrlSettings & RootLinkSettings;
 
 /** The collections the root links to, by link name; the admin ones only for admins. */
 const COLLECTIONS = {

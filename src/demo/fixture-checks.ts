@@ -5,7 +5,7 @@
  * ask for, approve or reject a scenario, who may send with a credential).
  */
 import { normaliseEmail, usernameKey } from '../accounts/users.js';
-import { USERNAME_PATTERN } from '../config.js';
+import { USERNAME_PATTERN } from '../accounts/settings.js';
 import { checkCourtFixture } from '../elections/tse/demo-data.js';
 import type { TeamRole } from '../entities/models.js';
 import { checkCandidate } from '../entities/rules.js';

@@ -1,6 +1,5 @@
 /** The elections-panel sync, assembled from the configuration. */
 import type { Sequelize } from 'sequelize';
-import type { Config } from '../config.js';
 import type { Entities } from '../entities/index.js';
 import type { JobQueue } from '../jobs/index.js';
 import type { Logger } from '../logger.js';
@@ -11,7 +10,12 @@ import { ElectionsPanelSyncs } from './syncs.js';
 export { electionsHandlers } from './handlers.js';
 export { ElectionsPanelSyncs } from './syncs.js';
 
-export interface ElectionsSettings extends Pick<Config, 'secretsKey' | 'electionsPanelUrl'> {}
+export interface ElectionsSettings {
+  /** SECRETS_KEY: seals the panel's credentials. */
+  secretsKey: string | undefined;
+  /** ELECTIONS_PANEL_URL: the elections panel's API; without it no sync can be queued. */
+  electionsPanelUrl: string | undefined;
+}
 
 export function createElectionsPanelSyncs(sequelize: Sequelize, settings: ElectionsSettings, dependencies: { jobs: JobQueue; entities: Entities; logger: Logger }): ElectionsPanelSyncs {
   return new ElectionsPanelSyncs(sequelize, {

@@ -1,13 +1,14 @@
 /** The messaging domain (SMS for now), assembled from the configuration. */
 import type { Sequelize } from 'sequelize';
-import type { Config } from '../config.js';
 import type { Teams } from '../entities/teams.js';
 import type { JobQueue } from '../jobs/index.js';
+import type { PublicUrlSettings } from '../http/public-url.js';
 import type { Logger } from '../logger.js';
 import { SecretBox } from '../security/secret-box.js';
 import { HttpSmsProvider, type SmsProvider } from './provider.js';
 import { Sms } from './sms.js';
 import { countedProvider, type SmsCounts } from './counted-provider.js';
+import type { SmsEnvironmentSettings } from './settings.js';
 
 export { smsHandlers, smsSignatureChecks } from './handlers.js';
 export { smsCampaignHandlers } from './campaign-handlers.js';
@@ -16,8 +17,12 @@ export { contactHandlers } from './contact-handlers.js';
 export { Contacts } from './contacts.js';
 
 export interface MessagingSettings
-  extends Pick<Config, 'secretsKey' | 'smsProviderUrl' | 'smsSendTimeoutMs' | 'smsMaxRecipients' | 'publicUrl' | 'basePath'>,
-    Partial<Pick<Config, 'smsReceiptTimeoutMs'>> {}
+  extends Pick<SmsEnvironmentSettings, 'smsProviderUrl' | 'smsSendTimeoutMs' | 'smsMaxRecipients'>,
+    Partial<Pick<SmsEnvironmentSettings, 'smsReceiptTimeoutMs'>>,
+    PublicUrlSettings {
+  /** SECRETS_KEY: seals the credentials' auth tokens. */
+  secretsKey: string | undefined;
+}
 
 export function createSms(
   sequelize: Sequelize,

@@ -11,10 +11,10 @@
 import { UniqueConstraintError, type Sequelize } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import type { AccountModels, SocialLoginRow } from '../accounts/models.js';
-import type { Config, OAuthClientSettings } from '../config.js';
 import { SecretBox } from '../security/secret-box.js';
 import { isExpired, PendingLinks, type PendingLinkRow, type SealedTokens } from './pending-links.js';
 import { HttpOAuthProvider, type LinkableProvider, type OAuthProvider, type ProviderAccount, type TokenSet } from './providers.js';
+import type { OAuthClientSettings, OAuthProviderSettings } from './settings.js';
 import { OAuthStates, type StateRefusal } from './states.js';
 
 export { ExchangeError, type LinkableProvider } from './providers.js';
@@ -30,7 +30,13 @@ export type Confirmation = { linked: SocialLogin } | { unknown: true } | { expir
 /** How long a pending link waits for its confirmation unless OAUTH_PENDING_LINK_SECONDS says otherwise. */
 export const DEFAULT_PENDING_LINK_MS = 10 * 60_000;
 
-export interface OAuthSettings extends Pick<Config, 'secretsKey' | 'oauth'>, Partial<Pick<Config, 'oauthPendingLinkMs'>> {}
+export interface OAuthSettings {
+  /** SECRETS_KEY: seals the linked accounts' tokens. */
+  secretsKey: string | undefined;
+  oauth: OAuthProviderSettings;
+  /** OAUTH_PENDING_LINK_SECONDS, in milliseconds. */
+  oauthPendingLinkMs?: number;
+}
 
 /** The environment variables each provider needs, beyond its defaults. */
 const REQUIRED: Record<LinkableProvider, Array<[keyof OAuthClientSettings, string]>> = {

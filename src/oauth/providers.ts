@@ -10,7 +10,7 @@
  *   (https://developers.google.com/youtube/v3/docs/channels/list).
  * Every endpoint is configurable (SEARCHNET_*, SOCIALVIDEO_*): tests point them at a simulator.
  */
-import type { OAuthClientSettings } from '../config.js';
+import type { OAuthClientSettings } from './settings.js';
 
 export type LinkableProvider = 'searchnet' | 'socialvideo';
 

@@ -4,7 +4,7 @@
  * before these handlers run (see `socialnetSignatureChecks`).
  */
 import type { components } from '../../sdk/schema.js';
-import type { SocialnetSettings } from '../config.js';
+import type { SocialnetSettings } from './settings.js';
 import { callerOf } from '../http/auth.js';
 import { sendEnvelope } from '../http/envelope.js';
 import { ApiError, badRequest, notFound } from '../http/errors.js';
