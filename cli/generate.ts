@@ -1,10 +1,11 @@
 /**
- * `npm run generate` (its last step): writes cli/spec-operations.ts from spec/openapi.yaml, the table of every
- * operation the CLI offers as a command. test/cli.test.ts fails when the committed file is stale, and
+ * `npm run generate` (its last step): writes cli/spec-operations.ts from sdk/openapi.json (the contract of
+ * spec/, bundled by the step before), the table of every operation the CLI offers as a command.
+ * test/cli.test.ts fails when the committed file is stale, and
  * cli/operations.ts must name a command for each operationId (the compiler checks it against the SDK's
  * generated types), so no operation of the contract can be missing from the CLI.
  *
- *   tsx cli/generate.ts [--spec spec/openapi.yaml] [--output cli/spec-operations.ts]
+ *   tsx cli/generate.ts [--spec sdk/openapi.json] [--output cli/spec-operations.ts]
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -161,7 +162,7 @@ export function render(operations: SpecOperation[]): string {
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const { values } = parseArgs({ options: { spec: { type: 'string' }, output: { type: 'string' } } });
-  const spec = resolve(values.spec ?? `${root}/spec/openapi.yaml`);
+  const spec = resolve(values.spec ?? `${root}/sdk/openapi.json`);
   const output = resolve(values.output ?? `${root}/cli/spec-operations.ts`);
   const operations = extractOperations(parse(readFileSync(spec, 'utf8')) as Node);
   writeFileSync(output, render(operations));

@@ -9,7 +9,7 @@
 #   1. npm ci: every dependency, the dev ones included, exactly as package-lock.json says;
 #   2. npm run build: the TypeScript build, into dist/;
 #   3. the output directory gets what the server reads at run time: package.json and the lockfile,
-#      dist/, spec/openapi.yaml (the contract it validates against), src/docs/assets/ (the /docs page),
+#      dist/, sdk/openapi.json (the contract it validates against), src/docs/assets/ (the /docs page),
 #      and an empty data/ (mail files without SMTP_URL, a SQLite database if one is configured);
 #   4. its node_modules are the production dependencies: step 1's install, hard-linked (nothing is
 #      downloaded or compiled twice: the SQLite driver compiles from source where its prebuilt binary
@@ -37,11 +37,10 @@ rm -rf dist
 npm run build
 
 step "assemble $out"
-mkdir -p "$out/sdk" "$out/spec" "$out/src/docs" "$out/data"
+mkdir -p "$out/sdk" "$out/src/docs" "$out/data"
 cp package.json package-lock.json "$out/"
-cp sdk/package.json "$out/sdk/"
+cp sdk/package.json sdk/openapi.json "$out/sdk/"
 cp -R dist "$out/dist"
-cp spec/openapi.yaml "$out/spec/"
 cp -R src/docs/assets "$out/src/docs/assets"
 
 step "production dependencies"

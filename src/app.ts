@@ -13,7 +13,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import { DEFAULT_REQUEST_DEADLINE_MS, type Config } from './config.js';
 import type { Logger } from './logger.js';
 import { buildRoutes, sharedContract } from './http/contract.js';
-import { specFile } from './project-root.js';
+import { contractFile } from './project-root.js';
 import { readLane } from './http/read-lane.js';
 import { ContractSchemas } from './http/contract-schemas.js';
 import { errorHandler, translateApiError, translateBodyParserError, translateDatabaseBusy, translateOutage } from './http/errors.js';
@@ -154,7 +154,7 @@ export interface AppDependencies {
   idempotencyKeys: IdempotencyStore;
   /** Handlers to use instead of (or beyond) the built-in ones, by operationId (the sandbox's resetSandbox, tests' stand-ins). */
   handlers?: OperationHandlers;
-  /** The contract to serve, a YAML file; spec/openapi.yaml by default (the hybrid mode serves a copy being edited). */
+  /** The contract to serve, one whole document (JSON or YAML); sdk/openapi.json by default (the hybrid mode serves a copy being edited). */
   contractFile?: string;
   /** Answers a valid request to an operation without a handler, instead of 501 (the hybrid mode forwards it to the mock). */
   unimplemented?: RequestHandler;
@@ -188,9 +188,8 @@ export function createApp(dependencies: AppDependencies): Express {
   app.set('trust proxy', config.trustProxy);
   app.set('etag', false); // ETags are set where they mean something (the municipality list)
 
-  const contractFile = dependencies.contractFile ?? specFile;
   // Shared by the apps of this process and read only: what is built from it may be kept per contract object.
-  const contract = sharedContract(contractFile);
+  const contract = sharedContract(dependencies.contractFile ?? contractFile);
   const handlers: OperationHandlers = {
     listMunicipalities: listMunicipalities(municipalities, config),
     createMunicipality: createMunicipality(municipalityModel, municipalities),
@@ -229,7 +228,7 @@ export function createApp(dependencies: AppDependencies): Express {
     ...newsHandlers(dependencies.newsSources),
     ...controlHandlers(config, municipalities, dependencies.status),
     ...(dependencies.jobs ? jobHandlers({ jobs: dependencies.jobs, campaignState: (id) => campaignStateOf(dependencies.sms, id) }) : {}),
-    ...docsHandlers(contract, contractFile),
+    ...docsHandlers(contract),
     // Refused here (403 not_a_sandbox); the sandbox plugs in its own through `handlers`.
     ...notASandboxHandlers(),
     ...dependencies.handlers,

@@ -47,7 +47,7 @@ export interface ServerParts {
 }
 
 export interface StartOptions {
-  /** The contract to serve instead of spec/openapi.yaml, a YAML file (the hybrid mode may serve a copy being edited). */
+  /** The contract to serve instead of sdk/openapi.json, one whole document (the hybrid mode may serve a copy being edited). */
   contractFile?: string;
   /** Answers the operations of the contract that have no handler, instead of 501 (the hybrid mode's mock). */
   unimplemented?: RequestHandler;

@@ -1,5 +1,5 @@
 /**
- * The real server behind Prism's validating proxy (`prism proxy spec/openapi.yaml <app>`): an integration
+ * The real server behind Prism's validating proxy (`prism proxy sdk/openapi.json <app>`): an integration
  * sweep of every operation of the contract, through the SDK (plain fetch for the form-encoded and signed
  * callbacks and the simulators' requests), with its successful calls and its main error paths (401
  * without a key, 404 for an unknown record, 400 and 422 for bad input). Prism checks each request and

@@ -6,16 +6,17 @@
  * HYBRID_MOCK_PORT, and a browser front end on a local dev server may read `X-Served-By`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { mockPortOf } from '../src/hybrid/prism-mock.js';
 import { SHARED_MUNICIPIOS } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
 import { freePort, waitFor } from './helpers/process.js';
+import { loadSpec } from './helpers/spec.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -67,7 +68,7 @@ let carlos: Record<string, string>;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'palanque-hybrid-test-'));
-  const spec = parse(readFileSync(join(root, 'spec', 'openapi.yaml'), 'utf8'));
+  const spec = loadSpec() as { paths: Record<string, unknown> };
   Object.assign(spec.paths, NEW_OPERATIONS);
   const copy = join(work, 'openapi.yaml');
   writeFileSync(copy, stringify(spec));

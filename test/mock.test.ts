@@ -1,6 +1,6 @@
 /**
  * The Prism mock serves the contract's examples, so front ends can be built before and beside the
- * real server. These tests start Prism for real on spec/openapi.yaml and talk to it through the SDK.
+ * real server. These tests start Prism for real on sdk/openapi.json and talk to it through the SDK.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, municipalityPages, type PalanqueClient } from '../sdk/index.js';

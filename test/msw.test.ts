@@ -18,7 +18,7 @@ import { createApiClient, municipalityPages, PalanqueApiError, type PalanqueClie
 import { CREATE_OPERATIONS, createHandlers, DEFAULT_BASE_URL, handlers, mockUrl, override, type OperationId } from '../sdk/msw.js';
 import { createUser } from './helpers/accounts.js';
 import { startTestApp } from './helpers/app.js';
-import { loadSpec, resolvePointer, responseExample, specPath } from './helpers/spec.js';
+import { loadSpec, resolvePointer, responseExample, specRoot } from './helpers/spec.js';
 
 type Node = Record<string, unknown>;
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'];
@@ -411,7 +411,7 @@ describe('sdk/openapi.json', () => {
     const dir = await mkdtemp(join(tmpdir(), 'palanque-openapi-json-'));
     try {
       const fresh = join(dir, 'openapi.json');
-      await promisify(execFile)(bundler, ['bundle', specPath, '--ext', 'json', '--output', fresh]);
+      await promisify(execFile)(bundler, ['bundle', specRoot, '--ext', 'json', '--output', fresh]);
       const [expected, actual] = await Promise.all([readFile(fresh, 'utf8'), readFile(committedPath, 'utf8')]);
       expect(actual, 'sdk/openapi.json is stale: run `npm run generate` and commit it').toBe(expected);
     } finally {

@@ -10,7 +10,7 @@ import type { Server } from 'node:http';
 import express, { type ErrorRequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { responseExample, specPath } from './helpers/spec.js';
+import { contractPath, responseExample } from './helpers/spec.js';
 
 const candidateEnvelope = responseExample('/api/entidade/data/', 'get', '200', 'candidate') as {
   data: Record<string, unknown>;
@@ -27,7 +27,7 @@ beforeAll(async () => {
   app.use(express.text());
   app.use(
     OpenApiValidator.middleware({
-      apiSpec: specPath,
+      apiSpec: contractPath,
       validateApiSpec: true,
       validateRequests: true,
       validateResponses: true,

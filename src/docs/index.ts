@@ -1,9 +1,9 @@
 /**
- * The API's own documentation (the `docs` tag): the contract as written (`/openapi.yaml`) and as JSON
- * (`/openapi.json`), and an interactive page (`/docs`) that renders it with Swagger UI. Everything the
- * page loads comes from this server (swagger-ui-dist's files, our script and styles under `/docs/`), so it
- * works without internet access, and every link in it is relative, so it works under any BASE_PATH and
- * behind a proxy that adds a prefix of its own:
+ * The API's own documentation (the `docs` tag): the contract the server validates against, as YAML
+ * (`/openapi.yaml`) and as JSON (`/openapi.json`), and an interactive page (`/docs`) that renders it
+ * with Swagger UI. Everything the page loads comes from this server (swagger-ui-dist's files, our
+ * script and styles under `/docs/`), so it works without internet access, and every link in it is
+ * relative, so it works under any BASE_PATH and behind a proxy that adds a prefix of its own:
  *
  * - the page is `<base>/docs` (no trailing slash): `docs/<asset>` is then `<base>/docs/<asset>` and
  *   `openapi.json` is `<base>/openapi.json`; `<base>/docs/` redirects to it (301, relative `Location`);
@@ -20,12 +20,12 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Request, RequestHandler, Response } from 'express';
-import { parse } from 'yaml';
+import { stringify } from 'yaml';
 import type { OpenApiDocument } from '../http/contract.js';
 import { ifNoneMatchHits } from '../http/conditional.js';
 import { methodNotAllowed } from '../http/errors.js';
 import type { OperationHandlers } from '../http/operations.js';
-import { projectRoot, specFile } from '../project-root.js';
+import { projectRoot } from '../project-root.js';
 
 /** The page and the document change only with the server's version. */
 export const DOCS_CACHE_CONTROL = 'public, max-age=60';
@@ -100,11 +100,24 @@ function renderPage(title: string): string {
 `;
 }
 
-/** The handlers of getApiDocs, getOpenApiYaml and getOpenApiJson. The document is read once, when the app is built. */
-export function docsHandlers(contract: OpenApiDocument, contractFile = specFile): Pick<Required<OperationHandlers>, 'getApiDocs' | 'getOpenApiYaml' | 'getOpenApiJson'> {
-  // The bytes the validator's contract was parsed from (sharedContract reads the same file).
-  const yaml = representation(readFileSync(contractFile), 'application/yaml');
-  const json = once(() => representation(Buffer.from(JSON.stringify(parse(yaml.body.toString('utf8')))), 'application/json; charset=utf-8'));
+/** The document's two forms, made on first request and kept per contract object (the apps of a process share it). */
+const documents = new WeakMap<object, { yaml: () => Representation; json: () => Representation }>();
+
+function documentOf(contract: OpenApiDocument): { yaml: () => Representation; json: () => Representation } {
+  let forms = documents.get(contract);
+  if (!forms) {
+    forms = {
+      yaml: once(() => representation(Buffer.from(stringify(contract, { aliasDuplicateObjects: false })), 'application/yaml')),
+      json: once(() => representation(Buffer.from(JSON.stringify(contract)), 'application/json; charset=utf-8')),
+    };
+    documents.set(contract, forms);
+  }
+  return forms;
+}
+
+/** The handlers of getApiDocs, getOpenApiYaml and getOpenApiJson, on the contract the validator uses (one whole document). */
+export function docsHandlers(contract: OpenApiDocument): Pick<Required<OperationHandlers>, 'getApiDocs' | 'getOpenApiYaml' | 'getOpenApiJson'> {
+  const { yaml, json } = documentOf(contract);
   const info = (contract.info ?? {}) as { title?: string; version?: string };
   const page = representation(Buffer.from(renderPage(`${info.title ?? 'API'} ${info.version ?? ''} documentation`.replace(/\s+/g, ' '))), 'text/html; charset=utf-8');
 
@@ -114,7 +127,7 @@ export function docsHandlers(contract: OpenApiDocument, contractFile = specFile)
       sendFixed(req, res, page, DOCS_CACHE_CONTROL);
     },
     async getOpenApiYaml(req, res) {
-      sendFixed(req, res, yaml, DOCS_CACHE_CONTROL);
+      sendFixed(req, res, yaml(), DOCS_CACHE_CONTROL);
     },
     async getOpenApiJson(req, res) {
       sendFixed(req, res, json(), DOCS_CACHE_CONTROL);

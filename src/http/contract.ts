@@ -1,11 +1,12 @@
 /**
- * The contract (spec/openapi.yaml) as the server uses it: the parsed document, and a route table that
- * says which methods each path has, for 404, 405, HEAD and OPTIONS, which the validator does not cover.
+ * The contract as the server uses it: the parsed document (sdk/openapi.json, the files of spec/ bundled
+ * into one by `npm run generate`), and a route table that says which methods each path has, for 404,
+ * 405, HEAD and OPTIONS, which the validator does not cover.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { match, type MatchFunction } from 'path-to-regexp';
 import { parse } from 'yaml';
-import { specFile } from '../project-root.js';
+import { contractFile } from '../project-root.js';
 
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
 
@@ -16,15 +17,17 @@ const parsed = new Map<string, { version: string; document: OpenApiDocument }>()
 
 /**
  * The contract file, parsed, as one object shared by every caller in this process: it must never be
- * changed. The YAML (700 kB) is parsed again only when the file changed (the hybrid mode edits its
- * copy), which gives a new object: what is built from the contract can be kept per object.
+ * changed. A file is one whole document, every `$ref` inside it: JSON (the bundle), or YAML. It is
+ * parsed again only when the file changed (the hybrid mode may serve a copy being edited), which gives a
+ * new object: what is built from the contract can be kept per object.
  */
-export function sharedContract(file = specFile): Readonly<OpenApiDocument> {
+export function sharedContract(file = contractFile): Readonly<OpenApiDocument> {
   const { mtimeMs, size } = statSync(file);
   const version = `${mtimeMs}:${size}`;
   let cached = parsed.get(file);
   if (cached?.version !== version) {
-    cached = { version, document: parse(readFileSync(file, 'utf8')) as OpenApiDocument };
+    const text = readFileSync(file, 'utf8');
+    cached = { version, document: (file.endsWith('.json') ? JSON.parse(text) : parse(text)) as OpenApiDocument };
     parsed.set(file, cached);
   }
   return cached.document;
@@ -34,7 +37,7 @@ export function sharedContract(file = specFile): Readonly<OpenApiDocument> {
  * The contract file, parsed: a fresh copy each call, for a caller that may change it. A copy costs a
  * fraction of a parse, and every app this process builds (every test app) needs one.
  */
-export function loadContract(file = specFile): OpenApiDocument {
+export function loadContract(file = contractFile): OpenApiDocument {
   return structuredClone(sharedContract(file));
 }
 

@@ -7,8 +7,9 @@
  *
  * The server is configured as for `npm start` (DATABASE_URL and the rest), or with `--sandbox` it is the
  * sandbox (a temporary database with the demo data). The mock listens on HYBRID_MOCK_PORT, else a free
- * port, on 127.0.0.1. `--spec` serves another contract, such as a copy of
- * spec/openapi.yaml being edited; the server then validates against that contract too.
+ * port, on 127.0.0.1. The contract is spec/openapi.yaml with the files it refers to, bundled at the start
+ * (src/hybrid/bundle.ts), so the one being edited is served; `--spec` serves another, such as a copy
+ * being edited. The server then validates against that contract too.
  */
 import 'dotenv/config';
 import { writeSync } from 'node:fs';
@@ -23,14 +24,15 @@ import { specFile } from '../project-root.js';
 import { bannerOf } from '../sandbox/banner.js';
 import { startSandbox } from '../sandbox/sandbox.js';
 import { startServer } from '../serve.js';
+import { bundleContract } from './bundle.js';
 import { forwardToMock, SERVED_BY_HEADER } from './mock-forwarder.js';
-import { mockPortOf, startPrismMock } from './prism-mock.js';
+import { mockPortOf, startPrismMock, type RunningMock } from './prism-mock.js';
 import { describeOperations, operationsOf } from './operations.js';
 
 const USAGE = `Usage: npm run dev:hybrid [-- --spec <file>] [--sandbox]
 
 The real server for every operation it implements, the Prism mock for the rest, on one address.
-  --spec <file>   the contract to serve (default spec/openapi.yaml)
+  --spec <file>   the contract to serve, bundled at the start (default spec/openapi.yaml)
   --sandbox       run the sandbox (temporary database, demo data) instead of the configured database
 Environment: as npm start (PORT, DATABASE_URL...), and HYBRID_MOCK_PORT, the inner Prism mock's port on
 127.0.0.1 (default: a free one).`;
@@ -51,9 +53,17 @@ async function main(): Promise<void> {
     console.error((error as Error).message);
     process.exit(1);
   }
-  const contractFile = resolve(values.spec ?? specFile);
+  const source = resolve(values.spec ?? specFile);
+  const bundle = await bundleContract(source);
+  const contractFile = bundle.file;
   const operations = operationsOf(loadContract(contractFile));
-  const mock = await startPrismMock(contractFile, { port: mockPort });
+  let mock: RunningMock;
+  try {
+    mock = await startPrismMock(contractFile, { port: mockPort });
+  } catch (error) {
+    await bundle.remove();
+    throw error;
+  }
   // The sandbox keeps request logs out of its banner's way, as `npm run sandbox` does.
   const logger = createLogger(values.sandbox ? process.env.LOG_LEVEL || 'warn' : config.logLevel);
   const hybrid = { contractFile, unimplemented: forwardToMock(mock.url, config.basePath), responseHeaders: { [SERVED_BY_HEADER]: 'palanque' } };
@@ -69,6 +79,7 @@ async function main(): Promise<void> {
     }
   } catch (error) {
     await mock.stop();
+    await bundle.remove();
     throw error;
   }
   const implemented = implementedOperations(running.app);
@@ -78,7 +89,7 @@ async function main(): Promise<void> {
     [
       '',
       `Palanque hybrid on ${running.url}: the real server, and the Prism mock (${mock.url}) for what it does not implement.`,
-      `Contract: ${contractFile}`,
+      `Contract: ${source}`,
       `${SERVED_BY_HEADER} on every response says who answered: palanque or mock.`,
       byMock.length === 0
         ? 'Served by the mock: none (the server implements every operation of the contract).'
@@ -86,7 +97,7 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
-  stopOnSignals(() => Promise.all([running.stop(), mock.stop()]).then(() => endLogging(logger)));
+  stopOnSignals(() => Promise.all([running.stop(), mock.stop()]).then(() => bundle.remove()).then(() => endLogging(logger)));
 }
 
 await main();

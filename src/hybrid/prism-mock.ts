@@ -1,7 +1,7 @@
 /**
  * The Prism mock of a contract, run as a child process on a loopback port (a free one, unless given: the
  * hybrid mode's HYBRID_MOCK_PORT): the hybrid mode forwards to it the operations the server has no
- * handler for, and the mock tests start it on spec/openapi.yaml. Prism is a devDependency, as the hybrid
+ * handler for, and the mock tests start it on sdk/openapi.json. Prism is a devDependency, as the hybrid
  * mode is a development tool.
  */
 import { spawn } from 'node:child_process';

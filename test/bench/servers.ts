@@ -93,7 +93,7 @@ export function buildServer(): void {
 /** The Prism mock of the contract, serving its examples. */
 export async function startPrism(): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(`${root}node_modules/.bin/prism`, ['mock', '--host', '127.0.0.1', '--port', String(port), 'spec/openapi.yaml'], {
+  const child = spawn(`${root}node_modules/.bin/prism`, ['mock', '--host', '127.0.0.1', '--port', String(port), 'sdk/openapi.json'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

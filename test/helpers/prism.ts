@@ -1,5 +1,5 @@
 /**
- * Starts the real Prism on spec/openapi.yaml on a free port for a test file: as the mock
+ * Starts the real Prism on the contract (sdk/openapi.json) on a free port for a test file: as the mock
  * (`prism mock`), or as the validating proxy in front of a running server (`prism proxy`).
  */
 import { spawn } from 'node:child_process';
@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { connect } from 'node:net';
 import { startPrismMock as startContractMock } from '../../src/hybrid/prism-mock.js';
 import { freePort, stopProcess, waitFor } from './process.js';
-import { specPath } from './spec.js';
+import { contractPath } from './spec.js';
 
 const prismBin = fileURLToPath(new URL('../../node_modules/.bin/prism', import.meta.url));
 
@@ -16,9 +16,9 @@ export interface RunningMock {
   stop(): Promise<void>;
 }
 
-/** The mock of spec/openapi.yaml, started as the hybrid mode starts its own (src/hybrid/prism-mock.ts). */
+/** The mock of the contract, started as the hybrid mode starts its own (src/hybrid/prism-mock.ts). */
 export async function startPrismMock(): Promise<RunningMock> {
-  const mock = await startContractMock(specPath);
+  const mock = await startContractMock(contractPath);
   return { baseUrl: mock.url, stop: mock.stop };
 }
 
@@ -39,7 +39,7 @@ export interface ProxyOptions {
 }
 
 /**
- * `prism proxy spec/openapi.yaml <upstreamUrl>` on a free loopback port: forwards every call to the
+ * `prism proxy sdk/openapi.json <upstreamUrl>` on a free loopback port: forwards every call to the
  * upstream and validates the request and the response against the contract. Prism reports what breaks
  * it in the `sl-violations` response header (a JSON array of `{ location, severity, code, message }`,
  * `location` starting with `request` or `response`) and in its output (`Violation: <location> <message>`).
@@ -48,7 +48,7 @@ export async function startPrismProxy(upstreamUrl: string, options: ProxyOptions
   const port = await freePort();
   const args = ['proxy', '--host', '127.0.0.1', '--port', String(port), '--verboseLevel', options.verboseLevel ?? 'warn'];
   if (options.errors) args.push('--errors');
-  const child = spawn(prismBin, [...args, specPath, upstreamUrl], {
+  const child = spawn(prismBin, [...args, contractPath, upstreamUrl], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
   });

@@ -1,14 +1,20 @@
-/** Reads spec/openapi.yaml for tests that compare behaviour with what the contract says. */
+/**
+ * Reads the contract for tests that compare behaviour with what the contract says: sdk/openapi.json, the
+ * files of spec/ bundled into one document by `npm run generate` (test/contract-bundle.test.ts holds it
+ * current), which the server, Prism and msw read too.
+ */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
 
-export const specPath = fileURLToPath(new URL('../../spec/openapi.yaml', import.meta.url));
+/** The contract as one document (every `$ref` is local: `#/components/...`). */
+export const contractPath = fileURLToPath(new URL('../../sdk/openapi.json', import.meta.url));
+/** The contract's sources: the root document, whose `$ref`s name the files of spec/paths/ and spec/components/. */
+export const specRoot = fileURLToPath(new URL('../../spec/openapi.yaml', import.meta.url));
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 export function loadSpec(): Record<string, Json> {
-  return parse(readFileSync(specPath, 'utf8')) as Record<string, Json>;
+  return JSON.parse(readFileSync(contractPath, 'utf8')) as Record<string, Json>;
 }
 
 /** Follows a local JSON pointer such as `#/components/examples/LoginAdmin`; undefined when it does not resolve. */
