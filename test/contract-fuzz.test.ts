@@ -9,12 +9,14 @@
  * `npm test` runs FUZZ_RUNS (default below) requests per operation; `npm run fuzz` runs many more.
  * A failure prints its seed: `FUZZ_SEED=<seed> npx vitest run test/contract-fuzz.test.ts` replays it.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoData } from '../src/demo/seed.js';
 import { startTestApp, testAccountSettings, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
-import { loadSpec, specPath } from './helpers/spec.js';
+import { loadSpec } from './helpers/spec.js';
 import { ContractValidators, REQUEST_TIMEOUT_MS, send, violations } from './fuzz/contract-check.js';
 import { operationsOf, preview, RequestArbitraries, type Caller, type FuzzRequest, type Operation } from './fuzz/requests.js';
 
@@ -23,6 +25,7 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 80);
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 
 const spec = loadSpec() as Record<string, unknown>;
+const pathsFolder = fileURLToPath(new URL('../spec/paths/', import.meta.url));
 const operations = operationsOf(spec);
 const arbitraries = new RequestArbitraries(spec);
 const validators = new ContractValidators(spec);
@@ -105,8 +108,9 @@ describe.each(operations.map((operation) => [operation.operationId, operation] a
 });
 
 it('fuzzes every operation of the contract', () => {
-  // Read from the YAML text rather than the parsed paths, so an operation operationsOf skipped shows up.
-  const declared = [...readFileSync(specPath, 'utf8').matchAll(/^ {6}operationId: (\w+)$/gm)].map((found) => found[1]);
+  // Read from the YAML text of the path files rather than the parsed paths, so an operation operationsOf skipped shows up.
+  const pathFiles = readdirSync(pathsFolder, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.yaml'));
+  const declared = pathFiles.flatMap((file) => [...readFileSync(join(pathsFolder, file), 'utf8').matchAll(/^ {2}operationId: (\w+)$/gm)].map((found) => found[1]));
   expect(operations.map((operation) => operation.operationId).sort()).toEqual(declared.sort());
   expect(operations.length).toBeGreaterThan(50);
 });
