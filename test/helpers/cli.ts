@@ -43,8 +43,8 @@ export async function buildCli(): Promise<BuiltCli> {
   const work = await mkdtemp(join(tmpdir(), 'palanque-cli-'));
   const buildDir = join(work, 'build');
   await mkdir(buildDir);
-  // The runtime finds the project (spec, fixtures) by walking up from its files, and packages from node_modules.
-  for (const entry of ['node_modules', 'spec', 'fixtures', 'package.json']) await symlink(join(root, entry), join(buildDir, entry));
+  // The runtime finds the project (the contract sdk/openapi.json, fixtures) by walking up from its files, and packages from node_modules.
+  for (const entry of ['node_modules', 'sdk', 'fixtures', 'package.json']) await symlink(join(root, entry), join(buildDir, entry));
   // The project's build (tsconfig.build.json, which includes cli/); the type check is `npm run typecheck`'s job.
   const build = await runProcess(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(buildDir, 'dist'), '--noCheck'], root);
   if (build.code !== 0) throw new Error(`The build failed:\n${build.stdout}${build.stderr}`);
