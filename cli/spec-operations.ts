@@ -3845,7 +3845,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/openapi.yaml",
     "tag": "docs",
     "summary": "This document, as YAML (public)",
-    "description": "The OpenAPI document that describes this API, byte for byte as the server uses it (the file\n`spec/openapi.yaml` of its version). Public: no key needed. Give it to any OpenAPI tool: code\ngenerators, mock servers, linters, documentation renderers.\n\nThe document is fixed for a given server version, so it carries an `ETag` and\n`Cache-Control: public, max-age=60`.",
+    "description": "The OpenAPI document that describes this API, as the server uses it: the files of `spec/` of its\nversion bundled into one document (`sdk/openapi.json`), written as YAML. Public: no key needed. Give it to any OpenAPI tool: code\ngenerators, mock servers, linters, documentation renderers.\n\nThe document is fixed for a given server version, so it carries an `ETag` and\n`Cache-Control: public, max-age=60`.",
     "auth": false,
     "parameters": [
       {

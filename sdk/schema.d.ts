@@ -4824,8 +4824,8 @@ export interface paths {
         };
         /**
          * This document, as YAML (public)
-         * @description The OpenAPI document that describes this API, byte for byte as the server uses it (the file
-         *     `spec/openapi.yaml` of its version). Public: no key needed. Give it to any OpenAPI tool: code
+         * @description The OpenAPI document that describes this API, as the server uses it: the files of `spec/` of its
+         *     version bundled into one document (`sdk/openapi.json`), written as YAML. Public: no key needed. Give it to any OpenAPI tool: code
          *     generators, mock servers, linters, documentation renderers.
          *
          *     The document is fixed for a given server version, so it carries an `ETag` and

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 
 export const CAMPAIGN_BODY = {
-  /** `recipient_list_str`'s maxLength in spec/openapi.yaml (test/config-consistency.test.ts holds them equal). */
+  /** `recipient_list_str`'s maxLength in the contract (spec/, bundled into sdk/openapi.json; test/config-consistency.test.ts holds them equal). */
   listMaxCharacters: 200_000,
   /** A number as pasted from a spreadsheet: `+5521987654321` and a line break, 15 characters. */
   numberCharacters: 15,
