@@ -301,15 +301,18 @@ const SCHEMA_POLL_MS = 1_000;
  * `npm run db:migrate`; `serve` then hands the same server (same port) to the API.
  */
 async function listenUntilSchemaIsThere(sequelize: Sequelize, config: Config, logger: Logger): Promise<{ serve(app: RequestListener): Server }> {
-  const readiness: ReadinessSources = {
+  // /readyz stays 503 after the schema is there, until the API serves: the probe app answers every other path 503 meanwhile.
+  let serving = false;
+  const schemaReadiness: ReadinessSources = {
     ...readinessSourcesOf(sequelize, knownMigrationNames()),
     ...(sequelize.getDialect() === 'postgres' ? { jobQueueInstalled: () => pgBossInstalled(sequelize) } : {}),
   };
+  const readiness: ReadinessSources = { ...schemaReadiness, serving: () => serving };
   let listener: RequestListener = probeApp({ readiness, logger, otherwise: 'not_ready' });
   const server = await listen(createHttpServer((req, res) => listener(req, res), config), config);
   let told = '';
   for (;;) {
-    const result = await checkReadiness(readiness);
+    const result = await checkReadiness(schemaReadiness);
     if (result.status === 'ready') break;
     const reasons = Object.entries(result.checks).filter(([, check]) => check.state !== 'ok').map(([name, check]) => `${name}: ${check.reason ?? check.state}`).join('; ');
     if (reasons !== told) logger.warn({ checks: result.checks }, `api instance waiting for its schema (PALANQUE_ROLE=api never migrates): ${reasons}`);
@@ -320,6 +323,7 @@ async function listenUntilSchemaIsThere(sequelize: Sequelize, config: Config, lo
   return {
     serve(app) {
       listener = app;
+      serving = true;
       return server;
     },
   };

@@ -125,7 +125,10 @@ if (!POSTGRES_SERVER) {
     }, 120_000);
 
     it('the api instance becomes ready without a restart, and the campaign it accepts waits for a worker, which sends it', async () => {
-      await waitFor(async () => ((await request(api.baseUrl, 'GET', '/readyz')).status === 200 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200, what: 'the api instance to be ready', output });
+      await waitFor(async () => ((await request(api.baseUrl, 'GET', '/readyz')).status === 200 ? true : undefined), { timeoutMs: 30_000, intervalMs: 20, what: 'the api instance to be ready', output });
+      // A /readyz 200 means the API answers: no 503 in the gap while it starts its domains.
+      const online = await request(api.baseUrl, 'GET', '/api/controle/system_is_online/');
+      expect(online.status, online.text).not.toBe(503);
       const login = await request(api.baseUrl, 'POST', '/api/auth/login', {}, ADMIN);
       expect(login.status, login.text).toBe(200);
       const auth = { Authorization: `Token ${login.body.data.token}` };

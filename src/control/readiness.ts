@@ -38,6 +38,11 @@ export interface ReadinessSources {
   pingRedis?: () => Promise<void>;
   /** Whether the job queue's own schema is there (an api instance waits for a worker to install it); absent: not checked. */
   jobQueueInstalled?: () => Promise<boolean>;
+  /**
+   * Whether this instance serves the API yet: an api instance that found its schema still starts its
+   * domains before it does, and until then its /readyz must not send it traffic. Absent: not checked.
+   */
+  serving?: () => boolean;
 }
 
 /** How many missing migrations a not-ready answer names. */
@@ -91,6 +96,7 @@ export async function checkReadiness(sources: ReadinessSources, onFailure: (chec
       return missing.length === 0 ? 'ok' : 'behind';
     }),
     ...(sources.jobQueueInstalled ? [run('job_queue', async () => ((await sources.jobQueueInstalled!()) ? 'ok' : 'behind'))] : []),
+    ...(sources.serving ? [run('startup', async () => (sources.serving!() ? 'ok' : 'behind'))] : []),
     ...(sources.pingRedis ? [run('redis', async () => (await sources.pingRedis!(), 'ok' as const))] : []),
   ]);
   if (checks.migrations?.state === 'behind') {
@@ -99,6 +105,7 @@ export async function checkReadiness(sources: ReadinessSources, onFailure: (chec
     checks.migrations.reason = `missing migrations: ${named} (a worker, an instance of role all or \`npm run db:migrate\` applies them)`;
   }
   if (checks.job_queue?.state === 'behind') checks.job_queue.reason = 'the job queue\'s schema (pg-boss) is not installed yet: a worker installs it when it starts';
+  if (checks.startup?.state === 'behind') checks.startup.reason = 'the schema is there and the API is starting (its domains and job queue): it serves in a moment';
   if (checks.redis) checks.redis.required = false;
   const ready = Object.values(checks).every((check) => check.state === 'ok' || check.required === false);
   return { status: ready ? 'ready' : 'not_ready', checks };
