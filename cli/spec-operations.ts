@@ -140,7 +140,7 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
     "path": "/api/auth/generate_new_pass",
     "tag": "Login/Register",
     "summary": "Start or complete a password reset",
-    "description": "Two steps on one operation, chosen by the parameters:\n\n1. `?email=` only: starts a reset. If the e-mail belongs to an active account, a single-use\n   reset token with a short lifetime is e-mailed to it (only its hash is stored), with a link\n   to step 2. The answer is the same whether or not the e-mail exists, and it does not wait\n   for the mail, so neither its body nor its timing reveals accounts. The link is built on the\n   server's configured public address, never on the request's `Host`. When the server is\n   configured with a front-end reset page, the link opens that page with `email` and `token`\n   in its query, and the page calls step 2 when the person asks (a mail scanner that opens\n   links then does not spend the token).\n2. `?email=&token=`: completes it. A valid token sets a new random password, e-mails it,\n   revokes every API key of the user and is consumed.\n\nThis GET changes state (it sends mail and changes passwords): clients and proxies must not\nprefetch, cache or retry it blindly. The contract fixes its method.",
+    "description": "Two steps on one operation, chosen by the parameters:\n\n1. `?email=` only: starts a reset. If the e-mail belongs to an active account, a single-use\n   reset token with a short lifetime is e-mailed to it (only its hash is stored), with a link\n   to step 2. The answer is the same whether or not the e-mail exists, and it does not wait\n   for the mail, so neither its body nor its timing reveals accounts. The link is built on the\n   server's configured public address, never on the request's `Host`. When the server is\n   configured with a front-end reset page, the link opens that page with `email` and `token`\n   in its query, and the page calls step 2 when the person asks (a mail scanner that opens\n   links then does not spend the token).\n2. `?token=` (the mailed links send `?email=&token=`): completes it. A valid token sets a new\n   random password, e-mails it, revokes every API key of the user and is consumed. The token\n   alone names its reset (only its hash is stored, and the hash is unique), so `email` may be\n   left out, as the seed lets a client do; when it is sent, the token must be that account's.\n\nThis GET changes state (it sends mail and changes passwords): clients and proxies must not\nprefetch, cache or retry it blindly. The contract fixes its method.",
     "auth": false,
     "parameters": [
       {
@@ -148,14 +148,14 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
         "in": "query",
         "required": false,
         "type": "string",
-        "description": "The reset token received by e-mail (step 2 only)."
+        "description": "The reset token received by e-mail (step 2); enough on its own, `email` may be left out."
       },
       {
         "name": "email",
         "in": "query",
         "required": false,
         "type": "string",
-        "description": "E-mail address of the account to reset (required in practice; missing gives 400)."
+        "description": "E-mail address of the account to reset; required without `token` (step 1; missing gives 400), optional with it (step 2, where it must be the token's account)."
       }
     ],
     "answer": "application/json",
@@ -758,9 +758,11 @@ export const SPEC_OPERATIONS: readonly SpecOperation[] = [
         "type": "string",
         "enum": [
           "true",
-          "false"
+          "false",
+          "1",
+          "0"
         ],
-        "description": "`true` keeps team members only (drops admins who share no team with the caller)."
+        "description": "`true` (or `1`) keeps team members only (drops admins who share no team with the caller); `false` (or `0`), the default, lists the admins too."
       }
     ],
     "answer": "application/json",

@@ -116,9 +116,21 @@ export function createHandlers({ baseUrl = DEFAULT_BASE_URL, validate = true }: 
     handlerFor(operation, base, async (request, requestId) => {
       const path = new URL(request.url).pathname.slice(basePath.length) || '/';
       const refused = validate ? await refuseInvalidRequest(operation, request, path) : undefined;
-      return refused ?? editConflictAnswer(operation, request) ?? specAnswer(operation, base, await successStatus(operation, request), request, requestId);
+      if (refused) return refused;
+      const named = exampleChosenBy(operation, request);
+      if (named) return ownAnswer(operation, named.status, namedExample(operation, named.status, named.example));
+      return editConflictAnswer(operation, request) ?? specAnswer(operation, base, await successStatus(operation, request), request, requestId);
     }),
   );
+}
+
+/**
+ * Where the request, not the spec's order, says which example the server would answer: generateNewPassword
+ * with a `token` completes a reset (`passwordSent`), with or without `email`, as the seed allows.
+ */
+function exampleChosenBy(operation: Operation, request: Request): { status: string; example: string } | undefined {
+  if (operation.operationId === 'generateNewPassword' && new URL(request.url).searchParams.has('token')) return { status: '200', example: 'passwordSent' };
+  return undefined;
 }
 
 /** The 2xx the server answers: 201 for a create (but 200 for addEntity's update, a body with `id`), else the first. */

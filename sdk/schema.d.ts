@@ -227,15 +227,18 @@ export interface paths {
          *        configured with a front-end reset page, the link opens that page with `email` and `token`
          *        in its query, and the page calls step 2 when the person asks (a mail scanner that opens
          *        links then does not spend the token).
-         *     2. `?email=&token=`: completes it. A valid token sets a new random password, e-mails it,
-         *        revokes every API key of the user and is consumed.
+         *     2. `?token=` (the mailed links send `?email=&token=`): completes it. A valid token sets a new
+         *        random password, e-mails it, revokes every API key of the user and is consumed. The token
+         *        alone names its reset (only its hash is stored, and the hash is unique), so `email` may be
+         *        left out, as the seed lets a client do; when it is sent, the token must be that account's.
          *
          *     This GET changes state (it sends mail and changes passwords): clients and proxies must not
          *     prefetch, cache or retry it blindly. The contract fixes its method.
          *
          *     - **200**: `data.status` is `reset_requested` (step 1) or `password_sent` (step 2).
-         *     - **400** `bad_request`: `email` is missing or malformed, or `token` is sent without `email`;
-         *       `invalid_token`: the token is unknown, used or expired.
+         *     - **400** `bad_request`: neither `email` nor `token` is sent (detail on `email`, rule
+         *       `required`), or `email` is malformed; `invalid_token`: the token is unknown, used or expired,
+         *       or (with `email`) another account's.
          *     - **429** `rate_limited`: too many resets requested; wait `Retry-After` seconds.
          *     - 401, 403, 404, 409 and 422 are not returned.
          */
@@ -964,7 +967,7 @@ export interface paths {
          *     teams they share with the caller. The caller is not listed.
          *
          *     - **200**: `data` is the list, ordered by display name.
-         *     - **400** `bad_request`: `only_team` is not `true` or `false`.
+         *     - **400** `bad_request`: `only_team` is not `true`, `false`, `1` or `0`.
          *     - **401** `unauthorized`: no valid key.
          *     - 403, 404, 409 and 422 are not returned.
          */
@@ -11280,9 +11283,9 @@ export interface operations {
     generateNewPassword: {
         parameters: {
             query?: {
-                /** @description The reset token received by e-mail (step 2 only). */
+                /** @description The reset token received by e-mail (step 2); enough on its own, `email` may be left out. */
                 token?: string;
-                /** @description E-mail address of the account to reset (required in practice; missing gives 400). Its `@` may be sent as is or encoded (`%40`). */
+                /** @description E-mail address of the account to reset; required without `token` (step 1; missing gives 400), optional with it (step 2, where it must be the token's account). Its `@` may be sent as is or encoded (`%40`). */
                 email?: string;
             };
             header?: {
@@ -11642,7 +11645,7 @@ export interface operations {
     checkEmail: {
         parameters: {
             query?: {
-                /** @description The address to check (required in practice; missing gives 400). Its `@` may be sent as is or encoded. */
+                /** @description The address to check (required in practice; missing gives 400). The seed marks it optional, but no default would be safe: without an address there is nothing to check, and either answer (free or taken) would be false for the address the form holds. Its `@` may be sent as is or encoded. */
                 email?: string;
             };
             header?: {
@@ -12494,8 +12497,8 @@ export interface operations {
     listChatContacts: {
         parameters: {
             query?: {
-                /** @description `true` keeps team members only (drops admins who share no team with the caller). */
-                only_team?: "true" | "false";
+                /** @description `true` (or `1`) keeps team members only (drops admins who share no team with the caller); `false` (or `0`), the default, lists the admins too. The seed types the flag as a string, so both spellings are taken. */
+                only_team?: "true" | "false" | "1" | "0";
             };
             header?: {
                 /**
@@ -13722,7 +13725,7 @@ export interface operations {
     listOperators: {
         parameters: {
             query?: {
-                /** @description Id of the entity (required in practice; missing gives 400). */
+                /** @description Id of the entity (required in practice; missing gives 400). The seed marks it optional, but no default would be safe: a caller on several teams would be shown a team it did not ask for, and a team screen would act on the wrong members. */
                 id?: components["schemas"]["IdString"];
                 /** @description Keep only members with this role. */
                 tp?: components["schemas"]["TeamRole"];
@@ -13904,7 +13907,7 @@ export interface operations {
     checkOperatorEmail: {
         parameters: {
             query?: {
-                /** @description E-mail to check (required in practice; missing gives 400). Its `@` may be sent as is or encoded. */
+                /** @description E-mail to check (required in practice; missing gives 400). The seed marks it optional, but no default would be safe: without an address there is nothing to check, and saying it may be invited would let a form send an invitation to nobody it checked. Its `@` may be sent as is or encoded. */
                 email?: string;
                 /** @description Id of the entity whose team is checked (required in practice). */
                 entity_id?: components["schemas"]["IdString"];
@@ -14289,7 +14292,7 @@ export interface operations {
     getEntity: {
         parameters: {
             query?: {
-                /** @description Id of the entity (required in practice; missing gives 400). */
+                /** @description Id of the entity (required in practice; missing gives 400). The seed marks it optional, but no default would be safe: a caller may be on several teams, and answering one entity it did not name would show the wrong record, perhaps to be edited and posted back. */
                 id?: components["schemas"]["IdString"];
             };
             header?: {
@@ -18073,7 +18076,7 @@ export interface operations {
     getSocialnetRemovalStatus: {
         parameters: {
             query?: {
-                /** @description Confirmation code of the request (required in practice; missing gives 400). */
+                /** @description Confirmation code of the request (required in practice; missing gives 400). The seed marks it optional, but no default would be safe: the code names one person's data-removal request, and answering another's status (the latest, say) would tell one person about another's request. */
                 id?: string;
             };
             header?: {

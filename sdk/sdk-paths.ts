@@ -16,9 +16,9 @@ type ParameterKind = 'id' | 'text';
 /**
  * Query parameters that are optional in the contract and required by the server, by path and method.
  * Read for its type; not exported by index.ts, so a front end's bundle does not carry the table.
+ * `generateNewPassword` is not here: its `token` alone completes a reset, and its `email` alone starts one.
  */
 export const requiredQueryParameters = {
-  '/api/auth/generate_new_pass': { get: { email: 'text' } },
   '/api/auth/verify_email/': { get: { token: 'text' } },
   '/api/check/email/': { get: { email: 'text' } },
   '/api/operators/get_operators/': { get: { id: 'id' } },

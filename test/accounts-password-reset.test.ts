@@ -386,23 +386,50 @@ describe('completing a reset (GET /api/auth/generate_new_pass?email=&token=)', (
   });
 });
 
-describe('malformed reset requests', () => {
-  it('answers 400 bad_request naming email when a token comes without it', async () => {
+describe('completing a reset with the token alone (GET /api/auth/generate_new_pass?token=, as the seed allows)', () => {
+  const completeWithToken = (app: TestApp, token: string) => fetch(`${app.baseUrl}/api/auth/generate_new_pass?${new URLSearchParams({ token })}`);
+
+  it("sets and mails a new password to the token's account, and the token works once", async () => {
     const app = await start();
-    const response = await fetch(`${app.baseUrl}/api/auth/generate_new_pass?token=abc`);
-    expect(response.status).toBe(400);
-    const body = await json(response);
-    expectError(body, 'bad_request');
-    expect(body.error.details).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'query', field: 'email' })]));
+    const ana = await createUser(app);
+    const carlos = await createUser(app);
+    const { token } = await resetTokenFor(app, ana);
+    const response = await completeWithToken(app, token);
+    expect(response.status).toBe(200);
+    expect((await json(response)).data).toEqual({ status: 'password_sent' });
+    const mails = await waitForMails(app, 2);
+    expect(recipients(mails[1]!.email)).toEqual([ana.user.email]);
+    expect((await login(app, ana.user.username, newPasswordOf(mails[1]!.email))).status).toBe(200);
+    expect((await getSelf(app, ana, ana.key)).status).toBe(401);
+    // Nobody else's account moved.
+    expect((await login(app, carlos.user.username, carlos.password)).status).toBe(200);
+
+    const again = await completeWithToken(app, token);
+    expect(again.status).toBe(400);
+    const body = await json(again);
+    expectError(body, 'invalid_token');
+    expect(body.error.details).toEqual([expect.objectContaining({ location: 'query', field: 'token', rule: 'valid_reset_token' })]);
   });
 
-  it('answers 400 bad_request with neither email nor token', async () => {
+  it('answers an unknown token 400 invalid_token and mails nothing', async () => {
+    const app = await start();
+    await createUser(app);
+    const response = await completeWithToken(app, 'abc');
+    expect(response.status).toBe(400);
+    expectError(await json(response), 'invalid_token');
+    await sleep(SETTLE_MS);
+    expect(await readdir(app.mailDir)).toEqual([]);
+  });
+});
+
+describe('malformed reset requests', () => {
+  it('answers 400 bad_request naming email with neither email nor token', async () => {
     const app = await start();
     const response = await fetch(`${app.baseUrl}/api/auth/generate_new_pass`);
     expect(response.status).toBe(400);
     const body = await json(response);
     expectError(body, 'bad_request');
-    expect(body.error.details).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'email' })]));
+    expect(body.error.details).toEqual([expect.objectContaining({ location: 'query', field: 'email', rule: 'required', message: 'email is required without token' })]);
   });
 
   it('answers 400 bad_request for a malformed e-mail, with or without a token, and mails nothing', async () => {

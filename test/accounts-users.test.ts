@@ -287,7 +287,18 @@ describe('GET /api/account/ (listChatContacts)', () => {
     expect(result.body.data).toEqual([]);
   });
 
-  it('answers 400 for only_team=maybe and 401 without a key', async () => {
+  it('takes only_team=1 as true and only_team=0 as false (the seed types the flag as a string)', async () => {
+    const one = await get(app, '/api/account/?only_team=1', caller.headers);
+    expect(one.status, one.text).toBe(200);
+    expect(one.body.data).toEqual([]);
+    const zero = await get(app, '/api/account/?only_team=0', caller.headers);
+    expect(zero.status, zero.text).toBe(200);
+    expect(zero.body.data).toEqual((await get(app, '/api/account/', caller.headers)).body.data);
+    expect(zero.body.data).toHaveLength(4);
+  });
+
+  it('answers 400 for only_team=maybe (or yes) and 401 without a key', async () => {
+    expectError(await get(app, '/api/account/?only_team=yes', caller.headers), 400, 'bad_request');
     const bad = await get(app, '/api/account/?only_team=maybe', caller.headers);
     expectError(bad, 400, 'bad_request');
     expect(bad.body.error.details).toContainEqual(expect.objectContaining({ location: 'query', field: 'only_team' }));

@@ -355,6 +355,23 @@ describe('the handlers judge requests as the server does', () => {
   });
 });
 
+describe("the seed's optional parameters, as the server takes them (issue 45)", () => {
+  it('completes a reset with the token alone, and answers only_team=1 and 0; only_team=yes stays 400', async () => {
+    const reset = await getResponse(handlers, new Request(`${DEFAULT_BASE_URL}/api/auth/generate_new_pass?token=mailed`));
+    expect(reset?.status).toBe(200);
+    expect((await reset?.json()).data).toEqual({ status: 'password_sent' });
+    const started = await getResponse(handlers, new Request(`${DEFAULT_BASE_URL}/api/auth/generate_new_pass?email=ana%40exemplo.com.br`));
+    expect((await started?.json()).data).toEqual({ status: 'reset_requested' });
+    const key = { headers: { Authorization: 'Token k' } };
+    for (const flag of ['1', '0', 'true', 'false']) {
+      expect((await getResponse(handlers, new Request(`${DEFAULT_BASE_URL}/api/account/?only_team=${flag}`, key)))?.status, flag).toBe(200);
+    }
+    const bad = await getResponse(handlers, new Request(`${DEFAULT_BASE_URL}/api/account/?only_team=yes`, key));
+    expect(bad?.status).toBe(400);
+    expect((await bad?.json()).error.details).toEqual([expect.objectContaining({ location: 'query', field: 'only_team', value: 'yes' })]);
+  });
+});
+
 describe('pagination ends against the handlers', () => {
   const server = setupServer(...handlers);
   beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));

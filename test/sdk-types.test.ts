@@ -54,6 +54,11 @@ export async function callsThatCompile(api: PalanqueClient, record: EntityRecord
   await api.GET('/api/entidade/data/', { params: { query: { id: '12' } } });
   await api.POST('/api/monitor_social/add_monitor/', { body: { entity_id: 12, name: 'Oficial', keywords: ['#maria13'], profiles: [{ nm_rede: 'instagram', username: 'mariasantos' }] } });
   await api.GET('/api/operators/check_operator_email/', { params: { query: { email: 'joana@exemplo.com.br', entity_id: 12 } } });
+  // The seed marks generateNewPassword's parameters optional, and the token alone completes a reset.
+  await api.GET('/api/auth/generate_new_pass', { params: { query: { token: 'mailed-token' } } });
+  await api.GET('/api/auth/generate_new_pass', { params: { query: { email: 'ana@exemplo.com.br' } } });
+  // The seed types only_team as a string: `1` and `0` are taken with `true` and `false`.
+  await api.GET('/api/account/', { params: { query: { only_team: '1' } } });
   await api.GET('/api/usuario/{user_id}/', { params: { path: { user_id: 7 } } });
   await api.GET('/api/municipios/', { params: { query: { codigo_uf: 35, page: 2 } } });
   await api.GET('/api/municipios/');
@@ -84,6 +89,16 @@ export async function callsThatDoNot(api: PalanqueClient): Promise<void> {
   await api.GET('/api/entidade/data/');
   // @ts-expect-error: checkOperatorEmail needs `entity_id` as well as `email`
   await api.GET('/api/operators/check_operator_email/', { params: { query: { email: 'joana@exemplo.com.br' } } });
+  // @ts-expect-error: and `email`, for which no default would be safe
+  await api.GET('/api/operators/check_operator_email/', { params: { query: { entity_id: 12 } } });
+  // @ts-expect-error: listOperators' `id` stays required (no default entity would be safe)
+  await api.GET('/api/operators/get_operators/', { params: { query: {} } });
+  // @ts-expect-error: checkEmail's `email` stays required
+  await api.GET('/api/check/email/', { params: { query: {} } });
+  // @ts-expect-error: getSocialnetRemovalStatus's `id` stays required
+  await api.GET('/api/callback/socialnet_removal/', { params: { query: {} } });
+  // @ts-expect-error: only_team is `true`, `false`, `1` or `0`
+  await api.GET('/api/account/', { params: { query: { only_team: 'yes' } } });
 }
 
 describe('exact SDK calls', () => {

@@ -156,18 +156,21 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
 
     async generateNewPassword(req, res) {
       const { email, token } = req.query;
-      if (email === undefined) {
-        const problem = token === undefined ? 'email is required' : 'email is required with token';
-        throw badRequest(`The request is malformed: ${problem}.`, [{ location: 'query', field: 'email', rule: 'required', message: problem }]);
-      }
       if (token === undefined) {
+        if (email === undefined) {
+          const problem = 'email is required without token';
+          throw badRequest(`The request is malformed: ${problem}.`, [{ location: 'query', field: 'email', rule: 'required', message: problem }]);
+        }
         await resets.start(email, resetLinks(req, urls));
         sendEnvelope(res, 200, { status: 'reset_requested' as const }, 'If the e-mail belongs to an account, a reset link was sent to it.');
         return;
       }
+      // The token alone names its reset (its hash is unique), as the seed lets a client send it; an
+      // e-mail sent with it must still be the account's.
       if (!(await resets.complete(email, token))) {
+        const message = email === undefined ? 'must be an unused, unexpired reset token' : 'must be an unused, unexpired reset token for this e-mail';
         throw new ApiError(400, 'invalid_token', 'The reset token is not valid: unknown, already used or expired. Ask for a new one.', [
-          { location: 'query', field: 'token', rule: 'valid_reset_token', message: 'must be an unused, unexpired reset token for this e-mail' },
+          { location: 'query', field: 'token', rule: 'valid_reset_token', message },
         ]);
       }
       sendEnvelope(res, 200, { status: 'password_sent' as const }, 'A new password was sent by e-mail. All sessions were closed.');
@@ -310,7 +313,9 @@ export function accountHandlers(accounts: Accounts, urls: ResetLinkSettings, tea
     async listChatContacts(req, res) {
       const caller = callerOf(res);
       const teammates = await teams.teammatesOf(caller.user.id);
-      const admins = req.query.only_team === 'true' ? [] : await users.admins();
+      // `1` is `true` and `0` is `false`: the seed types the flag as a string, and clients send either.
+      const onlyTeam = req.query.only_team === 'true' || req.query.only_team === '1';
+      const admins = onlyTeam ? [] : await users.admins();
       const ids = new Set([...teammates.keys(), ...admins.map((admin) => admin.id)]);
       ids.delete(caller.user.id);
       const contacts = (await users.byIds([...ids]))

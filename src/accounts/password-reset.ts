@@ -59,8 +59,11 @@ export class PasswordResets {
     return found ? new Date(found.reset.expires_at) : undefined;
   }
 
-  /** Completes a reset; false when the pair is not valid (unknown, used or expired). */
-  async complete(email: string, token: string, now = new Date()): Promise<boolean> {
+  /**
+   * Completes a reset; false when the token is not valid (unknown, used or expired) or, when an e-mail is
+   * given, not that account's. The token alone is enough: its hash is unique, so it names one reset.
+   */
+  async complete(email: string | undefined, token: string, now = new Date()): Promise<boolean> {
     const found = await this.find(email, token, now);
     if (!found) return false;
     const password = newReadablePassword();
@@ -96,14 +99,16 @@ export class PasswordResets {
     return this.models.PasswordReset.destroy({ where: { [Op.or]: [{ expires_at: { [Op.lte]: now } }, { used_at: { [Op.ne]: null } }] } });
   }
 
-  private async find(email: string, token: string, now: Date): Promise<{ user: UserRow; reset: PasswordResetRow } | undefined> {
-    const user = await this.users.byEmail(email);
-    if (!user?.is_active) return undefined;
+  private async find(email: string | undefined, token: string, now: Date): Promise<{ user: UserRow; reset: PasswordResetRow } | undefined> {
     const reset = (await this.models.PasswordReset.findOne({
-      where: { token_hash: secretHash(token), user_id: user.id, used_at: null, expires_at: { [Op.gt]: now } },
+      where: { token_hash: secretHash(token), used_at: null, expires_at: { [Op.gt]: now } },
       raw: true,
     })) as PasswordResetRow | null;
-    return reset ? { user, reset } : undefined;
+    if (!reset) return undefined;
+    const user = email === undefined ? await this.users.byId(reset.user_id) : await this.users.byEmail(email);
+    // With an e-mail, the token must be that account's: another user's address is refused as before.
+    if (!user?.is_active || user.id !== reset.user_id) return undefined;
+    return { user, reset };
   }
 
   private async issueAndMail(user: UserRow, links: ResetLinks, kind: 'reset' | 'welcome' = 'reset'): Promise<void> {
