@@ -81,24 +81,29 @@ module.exports = {
       to: { path: '^(cli|test)/' },
     },
     {
-      name: 'src-sdk-schema-and-rules-only',
+      name: 'src-sdk-schema-only',
       severity: 'error',
-      comment: 'From the SDK the server takes the generated schema types and what it shares with the mock: the pure rules (@palanque/rules) and how violations become error details; nothing else.',
+      comment: 'From the SDK the server takes the generated schema types only; what it shares with the mock (the rules, how violations become error details) is the workspace package @palanque/rules (packages/rules).',
       from: { path: '^src/' },
-      to: {
-        path: '^sdk/',
-        pathNot: '^sdk/(schema[.]d[.]ts|error-details[.]ts|candidacy-law[.]ts|consent-sources[.]ts|election-calendar[.]ts|opt-out-phrases[.]ts|registered-parties[.]ts|synthetic-content[.]ts)$',
-      },
+      to: { path: '^sdk/', pathNot: '^sdk/schema[.]d[.]ts$' },
+    },
+    {
+      name: 'rules-stand-alone',
+      severity: 'error',
+      comment: 'packages/rules (@palanque/rules) is pure: the server and the stateful mock import it, it imports neither of them (nor the CLI, nor the tests), only libphonenumber-js and @brazilian-utils.',
+      from: { path: '^packages/rules/' },
+      to: { path: '^(src|sdk|cli|test)/|^node_modules/(?!libphonenumber-js/|@brazilian-utils/)' },
     },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)node_modules/|^sdk/dist/|^dist/' },
+    exclude: { path: '(^|/)node_modules/|^sdk/dist/|^dist/|^packages/[^/]+/dist/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {
       exportsFields: ['exports'],
-      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      // `development` first: @palanque/rules is read from its sources (packages/rules/src), as tsconfig.json reads it.
+      conditionNames: ['development', 'import', 'require', 'node', 'default', 'types'],
       mainFields: ['module', 'main', 'types', 'typings'],
     },
   },

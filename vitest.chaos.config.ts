@@ -9,6 +9,8 @@ export default defineConfig({
   test: {
     include: ['test/chaos/**/*.test.ts'],
     maxWorkers: 1,
+    // The servers it starts read the shared rules from packages/rules/dist (test/build-rules.ts).
+    globalSetup: ['test/build-rules.ts'],
     testTimeout: 180_000,
     hookTimeout: 60_000,
   },

@@ -39,8 +39,9 @@ export default defineConfig({
     // must leave no state behind in a module: every app it starts is closed, every spy restored.
     isolate: false,
     sequence: { sequencer: LongestFirst },
-    // Migrates once the database every test app copies (test/global-setup.ts).
-    globalSetup: ['test/global-setup.ts'],
+    // Builds the shared rules the servers the tests start read (test/build-rules.ts), and migrates once
+    // the database every test app copies (test/global-setup.ts).
+    globalSetup: ['test/build-rules.ts', 'test/global-setup.ts'],
     // The mock and lint tests start real processes (Prism, Spectral, openapi-typescript). The slowest
     // tests without a timeout of their own take up to 13 s on a quiet 2-core machine, and a loaded CI
     // machine runs the suite two to three times slower: 30 s timed one out there.

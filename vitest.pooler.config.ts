@@ -8,6 +8,8 @@ export default defineConfig({
   test: {
     include: ['test/pooler/**/*.test.ts'],
     maxWorkers: 1,
+    // The servers it starts read the shared rules from packages/rules/dist (test/build-rules.ts).
+    globalSetup: ['test/build-rules.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },

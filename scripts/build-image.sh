@@ -9,8 +9,9 @@
 #   1. npm ci: every dependency, the dev ones included, exactly as package-lock.json says;
 #   2. npm run build: the TypeScript build, into dist/;
 #   3. the output directory gets what the server reads at run time: package.json and the lockfile,
-#      dist/, sdk/openapi.json (the contract it validates against), src/docs/assets/ (the /docs page),
-#      and an empty data/ (mail files without SMTP_URL, a SQLite database if one is configured);
+#      dist/, sdk/openapi.json (the contract it validates against), the shared rules' workspace package
+#      built (packages/rules: its package.json and dist/), src/docs/assets/ (the /docs page), and an
+#      empty data/ (mail files without SMTP_URL, a SQLite database if one is configured);
 #   4. its node_modules are the production dependencies: step 1's install, hard-linked (nothing is
 #      downloaded or compiled twice: the SQLite driver compiles from source where its prebuilt binary
 #      cannot be downloaded, minutes on a slow machine), then `npm prune --omit=dev`, which removes by
@@ -37,9 +38,11 @@ rm -rf dist
 npm run build
 
 step "assemble $out"
-mkdir -p "$out/sdk" "$out/src/docs" "$out/data"
+mkdir -p "$out/sdk" "$out/packages/rules" "$out/src/docs" "$out/data"
 cp package.json package-lock.json "$out/"
 cp sdk/package.json sdk/openapi.json "$out/sdk/"
+cp packages/rules/package.json "$out/packages/rules/"
+cp -R packages/rules/dist "$out/packages/rules/dist"
 cp -R dist "$out/dist"
 cp -R src/docs/assets "$out/src/docs/assets"
 
@@ -62,8 +65,10 @@ for (const [path, entry] of Object.entries(lock.packages)) {
   rmSync(join(out, path), { recursive: true, force: true });
   removed.push(path.slice('node_modules/'.length));
 }
-// The sdk workspace's link: the server runs the sdk's modules compiled into dist/sdk/.
-rmSync(join(out, 'node_modules', '@palanque'), { recursive: true, force: true });
+// The sdk workspace's link: the server runs the sdk's modules compiled into dist/sdk/. The rules'
+// link (@palanque/rules -> packages/rules) stays: the server imports them by that name.
+rmSync(join(out, 'node_modules', '@palanque', 'sdk'), { recursive: true, force: true });
+if (!existsSync(join(out, 'node_modules', '@palanque', 'rules', 'dist', 'phones.js'))) { console.error('build-image: the shared rules (@palanque/rules) are not in the production tree'); process.exit(1); }
 const devDependencies = Object.keys(JSON.parse(readFileSync(join(out, 'package.json'), 'utf8')).devDependencies ?? {});
 const left = devDependencies.filter((name) => existsSync(join(out, 'node_modules', name)));
 const neededByProduction = left.filter((name) => { const entry = lock.packages[`node_modules/${name}`]; return entry && !entry.dev && !entry.devOptional; });

@@ -17,7 +17,7 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { echoedText, listedDetails, withoutBranchNoise } from './error-details.js';
+import { echoedText, listedDetails, withoutBranchNoise } from '@palanque/rules/error-details';
 import contract from './openapi.json' with { type: 'json' };
 import type { components } from './schema.js';
 

@@ -12,7 +12,7 @@ import { checkDemoFixtures } from '../src/demo/fixture-checks.js';
 import { dailySnapshots, loadDemoFixtures, withCurrentAge } from '../src/demo/fixtures.js';
 import { formatSeedReport, type SeedReport } from '../src/demo/seed-report.js';
 import { seedDemoData } from '../src/demo/seed.js';
-import { readRecipients } from '../src/messaging/recipients.js';
+import { readRecipients } from '@palanque/rules/recipients';
 import { startTestApp, testAccountSettings, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';
 import { request } from './helpers/http.js';
 import { loadSpec, resolvePointer, responseExample } from './helpers/spec.js';

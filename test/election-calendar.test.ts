@@ -1,5 +1,5 @@
 /**
- * The election calendar (issue 42, section 1; src/elections/calendar.ts, sdk/election-calendar.ts): the
+ * The election calendar (issue 42, section 1; src/elections/calendar.ts, packages/rules/src/election-calendar.ts): the
  * seeded lines and their sources, the election that judges an entity (candidacy, then
  * `disputa_eleitoral` as a court election code, then the next election of its office's scope), the
  * run-off, the propaganda spans (no voting day inside) and the inauguration days by office. On SQLite,
@@ -11,7 +11,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, request } from './helpers/http.js';
 import { loadCourtSample, CANDIDACIES, ELECTIONS } from './helpers/court-data.js';
 import { electionCalendarOf, inaugurationOn, officeCodeOf, type CalendarElection } from '../src/elections/calendar.js';
-import { inaugurationDay, propagandaSpans, spanHolding, spansWithin } from '../sdk/election-calendar.js';
+import { inaugurationDay, propagandaSpans, spanHolding, spansWithin } from '@palanque/rules/election-calendar';
 
 let app: TestApp;
 let lines: CalendarElection[];

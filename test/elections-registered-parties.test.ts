@@ -14,7 +14,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { request, type Result } from './helpers/http.js';
 import { defineCourtModels } from '../src/elections/tse/models.js';
 import { courtReferenceOf } from '../src/elections/tse/reference.js';
-import { COVERED_FROM, REGISTERED_PARTIES, monthsBefore, partiesRegisteredOn, partiesRunningOn } from '../sdk/registered-parties.js';
+import { COVERED_FROM, REGISTERED_PARTIES, monthsBefore, partiesRegisteredOn, partiesRunningOn } from '@palanque/rules/registered-parties';
 import { setupServer } from 'msw/node';
 import { createApiClient, login } from '../sdk/index.js';
 import { createStatefulHandlers, DEFAULT_BASE_URL, DEFAULT_MOCK_PASSWORD } from '../sdk/msw.js';

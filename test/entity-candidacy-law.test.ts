@@ -8,10 +8,11 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkCandidacyLaw, officeOfPosition } from '../sdk/candidacy-law.js';
+import { checkCandidacyLaw, officeOfPosition } from '@palanque/rules/candidacy-law';
 import { judgeCandidacyLaw, type ElectionLookup } from '../src/entities/candidacy-law.js';
 import { defineCourtModels, type CandidacyRow } from '../src/elections/tse/models.js';
 import { searchableName } from '../src/elections/tse/names.js';
+import type { CandidateEntity } from '../src/entities/models.js';
 import { courtReferenceOf } from '../src/elections/tse/reference.js';
 import { createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -200,7 +201,8 @@ describe("without the court's tables", () => {
     expect(officeOfPosition('Deputada Distrital')?.cd_cargo).toBe(8);
     expect(officeOfPosition('coordenadora')).toBeUndefined();
     // A body that sends no field of these rules is not judged by them.
-    expect(checkCandidacyLaw({ sent: { nome: 'X' }, after: { nome: 'X', nm_urna: LONG_NAME } })).toEqual([]);
+    const named: CandidateEntity = { nome: 'X' };
+    expect(checkCandidacyLaw({ sent: named, after: { ...named, nm_urna: LONG_NAME } })).toEqual([]);
   });
 });
 

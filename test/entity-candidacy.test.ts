@@ -16,7 +16,7 @@ import { expectError, request, type Result } from './helpers/http.js';
 import { defineCourtModels, type CandidacyRow, type CodeRow } from '../src/elections/tse/models.js';
 import { searchableName } from '../src/elections/tse/names.js';
 import { courtReferenceOf } from '../src/elections/tse/reference.js';
-import { REGISTERED_PARTIES, partiesRunningOn } from '../sdk/registered-parties.js';
+import { REGISTERED_PARTIES, partiesRunningOn } from '@palanque/rules/registered-parties';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

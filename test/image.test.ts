@@ -80,7 +80,7 @@ describe('Dockerfile', () => {
       .filter((line) => line && !line.startsWith('#'));
     for (const path of ['node_modules', 'dist', '.git', '.env', 'data']) expect(ignored).toContain(path);
     const script = read('scripts/build-image.sh');
-    const needed = ['package.json', 'package-lock.json', 'sdk/package.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'sdk', 'cli', 'spec', 'scripts'];
+    const needed = ['package.json', 'package-lock.json', 'sdk/package.json', 'packages/rules/package.json', 'tsconfig.json', 'tsconfig.build.json', 'packages', 'src', 'sdk', 'cli', 'spec', 'scripts'];
     for (const path of needed) {
       expect(ignored.some((pattern) => pattern === path || pattern === path.split('/')[0]), `${path} is needed by the build`).toBe(false);
     }

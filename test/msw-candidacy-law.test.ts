@@ -1,8 +1,9 @@
 /**
  * The stateful msw mock refuses the candidacies the server refuses (issue 42, section 6), through the
- * rules both import (sdk/candidacy-law.ts): `ballot_name_length`, `office_scope`,
+ * rules both import (@palanque/rules/candidacy-law): `ballot_name_length`, `office_scope`,
  * `proportional_coalition` and `minimum_age`, for candidates on create and update, and not for a
- * competitor; the same details the server answers (test/entity-candidacy-law.test.ts).
+ * competitor; the same details the server answers (test/entity-candidacy-law.test.ts). And the documents'
+ * digits (@palanque/rules/documents) for every kind of entity, as src/entities/rules.ts judges them.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { PalanqueApiError, type PalanqueClient } from '../sdk/index.js';
@@ -65,6 +66,17 @@ describe('candidacies the court would refuse, in the mock', () => {
     expect((await add({ nome: 'Lucas', position: 'prefeito', data_nascimento: '2004-01-01', disputa_eleitoral: 619 })).status).toBe(201);
     expect((await add({ nome: 'Vera', position: 'vereadora', data_nascimento: '2006-08-16', disputa_eleitoral: 619 })).rules).toEqual(['data_nascimento:minimum_age']);
     expect((await add({ nome: 'Vera', position: 'vereadora', data_nascimento: '2006-08-15', disputa_eleitoral: 619 })).status).toBe(201);
+  });
+
+  it("refuses a CPF or voter id whose check digits are wrong, and a ballot number without its party's prefix, for any entity", async () => {
+    const refused = await add({ nome: 'Maria', cpf: '529.982.247-24', titulo_eleitor: '102345670184', partido: '13', nr_urna: 4512 }, 'concorrente');
+    expect(refused).toMatchObject({ status: 422, rules: ['cpf:cpf_check_digits', 'nr_urna:party_prefix', 'titulo_eleitor:voter_id_check_digits'] });
+    expect(refused.details.find((detail) => detail.field === 'cpf')).toEqual({ location: 'body', field: 'cpf', rule: 'cpf_check_digits', message: 'is not a valid CPF (check digits)', value: '529.982.247-24' });
+    const created = await add({ nome: 'Maria', cpf: '111.444.777-35', partido: '13', nr_urna: 1345 });
+    expect(created).toMatchObject({ status: 201, rules: [] });
+    const id = created.id!;
+    // An update naming the party judges the stored ballot number against it.
+    expect((await add({ id, nome: 'Maria', partido: '45' })).rules).toEqual(['nr_urna:party_prefix']);
   });
 
   it('creates the demo candidacies, which the court accepted', async () => {

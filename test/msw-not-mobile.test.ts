@@ -1,5 +1,5 @@
 /**
- * The stateful msw mock (sdk/mock/) mirrors issue 42's `not_mobile` rule (src/messaging/phones.ts):
+ * The stateful msw mock (sdk/mock/) mirrors issue 42's `not_mobile` rule (packages/rules/src/phones.ts):
  * landlines, toll-free and foreign numbers are skipped by a preview and a send, counted and named masked in
  * the preview, the answer and the report; a list of none but them is 422 `not_mobile`; a contact must be a
  * mobile (createContact 422, an import line rejected) and reads `can_receive_sms`. The mock's check is the

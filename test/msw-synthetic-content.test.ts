@@ -1,6 +1,6 @@
 /**
  * The stateful msw handlers apply the synthetic-content rules as the server does (issue 42, section 8;
- * sdk/synthetic-content.ts is the one rule both import): a declared deepfake is 422 `deepfake_banned`
+ * packages/rules/src/synthetic-content.ts is the one rule both import): a declared deepfake is 422 `deepfake_banned`
  * whatever the mode, the preview included; an unlabelled declared campaign carries the
  * `synthetic_content_label` warning naming the technology, refused under `enforce`; a campaign keeps
  * its declaration. Entity 12 (the demo's Maria Santos) and its credential 3.
@@ -8,7 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { unwrap, type PalanqueClient } from '../sdk/index.js';
 import { failure, useStatefulMock } from './helpers/msw.js';
-import { syntheticLabel } from '../sdk/synthetic-content.js';
+import { syntheticLabel } from '@palanque/rules/synthetic-content';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -6,9 +6,9 @@
  * imports once its optional peers are installed. The installed tree carries no server dependency.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from './helpers/accounts.js';
@@ -62,6 +62,18 @@ describe('npm pack in sdk/', () => {
     expect(files).toContain('package/dist/schema.d.ts');
     expect(files).toContain('package/dist/openapi.json');
     expect(files.filter((file) => !file.startsWith('package/dist/') && !['package/package.json', 'package/README.md'].includes(file))).toEqual([]);
+    // The shared rules the mock applies (packages/rules, not published) travel inside it, built.
+    for (const rule of ['phones', 'recipients', 'candidacy-law', 'consent-sources']) expect(files, rule).toContain(`package/dist/rules/${rule}.js`);
+  });
+});
+
+describe('the client entry', () => {
+  it("imports none of the shared rules, nor libphonenumber: an app that only calls the API bundles none of the mock's rules", () => {
+    const dist = join(consumer, 'node_modules', '@palanque', 'sdk', 'dist');
+    const reached = importGraph(join(dist, 'index.js'));
+    expect(reached.size).toBeGreaterThan(3);
+    expect([...reached].filter((file) => file.includes(`${join(dist, 'rules')}/`) || file.includes('/mock/') || file.includes('msw'))).toEqual([]);
+    expect([...reached].flatMap((file) => bareImportsOf(file)).filter((name) => name !== 'openapi-fetch')).toEqual([]);
   });
 });
 
@@ -125,6 +137,24 @@ async function tsc(project: string, args: string[]): Promise<string> {
   } catch (error) {
     throw new Error(`tsc failed:\n${(error as { stdout?: string }).stdout ?? String(error)}`);
   }
+}
+
+/** The modules a module reaches by its relative imports (static and dynamic), itself included. */
+function importGraph(entry: string, reached = new Set<string>()): Set<string> {
+  if (reached.has(entry)) return reached;
+  reached.add(entry);
+  for (const specifier of specifiersOf(entry)) if (specifier.startsWith('.')) importGraph(join(dirname(entry), specifier), reached);
+  return reached;
+}
+
+/** The packages a module imports by name. */
+function bareImportsOf(file: string): string[] {
+  return specifiersOf(file).filter((specifier) => !specifier.startsWith('.'));
+}
+
+function specifiersOf(file: string): string[] {
+  const code = readFileSync(file, 'utf8');
+  return [...code.matchAll(/(?:^|[\s;])(?:import|export)\b[^'"]*?\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm)].map((match) => match[1] ?? match[2] ?? match[3]!);
 }
 
 function sizeOf(path: string): number {

@@ -6,14 +6,14 @@
  *   updating a stored contact included;
  * - migration 0036 reads stored free-text sources into kinds, keeps the text, and marks a bought list so,
  *   which then counts as no consent (`consent_missing`);
- * - the msw mock refuses the same consents with the same rules (sdk/consent-sources.ts, shared).
+ * - the msw mock refuses the same consents with the same rules (packages/rules/src/consent-sources.ts, shared).
  * Runs on SQLite, or PostgreSQL with TEST_DATABASE_URL.
  */
 import { setupServer } from 'msw/node';
 import { pino } from 'pino';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consentKindFromText, judgeConsent, saysThirdParty } from '../sdk/consent-sources.js';
+import { consentKindFromText, judgeConsent, saysThirdParty } from '@palanque/rules/consent-sources';
 import { createApiClient, login, PalanqueApiError, unwrap } from '../sdk/index.js';
 import { createStatefulHandlers, DEFAULT_BASE_URL, DEFAULT_MOCK_PASSWORD } from '../sdk/msw.js';
 import { openDatabase } from '../src/db/database.js';

@@ -1,5 +1,5 @@
 /**
- * Only numbers that can receive an SMS (issue 42, section 4; src/messaging/phones.ts isBrazilianMobile),
+ * Only numbers that can receive an SMS (issue 42, section 4; packages/rules/src/phones.ts isBrazilianMobile),
  * and costs in the provider's currency priced by the segments it counts (section 7, last bullet;
  * src/simulators/sms-provider.ts):
  * - the preview and the send skip landlines, toll-free and foreign numbers as `not_mobile`, counted and
@@ -15,8 +15,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRow } from '../src/messaging/models.js';
-import { isBrazilianMobile } from '../src/messaging/phones.js';
-import { normalisedPhone } from '../src/messaging/recipients.js';
+import { isBrazilianMobile } from '@palanque/rules/phones';
+import { normalisedPhone } from '@palanque/rules/recipients';
 import { segmentsOf, SmsProviderSimulator } from '../src/simulators/sms-provider.js';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';

@@ -1,10 +1,10 @@
 /**
  * Opting out in the words people use (issue 42, section 3): the phrase list both the server and the
- * stateful mock read replies with (sdk/opt-out-phrases.ts). Lei 9.504/1997 art. 57-G gives the sender 48
+ * stateful mock read replies with (packages/rules/src/opt-out-phrases.ts). Lei 9.504/1997 art. 57-G gives the sender 48
  * hours to remove a person who asked; LGPD art. 8 §5º lets them withdraw consent at any time.
  */
 import { describe, expect, it } from 'vitest';
-import { normalisedReply, optOutPhraseOf } from '../sdk/opt-out-phrases.js';
+import { normalisedReply, optOutPhraseOf } from '@palanque/rules/opt-out-phrases';
 import { optOutKeywordOf, optOutReadingOf } from '../src/messaging/opt-outs.js';
 
 /** Requests to stop, as voters wrote them to campaigns. */

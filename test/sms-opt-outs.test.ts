@@ -248,7 +248,7 @@ describe('opt-out keywords', () => {
       await expectOptedOut(ACCOUNT_A1, SENDER_A1, freshNumber(), keyword.toLowerCase());
     }
     for (const body of ['Obrigado!', 'quero parar de receber', 'STOPP', 'sair agora', 'não vou sair', 'PARAR PARAR', '']) expect(optOutKeywordOf(body), body).toBeUndefined();
-    // A request to stop in the voter's own words opts out since issue 42 (sdk/opt-out-phrases.ts; sms-opt-out-phrases.test.ts).
+    // A request to stop in the voter's own words opts out since issue 42 (packages/rules/src/opt-out-phrases.ts; sms-opt-out-phrases.test.ts).
     for (const body of ['quero parar de receber', 'sair agora', 'PARAR PARAR']) await expectOptedOut(ACCOUNT_A1, SENDER_A1, freshNumber(), body);
     for (const body of ['Obrigado!', 'STOPP', 'não vou sair', '']) {
       const number = freshNumber();

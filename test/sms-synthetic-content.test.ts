@@ -1,5 +1,5 @@
 /**
- * Synthetic content and automated replies (issue 42, section 8; sdk/synthetic-content.ts) through the HTTP
+ * Synthetic content and automated replies (issue 42, section 8; packages/rules/src/synthetic-content.ts) through the HTTP
  * API with the provider simulator and a real job queue:
  * - a campaign declaring synthetic content (`synthetic_content: { technology }`) must label it in its
  *   message (Res. TSE 23.610/2019 art. 9-B): `synthetic_content_label` is a warning under `warn`, a 422
@@ -11,7 +11,7 @@
  * On SQLite, or on PostgreSQL with TEST_DATABASE_URL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasSyntheticLabel, LABEL_WITHIN, syntheticLabel } from '../sdk/synthetic-content.js';
+import { hasSyntheticLabel, LABEL_WITHIN, syntheticLabel } from '@palanque/rules/synthetic-content';
 import { SmsProviderSimulator } from '../src/simulators/sms-provider.js';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -89,7 +89,7 @@ afterAll(async () => {
   await provider.stop();
 });
 
-describe('the label rule (sdk/synthetic-content.ts)', () => {
+describe('the label rule (packages/rules/src/synthetic-content.ts)', () => {
   it('takes the phrases of art. 9-B with the technology, accents and case ignored, near the start', () => {
     expect(hasSyntheticLabel(syntheticLabel('Midjourney'), 'Midjourney')).toBe(true);
     expect(hasSyntheticLabel('CONTEUDO GERADO com midjourney. Veja!', 'Midjourney')).toBe(true);

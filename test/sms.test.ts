@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobAttempt } from '../src/jobs/index.js';
-import { readRecipients } from '../src/messaging/recipients.js';
+import { readRecipients } from '@palanque/rules/recipients';
 import { SecretBox } from '../src/security/secret-box.js';
 import { createAdmin, createUser, type TestUser } from './helpers/accounts.js';
 import { startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.js';

@@ -4,7 +4,7 @@
  * tables are; with the ids and the clock every domain writes them with. The shapes live here, below the
  * domains that write them, so that no domain imports another for a type.
  */
-import type { ConsentKind } from '../consent-sources.js';
+import type { ConsentKind } from '@palanque/rules/consent-sources';
 import type { components } from '../schema.js';
 import type { CourtSeed } from './elections/court.js';
 

@@ -3,7 +3,7 @@
  * teammates see their e-mail and phone (`contact_visible_to_team`). A field left out
  * keeps its value; names are trimmed; a phone is read as a person writes it and kept in E.164, after
  * libphonenumber-js's full metadata says the number can exist (Brazil when it has no country code), as
- * campaign recipients are read (src/messaging/recipients.ts).
+ * campaign recipients are read (packages/rules/src/recipients.ts).
  */
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { invalidBody } from '../http/body-fields.js';

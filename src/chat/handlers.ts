@@ -13,7 +13,7 @@ import { apiBaseUrl, type PublicUrlSettings } from '../http/public-url.js';
 import type { Teams } from '../entities/teams.js';
 import type { Inbox } from './inbox.js';
 import { counted } from '../http/counted.js';
-import { maskPhone } from '../messaging/phones.js';
+import { maskPhone } from '@palanque/rules/phones';
 
 type ChatOperations = 'listConversations' | 'listConversationMessages' | 'replyToConversation' | 'optOutConversation' | 'markConversationRead' | 'assignConversation' | 'listInboxChanges';
 

@@ -21,7 +21,7 @@ import { invalidBody } from '../http/body-fields.js';
 import { ApiError, notFound } from '../http/errors.js';
 import { reportStatusOf, userRefOf } from '../messaging/campaign-reports.js';
 import type { CredentialRow } from '../messaging/models.js';
-import { maskPhone } from '../messaging/phones.js';
+import { maskPhone } from '@palanque/rules/phones';
 import type { SmsOptOut } from '../messaging/opt-outs.js';
 import type { Sms, SmsConversationListener } from '../messaging/sms.js';
 import type { ChangeRef, InboxChanges } from './changes.js';

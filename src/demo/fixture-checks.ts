@@ -13,7 +13,7 @@ import { ContractSchemas } from '../http/contract-schemas.js';
 import { loadContract } from '../http/contract.js';
 import type { ErrorDetail } from '../http/errors.js';
 import { footerProblem, normalisedFooter } from '../messaging/compliance.js';
-import { normalisedPhone, readRecipients } from '../messaging/recipients.js';
+import { normalisedPhone, readRecipients } from '@palanque/rules/recipients';
 import { MAX_RULES_PER_MONITOR, thresholdFits } from '../monitors/alerts.js';
 import { checkKeywords, checkProfiles, checkSnapshots } from '../monitors/rules.js';
 import type { MunicipalityCatalog } from '../municipalities/catalog.js';

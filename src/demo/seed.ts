@@ -34,7 +34,7 @@ import type { Entities } from '../entities/index.js';
 import { DEFAULT_INVITATION_SETTINGS } from '../entities/invitations.js';
 import type { EntityRow, TeamRole } from '../entities/models.js';
 import type { Logger } from '../logger.js';
-import { readRecipients } from '../messaging/recipients.js';
+import { readRecipients } from '@palanque/rules/recipients';
 import type { Sms } from '../messaging/sms.js';
 import type { Monitors } from '../monitors/index.js';
 import { MAX_RULES_PER_MONITOR } from '../monitors/alerts.js';

@@ -5,7 +5,7 @@
  */
 import type { Sequelize } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
-import { inaugurationDay, MUNICIPAL_OFFICES } from '../../sdk/election-calendar.js';
+import { inaugurationDay, MUNICIPAL_OFFICES } from '@palanque/rules/election-calendar';
 import type { AuditLog } from '../accounts/audit-log.js';
 import { callerOf, requireAdmin } from '../http/auth.js';
 import { sendEnvelope } from '../http/envelope.js';

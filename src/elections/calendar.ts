@@ -3,7 +3,7 @@
  * `election_calendar`), with its registration deadline (Lei 9.504/1997 art. 11), propaganda start (art.
  * 36), voting days (CF arts. 28, 29 II, 77), certification of the winners (diplomação, the court's
  * calendar) and the legal source of each date. Inauguration days follow the Constitution by office
- * (`inaugurationOn`, sdk/election-calendar.ts). Platform admins change the lines (handlers.ts, audited).
+ * (`inaugurationOn`, packages/rules/src/election-calendar.ts). Platform admins change the lines (handlers.ts, audited).
  *
  * What holds:
  * - The table is read on every use (a handful of rows, one indexed read), so a line an admin changed on
@@ -30,7 +30,7 @@ import {
   runsSecondRound,
   scopeOfCargo,
   type CalendarSources,
-} from '../../sdk/election-calendar.js';
+} from '@palanque/rules/election-calendar';
 import { asIsoTimestamp, readerOf } from '../db/reader.js';
 
 /** One election of the calendar (Brasília days, YYYY-MM-DD): the contract's line without the inauguration days, which `inaugurationOn` derives. */

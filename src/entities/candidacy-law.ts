@@ -1,11 +1,11 @@
 /**
  * Candidacies the electoral court would refuse (issue 42, section 6), on the server: finds what the pure
- * rules of sdk/candidacy-law.ts need (the office, the election and its dates, the federations running in
+ * rules of packages/rules/src/candidacy-law.ts need (the office, the election and its dates, the federations running in
  * it) and asks them. The handlers apply them to candidates (`tp=candidato`) on create, on an update and on
  * create-from-candidacy alike.
  *
  * What holds:
- * - A rule judges a body that sends one of the fields it reads (sdk/candidacy-law.ts RULE_FIELDS), on the
+ * - A rule judges a body that sends one of the fields it reads (packages/rules/src/candidacy-law.ts RULE_FIELDS), on the
  *   entity as it will be; a stored value is not judged again by an update that sends none of them.
  * - The office is the linked candidacy's (`candidacy_id`), else the one `position` spells, by the law's
  *   list of offices: the court's tables are not needed.
@@ -13,7 +13,7 @@
  *   else the next of the office's scope). Without one, the minimum age is not judged (there is no day to
  *   measure it on), and the coalition rules judge by today's law with the 2022 federations.
  * - The federations are those of the court's tables for the entity's court election when they name any,
- *   else the 2022 registrations (sdk/candidacy-law.ts FEDERATIONS_2022).
+ *   else the 2022 registrations (packages/rules/src/candidacy-law.ts FEDERATIONS_2022).
  */
 import type { Sequelize } from 'sequelize';
 import {
@@ -24,7 +24,7 @@ import {
   type ElectionFacts,
   type Federation,
   type LawOffice,
-} from '../../sdk/candidacy-law.js';
+} from '@palanque/rules/candidacy-law';
 import { brasiliaDay } from '../brasilia-time.js';
 import { readerOf } from '../db/reader.js';
 import { electionCalendarOf, inaugurationOn, type CalendarElection, type ElectionHints } from '../elections/calendar.js';
@@ -53,7 +53,7 @@ export function calendarLookupOf(sequelize: Sequelize): ElectionLookup {
 const CONTEST_RULES = ['office_scope', 'proportional_coalition', 'minimum_age'] as const;
 
 /**
- * The rules of sdk/candidacy-law.ts a candidate body breaks. `stored` is the entity an update applies to;
+ * The rules of packages/rules/src/candidacy-law.ts a candidate body breaks. `stored` is the entity an update applies to;
  * `elections` the calendar (this database's by default); `today` a Brasília day.
  */
 export async function judgeCandidacyLaw(

@@ -16,7 +16,7 @@
  *   fields, on the entity as it will be whenever the body names one of them or what sets the office.
  * - The parties an election is judged by are those registered with the court that could run in it: existing
  *   on its day and registered at least six months before (Lei 9.504/1997 art. 4º), from the registered
- *   parties (registered_parties, sdk/registered-parties.ts), never from the candidacies imported so far: a
+ *   parties (registered_parties, packages/rules/src/registered-parties.ts), never from the candidacies imported so far: a
  *   2024 entity of PL 22 or PRD 25 is accepted though no imported candidacy names them, one of PTB (merged
  *   into PRD in 2023) is not. An election before that list's coverage (2020) is judged by the parties its
  *   imported candidacies name, as before.
@@ -29,8 +29,8 @@ import type { Sequelize } from 'sequelize';
 import { readerOf } from '../db/reader.js';
 import type { CodeTable, OfficeRow, PartyRow } from '../elections/tse/models.js';
 import { normaliseName } from '../elections/tse/names.js';
-import { FEMININE_FORMS } from '../../sdk/candidacy-law.js';
-import { COVERED_FROM, partiesRunningOn } from '../../sdk/registered-parties.js';
+import { FEMININE_FORMS } from '@palanque/rules/candidacy-law';
+import { COVERED_FROM, partiesRunningOn } from '@palanque/rules/registered-parties';
 import { ballotDigitsOf, courtReferenceOf, scopeOfOffice, type CourtView, type Election } from '../elections/tse/reference.js';
 import type { ErrorDetail } from '../http/errors.js';
 import type { MunicipalityCatalog } from '../municipalities/catalog.js';

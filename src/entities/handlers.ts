@@ -26,7 +26,7 @@ import { maskedRecord, maskedValuesOnCreate, refusePersonalValues, withoutMasked
 import { entityFromCandidacy, summaryOfCandidacy, withoutRefused } from './candidacies.js';
 import { judgeCandidate } from './electoral-rules.js';
 import { judgeCandidacyLaw } from './candidacy-law.js';
-import { asCandidacyDetails } from '../../sdk/candidacy-law.js';
+import { asCandidacyDetails } from '@palanque/rules/candidacy-law';
 import { readThenWrite, recordEntityEdit } from './history.js';
 import { UnknownMarketshareEntry, type EntitySummaryRow, type EntityWrite, type StoredEntity, type UpdateOutcome } from './store.js';
 import { asIsoTimestamp, readerOf } from '../db/reader.js';

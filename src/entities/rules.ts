@@ -1,11 +1,11 @@
 /**
  * What makes a candidate entity valid beyond its schema (which the validator already enforced): Brazilian
- * document check digits (@brazilian-utils/brazilian-utils), real dates, states and municipalities that
+ * document check digits (@palanque/rules/documents, shared with the stateful mock), real dates, states and municipalities that
  * exist, absolute web addresses and registered party acronyms. Each broken rule is one detail, so a form
  * can mark every wrong field at once.
  */
-import { isValidCpf, isValidVoterId } from '@brazilian-utils/brazilian-utils';
-import { REGISTERED_PARTIES as PARTY_REGISTRATIONS, partiesRegisteredOn } from '../../sdk/registered-parties.js';
+import { documentProblems } from '@palanque/rules/documents';
+import { REGISTERED_PARTIES as PARTY_REGISTRATIONS, partiesRegisteredOn } from '@palanque/rules/registered-parties';
 import type { ErrorDetail } from '../http/errors.js';
 import type { MunicipalityCatalog } from '../municipalities/catalog.js';
 import { STATE_CODE_BY_ACRONYM } from '../municipalities/rules.js';
@@ -15,7 +15,7 @@ import type { CandidateEntity } from './models.js';
 /**
  * Parties registered with the electoral court (TSE) on the day the server started, by acronym as
  * `normaliseAcronym` writes it (compared without accents, case or spaces), from the registered parties'
- * list (sdk/registered-parties.ts, its source cited there), not a copy of it.
+ * list (packages/rules/src/registered-parties.ts, its source cited there), not a copy of it.
  */
 export const REGISTERED_PARTIES: ReadonlySet<string> = new Set(
   partiesRegisteredOn(PARTY_REGISTRATIONS, new Date().toISOString().slice(0, 10)).map((party) => normaliseAcronym(party.sg_partido)),
@@ -58,7 +58,7 @@ export function checkCandidate(
   const sent = withoutNulls(entity);
   const after = withoutNulls({ ...stored, ...entity });
   return [
-    ...documents(sent, after),
+    ...documentProblems(sent, after),
     ...birth(sent, after, today),
     ...states(sent),
     ...municipalitiesExist(sent, after, municipalities),
@@ -78,19 +78,6 @@ const problem = (field: string, rule: string, message: string, value?: unknown):
   message,
   ...(value === undefined ? {} : { value: value as ErrorDetail['value'] }),
 });
-
-function documents({ cpf, titulo_eleitor, nr_urna, partido }: Sent, after: Sent): ErrorDetail[] {
-  const found: ErrorDetail[] = [];
-  if (cpf !== undefined && !isValidCpf(cpf)) found.push(problem('cpf', 'cpf_check_digits', 'is not a valid CPF (check digits)', cpf));
-  if (titulo_eleitor !== undefined && !isValidVoterId(titulo_eleitor)) {
-    found.push(problem('titulo_eleitor', 'voter_id_check_digits', 'is not a valid voter registration number (check digits)', titulo_eleitor));
-  }
-  // A ballot number starts with the number of the candidate's party.
-  if ((nr_urna !== undefined || partido !== undefined) && typeof after.nr_urna === 'number' && after.partido !== undefined && !String(after.nr_urna).startsWith(after.partido)) {
-    found.push(problem('nr_urna', 'party_prefix', `must start with the party number ${after.partido}`, after.nr_urna));
-  }
-  return found;
-}
 
 function birth(sent: Sent, after: Sent, today: Date): ErrorDetail[] {
   const { data_nascimento, idade } = after;

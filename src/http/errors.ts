@@ -7,7 +7,7 @@ import type { ErrorRequestHandler, Request, Response } from 'express';
 import { TimeoutError } from 'sequelize';
 import { DatabaseBusyError } from '../db/database.js';
 import { isOutage } from '../db/outages.js';
-import { listedDetails } from '../../sdk/error-details.js';
+import { listedDetails } from '@palanque/rules/error-details';
 import type { components } from '../../sdk/schema.js';
 
 export type ErrorCode = components['schemas']['ErrorCode'];

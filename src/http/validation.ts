@@ -20,7 +20,7 @@ import type { Request, RequestHandler } from 'express';
 import { ApiError, unauthorized, type ErrorDetail, type ErrorTranslator } from './errors.js';
 import type { OpenApiDocument } from './contract.js';
 import { apiKeySecurityHandler, keyAuthenticatorOf } from './auth.js';
-import { echoedText, MAX_DETAILS, MAX_ECHOED_LENGTH, withoutBranchNoise } from '../../sdk/error-details.js';
+import { echoedText, MAX_DETAILS, MAX_ECHOED_LENGTH, withoutBranchNoise } from '@palanque/rules/error-details';
 
 /**
  * A body of at most this many values is checked for every problem; a larger one up to its first. At this

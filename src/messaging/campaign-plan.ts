@@ -3,11 +3,11 @@
  * and previewSmsCampaign, which only shows it: what a preview shows is what the send does.
  *
  * What holds:
- * - The recipients are the numbers of `mensagem.recipient_list_str` (recipients.ts reads them) or the
+ * - The recipients are the numbers of `mensagem.recipient_list_str` (@palanque/rules/recipients reads them) or the
  *   contacts of the credential's entity (`mensagem.contatos`: all, or those with any of the tags,
  *   normalised as contacts.ts stores them), never both; numbers that opted out of the entity's
  *   campaigns are left out and counted; so are numbers that cannot receive an SMS (landlines, toll-free,
- *   foreign numbers: only Brazilian mobiles can, phones.ts), counted and the first few named, masked
+ *   foreign numbers: only Brazilian mobiles can, @palanque/rules/phones), counted and the first few named, masked
  *   (rule `not_mobile`; a list or audience with no mobile number left is 422).
  * - Every problem of the body is gathered into one 422 naming each field; nothing is read from the
  *   database before the cheap checks (the list's size is capped before any number is read).
@@ -20,14 +20,14 @@
  * - Every problem at once (issue 42): a preview's 422 of the body also names the compliance rules what
  *   could be read of it breaks (window, consent of its valid numbers, footer), whatever the mode, so a
  *   front end shows them together. A send's 422 of the body names the body's problems only, as before.
- * - A campaign declaring synthetic content (`synthetic_content`, issue 42: sdk/synthetic-content.ts) is
+ * - A campaign declaring synthetic content (`synthetic_content`, issue 42: packages/rules/src/synthetic-content.ts) is
  *   a 422 under every mode when it declares a deepfake (Res. TSE 23.610/2019 art. 9-C §1º), and its
  *   message without the label is one more rule of its judgement (`synthetic_content_label`, art. 9-B),
  *   judged as the others (refused under `enforce` only; not judged for a credential without an entity).
  */
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { SegmentedMessage } from 'sms-segments-calculator';
-import { REFUSED_CONSENT_KINDS, type ConsentKind } from '../../sdk/consent-sources.js';
+import { REFUSED_CONSENT_KINDS, type ConsentKind } from '@palanque/rules/consent-sources';
 import type { components } from '../../sdk/schema.js';
 import { invalidBody, requiredText } from '../http/body-fields.js';
 import type { ErrorDetail } from '../http/errors.js';
@@ -35,9 +35,9 @@ import { refusalDetails, type Judgement, type SmsCompliance } from './compliance
 import { normalisedTag } from './contacts.js';
 import { messageText, type CredentialRow } from './models.js';
 import type { SmsOptOuts } from './opt-outs.js';
-import { maskPhone, isBrazilianMobile } from './phones.js';
-import { countPieces, readRecipients } from './recipients.js';
-import { deepfakeProblem, labelProblem } from '../../sdk/synthetic-content.js';
+import { maskPhone, isBrazilianMobile } from '@palanque/rules/phones';
+import { countPieces, readRecipients, recipientListProblems } from '@palanque/rules/recipients';
+import { deepfakeProblem, labelProblem } from '@palanque/rules/synthetic-content';
 
 type CampaignRequest = components['schemas']['SmsCampaignRequest'];
 
@@ -67,7 +67,7 @@ export interface CampaignPlan {
   /** Entries of the list that repeat an earlier number. */
   rejected: number;
   optedOutSkipped: number;
-  /** Numbers left out because they are not Brazilian mobiles (rule `not_mobile`, phones.ts), and the first of them, masked. */
+  /** Numbers left out because they are not Brazilian mobiles (rule `not_mobile`, @palanque/rules/phones), and the first of them, masked. */
   notMobileSkipped: number;
   notMobileExamples: string[];
   /** `{ tags }` for a campaign to contacts (no tags: all of them); null for a list. */
@@ -190,7 +190,7 @@ async function complianceProblems(
 const NOT_MOBILE_EXAMPLES = 5;
 
 /**
- * Leaves in `chosen` only the numbers that can receive an SMS, Brazilian mobiles (phones.ts), and
+ * Leaves in `chosen` only the numbers that can receive an SMS, Brazilian mobiles (@palanque/rules/phones), and
  * returns the others in order: a landline, a toll-free or a foreign number is skipped and reported
  * (`not_mobile`), as an opted-out one is, never sent to and never billed. A list or an audience with no
  * mobile number left is a problem of the body (422 `not_mobile`, its value how many were skipped).
@@ -227,12 +227,7 @@ function readList(list: string, maxRecipients: number, problems: ErrorDetail[]):
   if (pieces > maxRecipients) throw invalidBody([listing(pieces)]);
   const recipients = readRecipients(list);
   if (recipients.entries > maxRecipients) throw invalidBody([listing(recipients.entries)]);
-  for (const { position, entry } of recipients.invalid) {
-    problems.push({ location: 'body', field: LIST_FIELD, rule: 'phone_number', message: `entry ${position + 1} is not a valid phone number`, value: entry.slice(0, 40) });
-  }
-  if (recipients.numbers.length === 0 && recipients.invalid.length === 0) {
-    problems.push({ location: 'body', field: LIST_FIELD, rule: 'not_blank', message: 'must hold at least one phone number' });
-  }
+  problems.push(...recipientListProblems(recipients, LIST_FIELD));
   return { numbers: recipients.numbers, rejected: recipients.repeated };
 }
 

@@ -20,7 +20,7 @@
  *   claims another attempt, cancels it. So a cancel sends nothing twice and loses nothing; a few messages
  *   may stay `queued` for up to the send timeout after it.
  * - Personal data. A number is whole only for the roles that may readPersonalData; the others read it
- *   masked (phones.ts), in the list and in the CSV alike. The numbers a campaign skipped as not mobile
+ *   masked (@palanque/rules/phones), in the list and in the CSV alike. The numbers a campaign skipped as not mobile
  *   (`not_mobile_examples`) are kept masked from the start and read so by every role.
  * - Tallies. A campaign that finished (`completed` or `canceled`) keeps its counts and cost (`tally`),
  *   written when it finishes and again whenever one of its messages changes after that (a late receipt, a
@@ -41,7 +41,7 @@ import type { Teams } from '../entities/teams.js';
 import type { TeamRole } from '../entities/models.js';
 import type { CampaignRow, MessageRow, SmsModels } from './models.js';
 import { warningsOf } from './compliance.js';
-import { maskPhone } from './phones.js';
+import { maskPhone } from '@palanque/rules/phones';
 import { CANCELED_WITH_CAMPAIGN, FINAL_STATUSES, OPTED_OUT_BEFORE_SENDING, WITH_PROVIDER_STATUSES } from './statuses.js';
 
 export type SmsCampaignReport = components['schemas']['SmsCampaignReport'];

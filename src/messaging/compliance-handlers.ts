@@ -25,7 +25,7 @@ import type { ComplianceRow, CredentialRow } from './models.js';
 import { sendingCredential } from './handlers.js';
 import type { SmsCredential, Sms } from './sms.js';
 import { counted } from '../http/counted.js';
-import { spanHolding } from '../../sdk/election-calendar.js';
+import { spanHolding } from '@palanque/rules/election-calendar';
 import type { SmsCompliance } from './compliance.js';
 
 type ComplianceOperations = 'getSmsCompliance' | 'setSmsCompliance' | 'updateSmsCredential' | 'previewSmsCampaign';

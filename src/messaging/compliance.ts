@@ -29,16 +29,16 @@
  * Not judged: a supplementary election's own calendar (its window is the ordinary one's rule).
  */
 import { Op, type Sequelize, type Transaction } from 'sequelize';
-import { REFUSED_CONSENT_KINDS } from '../../sdk/consent-sources.js';
+import { REFUSED_CONSENT_KINDS } from '@palanque/rules/consent-sources';
 import type { components } from '../../sdk/schema.js';
 import { addDays, brasiliaDay } from '../brasilia-time.js';
 import { asIsoTimestamp, readerOf } from '../db/reader.js';
-import { electionOverWarning, outsideWindowWarning, propagandaSpans, spansWithin, type PropagandaSpan } from '../../sdk/election-calendar.js';
+import { electionOverWarning, outsideWindowWarning, propagandaSpans, spansWithin, type PropagandaSpan } from '@palanque/rules/election-calendar';
 import { electionCalendarOf, type EntityContest } from '../elections/calendar.js';
 import type { ErrorDetail } from '../http/errors.js';
 import type { ComplianceMode, ComplianceRow, ContactRow, SmsModels } from './models.js';
 import { OPT_OUT_KEYWORDS, optOutKeywordOf } from './opt-outs.js';
-import { maskPhone } from './phones.js';
+import { maskPhone } from '@palanque/rules/phones';
 
 export type SmsComplianceSettings = components['schemas']['SmsCompliance'];
 export type ComplianceWarning = components['schemas']['SmsComplianceWarning'];
@@ -298,7 +298,7 @@ function footerWarning(credentialId: number): ComplianceWarning {
 export function refusalDetails(warnings: readonly ComplianceWarning[], audienceField: string, credentialId: number): ErrorDetail[] {
   return warnings.map((warning) => ({
     location: 'body',
-    // The label of declared synthetic content is the message's (issue 42, sdk/synthetic-content.ts).
+    // The label of declared synthetic content is the message's (issue 42, packages/rules/src/synthetic-content.ts).
     field: warning.rule === 'consent_missing' ? audienceField : warning.rule === 'synthetic_content_label' ? 'mensagem.mensagem' : 'credencial',
     rule: warning.rule,
     message: warning.message,
@@ -331,6 +331,6 @@ export function dateOnly(value: unknown): string {
 
 /**
  * A stored consent of a refused kind (a bought or third-party list, marked so by migration 0036) is no
- * consent: Lei 9.504/1997 art. 57-B III and art. 57-E §1º (sdk/consent-sources.ts).
+ * consent: Lei 9.504/1997 art. 57-B III and art. 57-E §1º (packages/rules/src/consent-sources.ts).
  */
 const CONSENT_NOT_REFUSED = { [Op.or]: [{ consent_kind: null }, { consent_kind: { [Op.notIn]: [...REFUSED_CONSENT_KINDS] } }] };

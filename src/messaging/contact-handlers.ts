@@ -28,10 +28,10 @@ import {
 } from './contact-import.js';
 import { contactView, MAX_TAG_LENGTH, normalisedTag, type Contacts, type StoredContact } from './contacts.js';
 import type { SmsModels } from './models.js';
-import { isBrazilianMobile } from './phones.js';
-import { normalisedPhone } from './recipients.js';
+import { isBrazilianMobile } from '@palanque/rules/phones';
+import { normalisedPhone } from '@palanque/rules/recipients';
 import { counted } from '../http/counted.js';
-import { judgeConsent } from '../../sdk/consent-sources.js';
+import { judgeConsent } from '@palanque/rules/consent-sources';
 
 type ContactOperations = 'listContacts' | 'createContact' | 'importContacts' | 'getContact' | 'deleteContact' | 'eraseContact';
 
@@ -99,7 +99,7 @@ export function contactHandlers({ contacts, models, teams, audit, urls }: Contac
       if (givenAt && givenAt.getTime() > Date.now()) {
         problems.push({ location: 'body', field: 'consent.given_at', rule: 'not_in_future', message: 'must not be in the future', value: consent!.given_at });
       }
-      // Consent that can be shown (issue 42): a kind, never a bought or third-party list (sdk/consent-sources.ts).
+      // Consent that can be shown (issue 42): a kind, never a bought or third-party list (packages/rules/src/consent-sources.ts).
       const judged = consent && source !== '' ? judgeConsent({ kind: consent.kind, source, evidence: consent.evidence }) : undefined;
       for (const problem of judged?.problems ?? []) {
         problems.push({ location: 'body', field: `consent.${problem.field}`, rule: problem.rule, message: problem.message, ...(problem.value === undefined ? {} : { value: problem.value }) });

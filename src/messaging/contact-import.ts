@@ -11,9 +11,9 @@
  * - Every line after the header (blank lines aside) counts once in the report: inserted, updated,
  *   unchanged or rejected. A rejection gives the line and a reason that names the column, never its
  *   value (numbers and names are personal data). Nothing is dropped in silence. A number that is not a
- *   Brazilian mobile (a landline, toll-free or foreign number: phones.ts) is such a rejection
+ *   Brazilian mobile (a landline, toll-free or foreign number: @palanque/rules/phones) is such a rejection
  *   (`telefone: not a Brazilian mobile number (not_mobile)`): an SMS cannot reach it.
- *   So is a line whose consent is refused (sdk/consent-sources.ts: a bought or third-party list, no
+ *   So is a line whose consent is refused (packages/rules/src/consent-sources.ts: a bought or third-party list, no
  *   kind, no evidence where the kind needs it; the reason names the column and the rule), whether the
  *   line adds or updates a contact.
  * - Idempotent by (entity, number): a line updates the entity's contact with its number, never adds a
@@ -35,11 +35,11 @@ import { Op, UniqueConstraintError, type Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
 import { asIsoTimestamp } from '../db/reader.js';
 import type { ErrorDetail } from '../http/errors.js';
-import { CONSENT_KINDS, judgeConsent, MAX_EVIDENCE_LENGTH } from '../../sdk/consent-sources.js';
+import { CONSENT_KINDS, judgeConsent, MAX_EVIDENCE_LENGTH } from '@palanque/rules/consent-sources';
 import { MAX_TAG_LENGTH, MAX_TAGS, normalisedTag, type ConsentFields } from './contacts.js';
 import type { ContactRow, SmsModels } from './models.js';
-import { isBrazilianMobile } from './phones.js';
-import { normalisedPhone } from './recipients.js';
+import { isBrazilianMobile } from '@palanque/rules/phones';
+import { normalisedPhone } from '@palanque/rules/recipients';
 
 export type ContactImportReport = components['schemas']['ContactImportReport'];
 
@@ -63,7 +63,7 @@ const COLUMNS = {
   consentSource: ['consentimento_origem', 'consent_source'],
   consentGivenAt: ['consentimento_data', 'consent_given_at'],
   consentText: ['consentimento_texto', 'consent_text'],
-  // Issue 42: the structured source (sdk/consent-sources.ts CONSENT_KINDS) and the record that shows it.
+  // Issue 42: the structured source (packages/rules/src/consent-sources.ts CONSENT_KINDS) and the record that shows it.
   consentKind: ['consentimento_tipo', 'consent_kind'],
   consentEvidence: ['consentimento_prova', 'consent_evidence'],
   tags: ['tags'],

@@ -2,7 +2,7 @@
  * An entity's contacts: the people it may message, each with the consent they gave (issue 23; tables
  * `contacts` and `contact_tags`, migration 0027). Electoral law lets a campaign message only people who
  * gave their number voluntarily; a contact records where, when and to what text, and since issue 42 the
- * kind of source and its evidence (migration 0036; sdk/consent-sources.ts judges them before they are
+ * kind of source and its evidence (migration 0036; packages/rules/src/consent-sources.ts judges them before they are
  * stored: a bought or third-party list never is). Contacts are erased after the entity's election
  * (contact-retention.ts).
  *
@@ -13,7 +13,7 @@
  * - Numbers and names are personal data (issue 12): `contactView` gives them whole only to roles that
  *   may read personal data, masked to the others (the number by maskPhone, the name as initials).
  *   Masking happens on the way out; a masked value is never stored, except by an erasure.
- * - A contact's number is a Brazilian mobile (phones.ts isBrazilianMobile; createContact and the import
+ * - A contact's number is a Brazilian mobile (@palanque/rules/phones isBrazilianMobile; createContact and the import
  *   refuse others, rule `not_mobile`); one stored before that rule reads `can_receive_sms: false` and
  *   campaigns skip it.
  * - An erasure (`erase`) runs in one transaction, and never races the send job (sending.ts): messages
@@ -26,12 +26,12 @@
  * Not guaranteed: a campaign created while the erasure runs may still list the number.
  */
 import { literal, Op, UniqueConstraintError, type Transaction } from 'sequelize';
-import type { ConsentKind } from '../../sdk/consent-sources.js';
+import type { ConsentKind } from '@palanque/rules/consent-sources';
 import type { components } from '../../sdk/schema.js';
 import { asIsoTimestamp, readerOf, type Reader } from '../db/reader.js';
 import type { ContactRow, SmsModels } from './models.js';
 import type { SmsOptOuts } from './opt-outs.js';
-import { isBrazilianMobile, maskPhone } from './phones.js';
+import { isBrazilianMobile, maskPhone } from '@palanque/rules/phones';
 
 export type Contact = components['schemas']['Contact'];
 export type ContactErasure = components['schemas']['ContactErasure'];
@@ -57,7 +57,7 @@ export function nameInitials(name: string): string {
 
 /** What a contact says of the consent given; null fields of the row are absent parts. */
 export interface ConsentFields {
-  /** The structured source (sdk/consent-sources.ts); never a refused one (contact-handlers.ts, contact-import.ts judge it). */
+  /** The structured source (packages/rules/src/consent-sources.ts); never a refused one (contact-handlers.ts, contact-import.ts judge it). */
   kind: ConsentKind;
   source: string;
   givenAt: Date;

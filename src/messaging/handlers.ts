@@ -22,7 +22,7 @@ import { SECRET_MARKER } from '../entities/history.js';
 import type { CredentialRow } from './models.js';
 import { providerSignatureMatches } from './provider-signature.js';
 import { footerProblem, normalisedFooter, refusalDetails } from './compliance.js';
-import { normalisedPhone } from './recipients.js';
+import { normalisedPhone } from '@palanque/rules/recipients';
 import type { Sms } from './sms.js';
 import type { SentMessage } from './callback-signers.js';
 import { counted } from '../http/counted.js';

@@ -114,7 +114,7 @@ export interface OptOutRow {
   keyword: string | null;
   /** 'reply', 'manual' or 'conversation' (opt-outs.ts); null for rows written before migration 0034 (replies). */
   source: string | null;
-  /** The phrase a free-text reply was read with (sdk/opt-out-phrases.ts). */
+  /** The phrase a free-text reply was read with (packages/rules/src/opt-out-phrases.ts). */
   phrase: string | null;
   /** Who recorded it by hand. */
   created_by: number | null;
@@ -133,7 +133,7 @@ export interface ContactRow {
   consent_given_at: Date | null;
   /** The text the person agreed to. */
   consent_text: string | null;
-  /** The structured source (sdk/consent-sources.ts, migration 0036); null: a consent stored before it whose words named none. */
+  /** The structured source (packages/rules/src/consent-sources.ts, migration 0036); null: a consent stored before it whose words named none. */
   consent_kind: string | null;
   /** The record that shows a manual or imported consent. */
   consent_evidence: string | null;

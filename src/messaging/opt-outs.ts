@@ -15,7 +15,7 @@
  * Keywords are matched against the whole reply once it is normalised (optOutKeywordOf): "Sair.",
  * "PARE!", " stop ", "SAÍR" opt out. Carriers read STOP the same way. A reply in the voter's own words
  * opts out too when it is a request to stop ("não quero mais receber", "me tira dessa lista", "pare de
- * mandar"; sdk/opt-out-phrases.ts, shared with the stateful mock), while a keyword inside an ordinary
+ * mandar"; packages/rules/src/opt-out-phrases.ts, shared with the stateful mock), while a keyword inside an ordinary
  * answer ("não vou sair de casa", "quero parar no comitê") does not: a wrong opt-out silences a voter
  * who wants the messages. LGPD (Lei 13.709/2018) art. 8 §5º lets a person withdraw consent at any time;
  * Lei 9.504/1997 art. 57-G gives the sender 48 hours to remove them. A team may also opt a number out
@@ -37,7 +37,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { DataTypes, Op, QueryTypes, UniqueConstraintError, type Model, type ModelStatic, type Transaction } from 'sequelize';
 import type { components } from '../../sdk/schema.js';
-import { optOutPhraseOf } from '../../sdk/opt-out-phrases.js';
+import { optOutPhraseOf } from '@palanque/rules/opt-out-phrases';
 import type { SecretBox } from '../security/secret-box.js';
 import type { OptOutRow, SmsModels } from './models.js';
 
@@ -62,7 +62,7 @@ export function optOutKeywordOf(body: string): Keyword | undefined {
   return KEYWORDS.has(word) ? (word as Keyword) : undefined;
 }
 
-/** How a reply opts out: its keyword, or the phrase it was read with (sdk/opt-out-phrases.ts); undefined for an ordinary answer. */
+/** How a reply opts out: its keyword, or the phrase it was read with (packages/rules/src/opt-out-phrases.ts); undefined for an ordinary answer. */
 export function optOutReadingOf(body: string): { keyword: Keyword | null; phrase: string | null } | undefined {
   const keyword = optOutKeywordOf(body);
   if (keyword) return { keyword, phrase: null };

@@ -24,7 +24,7 @@ import type { SecretBox } from '../security/secret-box.js';
 import { defineSmsModels, sendableOf, type CampaignRow, type CredentialRow, type MessageRow, type SmsModels } from './models.js';
 import { optOutReadingOf, SmsOptOuts, type OptOutScope } from './opt-outs.js';
 import type { SmsProvider } from './provider.js';
-import { normalisedPhone } from './recipients.js';
+import { normalisedPhone } from '@palanque/rules/recipients';
 import { SmsSending } from './sending.js';
 import { CampaignSending, SMS_CAMPAIGN_SEND_JOB, SMS_SEND_JOB } from './campaign-sending.js';
 import { planCampaign, type CampaignPlan } from './campaign-plan.js';

@@ -8,7 +8,7 @@ import type { HttpHandler } from 'msw';
 import { errorResponse } from '../../msw-validation.js';
 import { envelope, forbidden, invalidBody, notFound } from '../answers.js';
 import { entityFor, may, PERMISSION_TEXT, roleIn, type Context, type On, type Permission } from '../auth.js';
-import { listedNumbers, maskedPhone } from '../messaging/phones.js';
+import { contactPhone, maskPhone } from '../messaging/phones.js';
 import { pageOf } from '../paging.js';
 import { newId, now, type TeamRole } from '../store.js';
 import { chatMessageView, chatOf, conversationView, messengerPageView, recordChatChange, recordOptOut, type ChatState, type StoredChatMessage, type StoredConversation, type StoredMessengerPage } from './inbox.js';
@@ -62,7 +62,7 @@ export function chatHandlers(on: On): HttpHandler[] {
       const { conversation, role, chat } = found;
       const { optOut, added } = recordOptOut(chat, conversation.entity_id, conversation.participant, 'conversation');
       const whole = may(context.user, role, 'readPersonalData');
-      const shown = whole ? optOut : { ...optOut, phone: maskedPhone(optOut.phone) };
+      const shown = whole ? optOut : { ...optOut, phone: maskPhone(optOut.phone) };
       const entity = conversation.entity_id;
       return envelope(
         added ? 201 : 200,
@@ -73,11 +73,8 @@ export function chatHandlers(on: On): HttpHandler[] {
     on('optOutSmsNumber', (context) => {
       const entity = entityFor(context, Number(context.body.entity_id), { location: 'body', field: 'entity_id' }, 'edit');
       if (entity instanceof Response) return entity;
-      const listed = listedNumbers(String(context.body.phone));
-      if (listed.problems.length > 0 || listed.numbers.length !== 1) {
-        return invalidBody([{ location: 'body', field: 'phone', rule: 'phone_number', message: 'must be a valid phone number', value: String(context.body.phone) }]);
-      }
-      const phone = listed.numbers[0]!;
+      const phone = contactPhone(String(context.body.phone));
+      if (!phone) return invalidBody([{ location: 'body', field: 'phone', rule: 'phone_number', message: 'must be a valid phone number', value: String(context.body.phone) }]);
       const { optOut, added } = recordOptOut(chatOf(context.state), entity.id, phone, 'manual');
       return envelope(added ? 201 : 200, optOut, added ? `${phone} is opted out of entity ${entity.id}'s campaigns.` : `${phone} had opted out of entity ${entity.id}'s campaigns already.`);
     }),

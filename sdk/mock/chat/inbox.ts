@@ -5,7 +5,7 @@
  * `reset()` forgets it with the State.
  */
 import { isOptOut } from '../messaging/opt-outs.js';
-import { maskedPhone } from '../messaging/phones.js';
+import { maskPhone } from '../messaging/phones.js';
 import { displayName, newId, now, seedReplies, type State } from '../store.js';
 
 /** A conversation as the server keeps it (the mock's are SMS ones, from the seed's replies that are not opt-outs). */
@@ -123,7 +123,7 @@ export function conversationView(state: State, chat: ChatState, conversation: St
     channel: 'sms',
     credential_id: conversation.credential_id,
     page_id: null,
-    participant: whole ? conversation.participant : maskedPhone(conversation.participant),
+    participant: whole ? conversation.participant : maskPhone(conversation.participant),
     contact: contact ? { id: contact.id, name: contact.name } : null,
     assignee: assignee ? { id: assignee.id, display_name: displayName(assignee) } : null,
     unread_count: conversation.unread_count,

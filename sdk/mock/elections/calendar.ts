@@ -1,7 +1,7 @@
 /**
  * The stateful mock's election calendar (src/elections/calendar.ts): the seeded lines (SEEDED_CALENDAR,
  * as migration 0032 wrote them), the election that judges an entity, its propaganda window as spans and
- * the `election_over` rule, drawn by the same pure rules as the server (sdk/election-calendar.ts).
+ * the `election_over` rule, drawn by the same pure rules as the server (packages/rules/src/election-calendar.ts).
  * Each mock state has its own calendar, seeded on first use.
  */
 import type { components } from '../../schema.js';
@@ -23,7 +23,7 @@ import {
   spansWithin,
   type CalendarSources,
   type PropagandaSpan,
-} from '../../election-calendar.js';
+} from '@palanque/rules/election-calendar';
 
 type EffectiveWindow = components['schemas']['SmsEffectiveWindow'];
 type ComplianceWarning = components['schemas']['SmsComplianceWarning'];

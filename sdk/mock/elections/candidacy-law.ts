@@ -10,8 +10,8 @@
  * the minimum age is not judged. The federations are the court data's for the entity's court election
  * when it names any, else the 2022 registrations.
  */
-import { checkCandidacyLaw, OFFICES_BY_LAW, officeOfPosition, sendsFieldOf, type ElectionFacts, type LawOffice } from '../../candidacy-law.js';
-import { inaugurationDay, lastVoteOf, MUNICIPAL_OFFICES, SEEDED_CALENDAR, type SeededElection } from '../../election-calendar.js';
+import { checkCandidacyLaw, OFFICES_BY_LAW, officeOfPosition, sendsFieldOf, type ElectionFacts, type LawOffice } from '@palanque/rules/candidacy-law';
+import { inaugurationDay, lastVoteOf, MUNICIPAL_OFFICES, SEEDED_CALENDAR, type SeededElection } from '@palanque/rules/election-calendar';
 import { candidacyIn, type CourtSeed } from './court.js';
 import type { components } from '../../schema.js';
 

@@ -4,7 +4,7 @@
  */
 import type { HttpHandler } from 'msw';
 import { errorResponse } from '../../msw-validation.js';
-import { COVERED_FROM as REGISTERED_PARTIES_FROM, partiesRegisteredOn, REGISTERED_PARTIES as REGISTERED_PARTY_LIST } from '../../registered-parties.js';
+import { COVERED_FROM as REGISTERED_PARTIES_FROM, partiesRegisteredOn, REGISTERED_PARTIES as REGISTERED_PARTY_LIST } from '@palanque/rules/registered-parties';
 import { envelope } from '../answers.js';
 import type { On } from '../auth.js';
 import { taggedRead } from '../etags.js';
@@ -29,7 +29,7 @@ export function courtReadHandlers(on: On): HttpHandler[] {
     on('listElections', ({ request, url, state }) => answer(request, courtReads.listElections(tablesOf(state), url.searchParams))),
     on('listElectionOffices', ({ request, state }) => answer(request, courtReads.listOffices(tablesOf(state)))),
     on('listElectionParties', ({ request, url, state }) => answer(request, courtReads.listParties(tablesOf(state), url.searchParams))),
-    // The registered parties are reference data of their own (sdk/registered-parties.ts), as the server's table seeded from it.
+    // The registered parties are reference data of their own (packages/rules/src/registered-parties.ts), as the server's table seeded from it.
     on('listRegisteredParties', ({ url }) => {
       const day = url.searchParams.get('em');
       if (day !== null && (!/^\d{4}-\d{2}-\d{2}$/.test(day) || day < REGISTERED_PARTIES_FROM)) {

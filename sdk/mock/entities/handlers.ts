@@ -6,7 +6,9 @@
  * version, an unknown market-share entry).
  */
 import type { HttpHandler } from 'msw';
-import { asCandidacyDetails } from '../../candidacy-law.js';
+import { asCandidacyDetails } from '@palanque/rules/candidacy-law';
+import { documentProblems, type DocumentFields } from '@palanque/rules/documents';
+import type { ErrorDetail } from '@palanque/rules/error-detail';
 import { errorResponse } from '../../msw-validation.js';
 import { conflict, envelope, invalidBody, notFound } from '../answers.js';
 import { entityFor, roleIn, type On } from '../auth.js';
@@ -48,8 +50,8 @@ export function entityHandlers(on: On): HttpHandler[] {
             { location: 'header', field: 'If-Match', rule: 'update_only', message: 'is only for updates: send it with the id of the entity', value: ifMatch.slice(0, 200) },
           ]);
         }
-        // Candidacies the court would refuse (elections/candidacy-law.ts), for candidates, before the duplicates as on the server.
-        const unlawful = (url.searchParams.get('tp') ?? 'candidato') === 'candidato' ? candidacyLawDetails(state.court, body) : [];
+        // The documents' digits, then candidacies the court would refuse (elections/candidacy-law.ts, for candidates), before the duplicates as on the server.
+        const unlawful = [...documentDetails(body), ...((url.searchParams.get('tp') ?? 'candidato') === 'candidato' ? candidacyLawDetails(state.court, body) : [])];
         if (unlawful.length > 0) return invalidBody(unlawful, 'The entity is invalid.');
         const duplicate = cpfTaken(state, user, body.cpf, undefined) ?? candidacyRefused(state, user, body.candidacy_id, undefined);
         if (duplicate) return duplicate;
@@ -64,7 +66,7 @@ export function entityHandlers(on: On): HttpHandler[] {
       const entity = entityFor(context, Number(body.id), { location: 'body', field: 'id' }, 'edit');
       if (entity instanceof Response) return entity;
       // The server's order: the CPF check, then the version (If-Match), then the nested records.
-      const unlawful = entity.tp === 'candidato' ? candidacyLawDetails(state.court, body, entity.record) : [];
+      const unlawful = [...documentDetails(body, entity.record), ...(entity.tp === 'candidato' ? candidacyLawDetails(state.court, body, entity.record) : [])];
       if (unlawful.length > 0) return invalidBody(unlawful, 'The entity is invalid.');
       const duplicate = cpfTaken(state, user, body.cpf, entity.id) ?? candidacyRefused(state, user, body.candidacy_id, entity.id, entity.record.candidacy_id);
       if (duplicate) return duplicate;
@@ -165,6 +167,18 @@ function unknownMarketshareEntry(stored: Json, body: Json): Response | undefined
     seen.add(entry.id);
   }
   return undefined;
+}
+
+/**
+ * The server's document rules (@palanque/rules/documents): CPF and voter id check digits, the ballot
+ * number's party prefix. A masked value (`***.982.247-**`) stands for the stored one on the server and
+ * is not judged; nulls clear a field and break no rule.
+ */
+function documentDetails(body: Json, stored: Json = {}): ErrorDetail[] {
+  const fields = (record: Json): DocumentFields => Object.fromEntries(
+    Object.entries(record).filter(([field, value]) => ['cpf', 'titulo_eleitor', 'nr_urna', 'partido'].includes(field) && value !== null && !(typeof value === 'string' && value.includes('*'))),
+  ) as DocumentFields;
+  return documentProblems(fields(body), fields({ ...stored, ...body }));
 }
 
 function cpfTaken(state: State, user: User, cpf: unknown, except: number | undefined): Response | undefined {

@@ -5,7 +5,7 @@
  * reach and those that opted out left out, the footer, the encoding and segments, and the compliance
  * judgement.
  */
-import { deepfakeProblem, labelProblem, type SyntheticContent } from '../../synthetic-content.js';
+import { deepfakeProblem, labelProblem, type SyntheticContent } from '@palanque/rules/synthetic-content';
 import { forbidden, invalidBody, notFound } from '../answers.js';
 import { may, roleIn, type Context } from '../auth.js';
 import { chatOf } from '../chat/inbox.js';
@@ -42,7 +42,7 @@ interface CampaignPlan {
   encoding: 'GSM-7' | 'UCS-2';
   segments: number;
   judgement: ReturnType<typeof judgeCampaign>;
-  /** The synthetic content declared (sdk/synthetic-content.ts); null: none. */
+  /** The synthetic content declared (packages/rules/src/synthetic-content.ts); null: none. */
   syntheticContent: { technology: string } | null;
   /** Its declaration that it is not electoral propaganda (art. 36-A), trimmed; null: none. */
   nonElectoral: string | null;
@@ -70,6 +70,8 @@ export function campaignPlanOf({ body, user, state }: Context, everyRule = false
     ]);
   }
   let numbers: string[];
+  // Repeats the list held (one number written twice), dropped and counted as `rejected`, as the server counts them.
+  let repeated = 0;
   const contactIds = new Map<string, number>();
   if (mensagem.contatos) {
     if (!entity) return invalidBody([{ location: 'body', field: 'mensagem.contatos', rule: 'entity_credential', message: `contacts belong to an entity; credential ${credential.id} has none`, value: credential.id }]);
@@ -87,6 +89,7 @@ export function campaignPlanOf({ body, user, state }: Context, everyRule = false
       return invalidBody([...listed.problems, ...named]);
     }
     numbers = listed.numbers;
+    repeated = listed.repeated;
   }
   const listed = [...new Set(numbers)];
   // Only Brazilian mobiles receive SMS (issue 42): the others are skipped and named; none left is 422, as the server answers.
@@ -110,5 +113,5 @@ export function campaignPlanOf({ body, user, state }: Context, everyRule = false
   const unlabelled = entity === undefined ? undefined : labelProblem(declared, mensagem.mensagem.trim());
   if (unlabelled) judgement.warnings.push({ rule: 'synthetic_content_label', message: unlabelled.message, technology: String(unlabelled.value) });
   const syntheticContent = declared ? { technology: declared.technology.trim() } : null;
-  return { credential, numbers: sendable, optedOutSkipped: distinct.length - sendable.length, contactIds, rejected: numbers.length - listed.length, notMobile, footer, text, ...campaignText(text), judgement, syntheticContent, nonElectoral };
+  return { credential, numbers: sendable, optedOutSkipped: distinct.length - sendable.length, contactIds, rejected: repeated + numbers.length - listed.length, notMobile, footer, text, ...campaignText(text), judgement, syntheticContent, nonElectoral };
 }

@@ -4,7 +4,7 @@
  * credential's footer naming an opt-out keyword, and the propaganda window of the election that judges
  * the entity (elections/calendar.ts). Judged under every mode; only `enforce` refuses.
  */
-import { REFUSED_CONSENT_KINDS, type ConsentKind } from '../../consent-sources.js';
+import { REFUSED_CONSENT_KINDS, type ConsentKind } from '@palanque/rules/consent-sources';
 import type { ErrorDetail } from '../../msw-validation.js';
 import type { components } from '../../schema.js';
 import { mockCalendarOf, mockEffectiveWindow, mockWindowWarnings } from '../elections/calendar.js';

@@ -6,7 +6,7 @@
  * sent to it and a queued one canceled.
  */
 import type { HttpHandler } from 'msw';
-import { CONSENT_KINDS, judgeConsent, type ConsentKind } from '../../consent-sources.js';
+import { CONSENT_KINDS, judgeConsent, type ConsentKind } from '@palanque/rules/consent-sources';
 import { errorResponse, type ErrorDetail } from '../../msw-validation.js';
 import { conflict, envelope, forbidden, invalidBody } from '../answers.js';
 import { entityFor, may, PERMISSION_TEXT, roleIn, type Context, type On, type Permission } from '../auth.js';
@@ -14,7 +14,7 @@ import { chatOf } from '../chat/inbox.js';
 import { pageOf } from '../paging.js';
 import { newId, type State, type StoredContact, type StoredEntity, type TeamRole } from '../store.js';
 import { CONSENT_COLUMN, consentDate, CONTACT_COLUMNS, CONTACTS_PER_PAGE, contactTag, contactView, csvLines, noContact } from './contacts.js';
-import { contactPhone, isBrazilianMobile, maskedPhone } from './phones.js';
+import { contactPhone, isBrazilianMobile, maskPhone } from './phones.js';
 
 export function contactHandlers(on: On): HttpHandler[] {
   const contactsOf = (state: State) => state.contacts;
@@ -195,7 +195,7 @@ export function contactHandlers(on: On): HttpHandler[] {
       for (const campaign of context.state.campaigns.values()) {
         if (campaign.entity_id !== contact.entity_id) continue;
         for (const message of campaign.messages.filter((candidate) => candidate.recipient === contact.phone)) {
-          message.recipient = maskedPhone(contact.phone);
+          message.recipient = maskPhone(contact.phone);
           if (message.status === 'queued') {
             message.status = 'canceled';
             message.error_message = 'The contact was erased at their request before the message was sent.';

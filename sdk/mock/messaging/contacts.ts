@@ -5,7 +5,7 @@
  */
 import { notFound } from '../answers.js';
 import type { StoredContact } from '../store.js';
-import { isBrazilianMobile, maskedPhone } from './phones.js';
+import { isBrazilianMobile, maskPhone } from './phones.js';
 
 export const CONTACTS_PER_PAGE = 50;
 export const CONTACT_COLUMNS: Record<string, 'phone' | 'name' | 'source' | 'givenAt' | 'text' | 'kind' | 'evidence' | 'tags'> = {
@@ -18,7 +18,7 @@ export const CONSENT_COLUMN = { kind: 'consentimento_tipo', source: 'consentimen
 
 export const contactTag = (tag: string) => tag.normalize('NFC').trim().replace(/\s+/g, ' ').toLocaleLowerCase('pt-BR');
 export const contactView = (contact: StoredContact, whole: boolean) =>
-  whole ? { ...contact, can_receive_sms: isBrazilianMobile(contact.phone) } : { ...contact, can_receive_sms: isBrazilianMobile(contact.phone), phone: maskedPhone(contact.phone), name: contact.name === null ? null : contact.name.trim().split(/\s+/).map((word) => `${[...word][0]}.`).join(' ') };
+  whole ? { ...contact, can_receive_sms: isBrazilianMobile(contact.phone) } : { ...contact, can_receive_sms: isBrazilianMobile(contact.phone), phone: maskPhone(contact.phone), name: contact.name === null ? null : contact.name.trim().split(/\s+/).map((word) => `${[...word][0]}.`).join(' ') };
 export const noContact = (id: number) =>
   notFound(`There is no contact ${id} in your teams' entities.`, [{ location: 'path', field: 'contact_id', rule: 'in_your_teams', message: 'must be a contact of an entity of one of your teams', value: id }]);
 

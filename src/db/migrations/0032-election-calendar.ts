@@ -1,11 +1,11 @@
 import { DataTypes, type QueryInterface } from 'sequelize';
-import { SEEDED_CALENDAR } from '../../../sdk/election-calendar.js';
+import { SEEDED_CALENDAR } from '@palanque/rules/election-calendar';
 
 /**
  * The election calendar (issue 42; src/elections/calendar.ts): one line per election (a supplementary
  * one names its state and municipality), with its registration deadline, propaganda start, voting days
  * and certification (diplomação), each with its legal source (`sources`, JSON by field). Seeded with the
- * 2024 municipal, 2026 general and 2028 municipal elections (sdk/election-calendar.ts SEEDED_CALENDAR);
+ * 2024 municipal, 2026 general and 2028 municipal elections (packages/rules/src/election-calendar.ts SEEDED_CALENDAR);
  * platform admins change it afterwards (audited). Dates are Brasília days.
  */
 export const name = '0032-election-calendar';

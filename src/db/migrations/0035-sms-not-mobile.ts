@@ -1,7 +1,7 @@
 import { DataTypes, type QueryInterface } from 'sequelize';
 
 /**
- * Numbers that cannot receive an SMS (issue 42, section 4; src/messaging/phones.ts isBrazilianMobile):
+ * Numbers that cannot receive an SMS (issue 42, section 4; packages/rules/src/phones.ts isBrazilianMobile):
  * a campaign keeps how many of its numbers it skipped because they are not Brazilian mobiles
  * (landlines, toll-free, foreign numbers) and the first few of them, masked (a JSON array of
  * `+55******1234`: masked when stored, so erasing a contact never has to look for them). Campaigns

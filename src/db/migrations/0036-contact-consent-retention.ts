@@ -1,10 +1,10 @@
 import { DataTypes, QueryTypes, type QueryInterface } from 'sequelize';
-import { consentKindFromText } from '../../../sdk/consent-sources.js';
+import { consentKindFromText } from '@palanque/rules/consent-sources';
 
 /**
  * Consent that can be shown, and contacts kept no longer than the campaign (issue 42, section 5;
  * src/messaging/contacts.ts, contact-retention.ts):
- * - `contacts.consent_kind`: the structured source (sdk/consent-sources.ts CONSENT_KINDS), and
+ * - `contacts.consent_kind`: the structured source (packages/rules/src/consent-sources.ts CONSENT_KINDS), and
  *   `contacts.consent_evidence`, the record that shows a manual or imported consent. Existing rows keep
  *   their free-text `consent_source` as it is; their kind is read from its words where they name one
  *   (consentKindFromText: "Ficha de voluntários" is `form`, "Comício" `event`, "SMS" `inbound_message`).

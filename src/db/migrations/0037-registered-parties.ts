@@ -1,11 +1,11 @@
 import { DataTypes, type QueryInterface } from 'sequelize';
-import { REGISTERED_PARTIES, REGISTERED_PARTIES_SOURCE } from '../../../sdk/registered-parties.js';
+import { REGISTERED_PARTIES, REGISTERED_PARTIES_SOURCE } from '@palanque/rules/registered-parties';
 
 /**
  * Reference data of its own (issue 42, section 7), not derived from imported candidacies:
  * - `registered_parties`: the parties registered with the electoral court (TSE) since 2020, keyed by
  *   number and registration day (numbers are reused: 25 was DEM's, is PRD's), with the day each ceased to
- *   exist and its successor. Seeded from sdk/registered-parties.ts as it stood when this migration was
+ *   exist and its successor. Seeded from packages/rules/src/registered-parties.ts as it stood when this migration was
  *   written, each row naming its source. The ballot-number and coalition rules judge an election by the
  *   parties of this table that could run in it (src/entities/electoral-rules.ts).
  * - `municipalities.siafi_id`: the municipality's SIAFI (TOM) code, which the municipality list carries;

@@ -1,7 +1,7 @@
 import { DataTypes, type QueryInterface } from 'sequelize';
 
 /**
- * Synthetic content in SMS campaigns (issue 42; sdk/synthetic-content.ts): the declaration a campaign
+ * Synthetic content in SMS campaigns (issue 42; packages/rules/src/synthetic-content.ts): the declaration a campaign
  * was sent with, that it links or attaches content made or altered by artificial intelligence and with
  * which technology (Res. TSE 23.610/2019 art. 9-B), kept with the campaign for its report. JSON text
  * `{"technology": "..."}`; null for every campaign before it and for one that declared nothing.

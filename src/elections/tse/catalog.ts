@@ -22,7 +22,7 @@
  */
 import type { Sequelize } from 'sequelize';
 import type { components } from '../../../sdk/schema.js';
-import type { RegisteredParty } from '../../../sdk/registered-parties.js';
+import type { RegisteredParty } from '@palanque/rules/registered-parties';
 import { asIsoTimestamp, asNumber, readerOf, type Reader } from '../../db/reader.js';
 import { CODE_TABLES, type CodeTable, type ElectionRow } from './models.js';
 import { normaliseName } from './names.js';
@@ -101,7 +101,7 @@ export class CourtCatalog {
   }
 }
 
-/** The registered_parties table, as sdk/registered-parties.ts types it, by number then registration. */
+/** The registered_parties table, as packages/rules/src/registered-parties.ts types it, by number then registration. */
 export async function readRegisteredParties(reader: Reader): Promise<RegisteredParty[]> {
   const rows = await reader.rows<Omit<RegisteredParty, 'nomes_anteriores'> & { nomes_anteriores: string }>(
     'SELECT nr_partido, sg_partido, nm_partido, dt_registro, dt_extincao, tp_extincao, sg_sucessor, nomes_anteriores FROM registered_parties ORDER BY nr_partido, dt_registro',

@@ -30,7 +30,7 @@ import { maskCpf, maskVoterId } from '../../entities/personal-data.js';
 import { CANDIDACIES_PER_PAGE, searchWords, type CandidacyRecord, type CourtCatalog, type CourtData } from './catalog.js';
 import type { components } from '../../../sdk/schema.js';
 import { counted } from '../../http/counted.js';
-import { COVERED_FROM, partiesRegisteredOn } from '../../../sdk/registered-parties.js';
+import { COVERED_FROM, partiesRegisteredOn } from '@palanque/rules/registered-parties';
 
 type CourtReadOperations = 'listElections' | 'listElectionOffices' | 'listElectionParties' | 'listRegisteredParties' | 'getElectionCodes' | 'searchCandidacies' | 'getCandidacy';
 type Candidacy = components['schemas']['Candidacy'];

@@ -16,7 +16,7 @@
  */
 import type { Sequelize } from 'sequelize';
 import { readerOf } from '../../db/reader.js';
-import type { RegisteredParty } from '../../../sdk/registered-parties.js';
+import type { RegisteredParty } from '@palanque/rules/registered-parties';
 import { CourtCatalog, readRegisteredParties } from './catalog.js';
 import { BALLOT_DIGITS_BY_OFFICE, type CodeTable, type ElectionRow, type OfficeRow, type PartyRow } from './models.js';
 import { normaliseName } from './names.js';
@@ -36,7 +36,7 @@ export interface CourtView {
   codes: ReadonlyMap<CodeTable, ReadonlyMap<number, string>>;
   /** Each election's parties by number, as its imported candidacies named them. An election without party rows is absent. */
   partiesByElection: ReadonlyMap<number, ReadonlyMap<number, PartyRow>>;
-  /** Every party registration of registered_parties (sdk/registered-parties.ts says what it covers). */
+  /** Every party registration of registered_parties (packages/rules/src/registered-parties.ts says what it covers). */
   registeredParties: readonly RegisteredParty[];
 }
 

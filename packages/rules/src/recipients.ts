@@ -12,6 +12,7 @@
  * Found numbers are normalised to E.164 and deduplicated in the order given.
  */
 import { findPhoneNumbersInText, parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import type { ErrorDetail } from './error-detail.js';
 
 export interface RecipientList {
   /** Distinct valid numbers in E.164, in the order first given. */
@@ -110,6 +111,17 @@ export function readRecipients(text: string): RecipientList {
     else numbers.add(entry.number);
   });
   return { numbers: [...numbers], invalid, repeated, entries: entries.length };
+}
+
+/**
+ * The details of a list (`field`) whose entries are not phone numbers, one per entry (its first 40
+ * characters echoed), or of a list that holds none: the server's campaign plan and the stateful mock
+ * refuse a list with the same words.
+ */
+export function recipientListProblems(recipients: RecipientList, field: string): ErrorDetail[] {
+  const problems: ErrorDetail[] = recipients.invalid.map(({ position, entry }) => ({ location: 'body', field, rule: 'phone_number', message: `entry ${position + 1} is not a valid phone number`, value: entry.slice(0, 40) }));
+  if (recipients.numbers.length === 0 && recipients.invalid.length === 0) problems.push({ location: 'body', field, rule: 'not_blank', message: 'must hold at least one phone number' });
+  return problems;
 }
 
 /** One number in E.164, or undefined when it is not a valid phone number. */

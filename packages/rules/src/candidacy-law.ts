@@ -13,10 +13,25 @@
  * - Each broken rule is one detail naming the field, the rule (`ballot_name_length`, `office_scope`,
  *   `proportional_coalition`, `minimum_age`), the legal source and the offending value.
  */
-import type { components } from './schema.js';
+import type { ErrorDetail } from './error-detail.js';
 
-type ErrorDetail = components['schemas']['ErrorDetail'];
-type CandidateEntity = components['schemas']['CandidateEntity'];
+/**
+ * The fields of a candidate entity (the contract's `CandidateEntity`) these rules read, as the contract
+ * types them (a state is one of its `UF` codes, read here as text); test/rules-package.test.ts holds the
+ * contract's type to it, so that a renamed or retyped field fails the type check.
+ */
+export interface CandidacyFields {
+  nm_urna?: string | null;
+  position?: string | null;
+  candidacy_id?: number | null;
+  tipoDisputa?: string | null;
+  uf?: string | null;
+  estado_disputa?: string | null;
+  partidosLegenda?: string[] | null;
+  partido?: string | null;
+  data_nascimento?: string | null;
+  disputa_eleitoral?: number | null;
+}
 
 /** A ballot name has at most this many characters, spaces included (Res. TSE 23.609/2019 art. 25, as amended by Res. 23.675/2021; Lei 9.504/1997 art. 12). */
 export const BALLOT_NAME_LIMIT = 30;
@@ -148,9 +163,9 @@ export interface ElectionFacts {
 
 export interface CandidacyLawInput {
   /** The fields the body sends (nulls left out). */
-  sent: Partial<CandidateEntity>;
+  sent: Partial<CandidacyFields>;
   /** The entity as it will be: the stored one with the body applied (nulls left out). */
-  after: Partial<CandidateEntity>;
+  after: Partial<CandidacyFields>;
   /** The office: the linked candidacy's, else `position`'s. */
   office?: LawOffice;
   /** Where the office came from, for messages ("position prefeito", "candidacy 501"). */
@@ -172,10 +187,10 @@ export const RULE_FIELDS = {
   office_scope: ['position', 'candidacy_id', 'tipoDisputa', 'uf', 'estado_disputa'],
   proportional_coalition: ['partidosLegenda', 'partido', 'position', 'candidacy_id'],
   minimum_age: ['data_nascimento', 'position', 'candidacy_id', 'disputa_eleitoral'],
-} as const satisfies Record<string, ReadonlyArray<keyof CandidateEntity>>;
+} as const satisfies Record<string, ReadonlyArray<keyof CandidacyFields>>;
 
 /** Whether the body sends a field `rule` reads. */
-export function sendsFieldOf(sent: Partial<CandidateEntity>, rule: keyof typeof RULE_FIELDS): boolean {
+export function sendsFieldOf(sent: Partial<CandidacyFields>, rule: keyof typeof RULE_FIELDS): boolean {
   return RULE_FIELDS[rule].some((field) => sent[field] !== undefined);
 }
 

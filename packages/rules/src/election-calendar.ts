@@ -216,8 +216,27 @@ export function nextLineOfScope<Line extends CalendarDays>(lines: readonly Line[
   return [...lines].sort((a, b) => (a.first_round_on < b.first_round_on ? -1 : 1)).find((line) => !line.supplementary && line.scope === scope && (line.second_round_on ?? line.first_round_on) >= today);
 }
 
-type ComplianceWarning = import('./schema.js').components['schemas']['SmsComplianceWarning'];
-type EffectiveWindow = import('./schema.js').components['schemas']['SmsEffectiveWindow'];
+/** What the warnings read of an entity's effective window (the contract's `SmsEffectiveWindow`, which they echo whole). */
+export interface WindowFacts {
+  spans: ReadonlyArray<{ starts_on: string; ends_on: string }>;
+  source: 'election' | 'typed';
+  election: { dt_eleicao: string } | null;
+}
+
+/** The warnings below, as the contract's `SmsComplianceWarning` gives them. */
+export interface OutsideWindowWarning<Window extends WindowFacts> {
+  rule: 'outside_campaign_window';
+  message: string;
+  day: string;
+  window: Window;
+}
+export interface ElectionOverWarning {
+  rule: 'election_over';
+  message: string;
+  day: string;
+  last_vote_on: string;
+  calendar_election_id: number;
+}
 
 /** An entity's contest as the warnings read it: its calendar line, whether it runs in the second round, and how it was known. */
 export interface ContestDays {
@@ -230,7 +249,7 @@ export interface ContestDays {
  * `outside_campaign_window` when `day` lies in none of the window's spans (no voting day ever does:
  * Lei 9.504/1997 art. 39 §5º); the server (compliance.ts) and the mock word it the same.
  */
-export function outsideWindowWarning(entityId: number, day: string, window: EffectiveWindow): ComplianceWarning | undefined {
+export function outsideWindowWarning<Window extends WindowFacts>(entityId: number, day: string, window: Window): OutsideWindowWarning<Window> | undefined {
   if (window.spans.some((span) => day >= span.starts_on && day <= span.ends_on)) return undefined;
   const basis = window.source === 'typed' ? 'the window typed for it' : `the election ${window.election ? `voting on ${window.election.dt_eleicao}` : ''}`.trim();
   const open = window.spans.length === 0 ? 'no day' : window.spans.map((span) => `${span.starts_on} to ${span.ends_on}`).join(' and ');
@@ -243,7 +262,7 @@ export function outsideWindowWarning(entityId: number, day: string, window: Effe
 }
 
 /** `election_over` when `day` is after the contest's last vote for the entity. */
-export function electionOverWarning(entityId: number, contest: ContestDays, day: string): ComplianceWarning | undefined {
+export function electionOverWarning(entityId: number, contest: ContestDays, day: string): ElectionOverWarning | undefined {
   const lastVote = lastVoteOf(contest.election, contest.runOff);
   if (day <= lastVote) return undefined;
   return {

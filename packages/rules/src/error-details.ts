@@ -3,9 +3,7 @@
  * (src/http/validation.ts) and the msw handlers' request checks (msw-validation.ts), so that both name
  * the same fields for the same body.
  */
-import type { components } from './schema.js';
-
-type ErrorDetail = components['schemas']['ErrorDetail'];
+import type { ErrorDetail } from './error-detail.js';
 
 /**
  * An answer lists at most this many details, and its message says how many more there were: a body with
