@@ -9,6 +9,7 @@
 import type { Command } from 'commander';
 import { createApiClient, type PalanqueClient, type RetryEvent, type RetryOptions } from '../sdk/index.js';
 import { configPath, DEFAULT_BASE_URL, normaliseBaseUrl, profileName, readConfig, type ConfigFile, type Profile } from './config.js';
+import { deprecationNotice } from './deprecation-notice.js';
 import { UsageError } from './errors.js';
 import type { Output } from './output.js';
 
@@ -81,6 +82,7 @@ export async function contextOf(command: Command): Promise<Context> {
   const baseUrl = baseUrlOf(options, profile);
   const token = options.mock ? MOCK_TOKEN : (process.env.PALANQUE_TOKEN || (profile && profile.baseUrl === baseUrl ? profile.token : undefined));
   const client = createApiClient({ baseUrl, token, retry: retryOf(options) });
+  client.use(deprecationNotice());
   const headers: Record<string, string> = {};
   if (options.requestId) headers['X-Request-Id'] = options.requestId;
   if (options.idempotencyKey) headers['Idempotency-Key'] = options.idempotencyKey;

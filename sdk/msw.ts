@@ -41,6 +41,7 @@
 import { fromOpenApi } from '@mswjs/source/open-api';
 import { http, type DefaultBodyType, type HttpHandler, type StrictRequest } from 'msw';
 import contract from './openapi.json' with { type: 'json' };
+import { DEPRECATION_HEADER_COMPONENTS, withDeprecation } from './msw-deprecation.js';
 import { refuseInvalidRequest, resolve } from './msw-validation.js';
 import type { operations, paths } from './schema.js';
 
@@ -116,10 +117,12 @@ export function createHandlers({ baseUrl = DEFAULT_BASE_URL, validate = true }: 
     handlerFor(operation, base, async (request, requestId) => {
       const path = new URL(request.url).pathname.slice(basePath.length) || '/';
       const refused = validate ? await refuseInvalidRequest(operation, request, path) : undefined;
-      if (refused) return refused;
+      if (refused) return withDeprecation(operation.operationId, request, refused, base, false);
       const named = exampleChosenBy(operation, request);
-      if (named) return ownAnswer(operation, named.status, namedExample(operation, named.status, named.example));
-      return editConflictAnswer(operation, request) ?? specAnswer(operation, base, await successStatus(operation, request), request, requestId);
+      const answer = named
+        ? ownAnswer(operation, named.status, namedExample(operation, named.status, named.example))
+        : (editConflictAnswer(operation, request) ?? (await specAnswer(operation, base, await successStatus(operation, request), request, requestId)));
+      return withDeprecation(operation.operationId, request, answer, base, true);
     }),
   );
 }
@@ -367,11 +370,15 @@ function namedExample(operation: Operation, status: string, name: string): unkno
   return resolve(examples[name]).value;
 }
 
-/** The declared headers of a response, each set to its example (headers without one are left out). */
+/**
+ * The declared headers of a response, each set to its example (headers without one are left out), but
+ * the deprecation headers, which depend on the request (msw-deprecation.ts adds them).
+ */
 function exampleHeaders(operation: Operation, status: string): Headers {
   const headers = new Headers();
   const declared = (resolve(operation.responses[status]).headers ?? {}) as Node;
   for (const [name, header] of Object.entries(declared)) {
+    if (DEPRECATION_HEADER_COMPONENTS.has(String((header as Node).$ref))) continue;
     const value = exampleOf(resolve(header));
     if (value !== undefined) headers.set(name, typeof value === 'string' ? value : JSON.stringify(value));
   }

@@ -2040,6 +2040,10 @@ export interface paths {
          *     `referencia_social.id` and each entry's `referencia_social`) are ignored when posted back.
          *     `tp` of an existing entity never changes.
          *
+         *     **Deprecated field.** `idade` is deprecated since 2026-11-29 in favour of `data_nascimento`
+         *     (see the field): a body that sends it is answered with the `Deprecation` and `Link` headers
+         *     (see "Deprecation" in this document's introduction); one without it, with neither.
+         *
          *     **Edit conflicts.** The answer's `ETag` is the entity's new version. With `If-Match` set to
          *     the version the change was made on, a write to an entity someone else changed meanwhile is
          *     refused with 409 `edit_conflict` (naming the current version) and changes nothing. Without
@@ -6701,7 +6705,14 @@ export interface components {
              * @description Birth date (YYYY-MM-DD), in the past.
              */
             data_nascimento?: string | null;
-            /** @description Age; must agree with `data_nascimento`. */
+            /**
+             * @deprecated
+             * @description Age; must agree with `data_nascimento`. **Deprecated** (issue 45): a stored age is wrong a
+             *     year later, and `data_nascimento` says it on any day (the court's rules measure age at the
+             *     day the law names, from the birth date). Still taken, checked and returned within `/v1`, as
+             *     the seed has it (no `Sunset`); a request that sends it is answered with `Deprecation` and
+             *     `Link` headers. Send `data_nascimento` instead.
+             */
             idade?: number | null;
             /** @description Nationality code. */
             nacionalidade?: number | null;
@@ -10939,6 +10950,20 @@ export interface components {
          * @example 1200;w=60
          */
         RateLimitPolicy: string;
+        /**
+         * @description RFC 9745: something this request used is deprecated, since the moment given as a Structured Field
+         *     Date (`@` and the seconds since 1970 of the day the contract names in `x-deprecated-on`). Sent on
+         *     every answer of a deprecated operation, and on the answers of a request that used a deprecated
+         *     parameter or body field (only then). The contract says what replaces it (`x-replaced-by`, and the
+         *     description); `Link` points at its documentation.
+         * @example @1795910400
+         */
+        Deprecation: string;
+        /**
+         * @description RFC 8288 links sent with `Deprecation`: `rel="deprecation"` to the documentation of the operation (RFC 9745), and, for a deprecated operation with a successor, `rel="successor-version"` to it. Relative to the API's origin.
+         * @example </docs#/entidades/addEntity>; rel="deprecation"; type="text/html"
+         */
+        DeprecationLink: string;
     };
     pathItems: never;
 }
@@ -14383,6 +14408,8 @@ export interface operations {
                     ETag: components["headers"]["EntityVersion"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["DeprecationLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14396,6 +14423,8 @@ export interface operations {
                     ETag: components["headers"]["EntityVersion"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["DeprecationLink"];
                     [name: string]: unknown;
                 };
                 content: {

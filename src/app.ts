@@ -30,6 +30,7 @@ import { methodGuard } from './http/method-guard.js';
 import { dispatch, type OperationHandlers } from './http/operations.js';
 import { rejectInvalidRequestId, requestId } from './http/request-id.js';
 import { earlyAnswerLogging, requestLogging } from './http/request-logging.js';
+import { deprecatedFields, deprecatedOperations } from './http/deprecation.js';
 import { contractValidator, refuseCostlyJson, refuseNonFiniteNumbers, refuseNulCharacters, translateValidatorError } from './http/validation.js';
 import { wellFormedText } from './http/unicode.js';
 import type { MunicipalityCatalog } from './municipalities/catalog.js';
@@ -254,6 +255,8 @@ export function createApp(dependencies: AppDependencies): Express {
       // The probes (/livez, /readyz), before the rate limits: a balancer's probes are never refused.
       probes(readinessSourcesOf(entities.models.Entity.sequelize!, knownMigrationNames(), redis), logger),
       rateLimits({ budgets: config.rateLimits, routes, redis, keyPrefix: rateLimitPrefix, keys, signedCallbacks: config.signedCallbacks }),
+      // Before the fast path and the read lane, which answer without the middleware below.
+      deprecatedOperations(contract, routes, config.basePath),
       fastPaths
         ? municipalityListFastPath({ catalog: municipalities, schemas, urls: config, validateResponses: config.validateResponses, logger })
         : undefined,
@@ -290,6 +293,8 @@ export function createApp(dependencies: AppDependencies): Express {
   app.use(express.text({ limit: config.bodyLimit, verify: keepRawBody }));
   bindKeyAuthenticator(app, authenticate);
   app.use(contractValidator(contract, config.basePath, config.validateResponses));
+  const usedDeprecatedFields = deprecatedFields(contract, config.basePath);
+  if (usedDeprecatedFields) app.use(usedDeprecatedFields);
   app.use(refuseNonFiniteNumbers);
   // Before refuseNulCharacters: a body's NUL is judged with the lone surrogates (rule `unicode`), and replaced in a provider's delivery.
   app.use(wellFormedText());

@@ -99,6 +99,11 @@ describe('the handlers cover the contract', () => {
     else expect(text).toBe(example === undefined ? '' : String(example));
 
     for (const [name, header] of Object.entries((operation.response.headers ?? {}) as Node)) {
+      // The deprecation headers depend on the request (test/deprecation.test.ts); this one uses nothing deprecated.
+      if (/^#\/components\/headers\/(Deprecation|DeprecationLink|Sunset)$/.test(String((header as Node).$ref))) {
+        expect(response.headers.get(name), `${name} of ${operation.operationId}`).toBeNull();
+        continue;
+      }
       const value = deref(header).example;
       expect(response.headers.get(name), `${name} of ${operation.operationId}`).toBe(typeof value === 'string' ? value : JSON.stringify(value));
     }

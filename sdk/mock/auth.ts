@@ -6,6 +6,7 @@
  * stranger to a team learns nothing (404), a member whose role does not allow it is refused (403).
  */
 import { http, type HttpHandler } from 'msw';
+import { withDeprecation } from '../msw-deprecation.js';
 import { apiKeyIn, operationById, refuseInvalidRequest, requiresKey, unauthorizedResponse, type ErrorDetail } from '../msw-validation.js';
 import { forbidden, notFound } from './answers.js';
 import type { Json, State, StoredEntity, TeamRole, User } from './store.js';
@@ -35,14 +36,15 @@ export function operationHandlers(base: string, stateOf: () => State): On {
       // `/api/usuario/{user_id}/` also matches `/api/usuario/get_user_social_logins/`: not ours.
       if (Object.values(params).some((value) => !/^\d+$/.test(String(value)))) return undefined;
       const refused = await refuseInvalidRequest(operation, request, url.pathname.slice(basePath.length) || '/');
-      if (refused) return refused;
+      if (refused) return withDeprecation(operationId, request, refused, base, false);
       const state = stateOf();
       const header = request.headers.get('authorization');
       const key = header === null ? undefined : state.keys.get(apiKeyIn(header) ?? '');
       const user = state.users.find((candidate) => candidate.id === key?.user_id);
-      if (requiresKey(operation.node) && !user?.is_active) return unauthorizedResponse('The API key is invalid, expired or revoked. Log in again.');
+      if (requiresKey(operation.node) && !user?.is_active) return withDeprecation(operationId, request, unauthorizedResponse('The API key is invalid, expired or revoked. Log in again.'), base, false);
       const body = request.method === 'GET' ? {} : ((await request.clone().json().catch(() => ({}))) as Json);
-      return answer({ request, url, body, user: user!, keyId: key?.id, state, base });
+      // The deprecation headers the server would add (msw-deprecation.ts).
+      return withDeprecation(operationId, request, await answer({ request, url, body, user: user!, keyId: key?.id, state, base }), base, true);
     });
   };
 }

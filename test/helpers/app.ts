@@ -141,6 +141,8 @@ export interface TestAppOptions {
   database?: TestDatabase;
   idempotency?: Partial<IdempotencySettings>;
   handlers?: OperationHandlers;
+  /** Serve this contract instead of sdk/openapi.json (a copy a test changed). */
+  contractFile?: string;
   accounts?: Partial<AccountSettings>;
   /** Send mail through this instead of .eml files in a temporary folder. */
   mailer?: Mailer;
@@ -271,6 +273,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     rateLimitPrefix: options.rateLimitPrefix,
     idempotencyKeys,
     handlers: options.handlers,
+    contractFile: options.contractFile,
   });
   // The HTTP server production runs (src/serve.ts), with its default limits. Node's own default keeps an
   // idle connection 5 s: on a loaded machine fetch reused one the server was closing (ECONNRESET).
