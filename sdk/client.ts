@@ -2,9 +2,10 @@
  * The client: openapi-fetch with Palanque's conventions added as one middleware and a fetch wrapper.
  * - `Authorization: Token <key>` when the client holds a key (`login` stores one, `logout` drops it);
  * - a fresh `X-Request-Id` per call, kept by its retries, so one call is one line to look for in logs;
- * - an `Idempotency-Key` on every POST, kept by its retries, so a retried POST is applied once;
+ * - an `Idempotency-Key` on every POST but UNKEYED_POSTS, kept by its retries, so a retried POST is applied once;
  * - retries on 429 and 503 when their `Retry-After` is short (5 s by default; a longer one is answered at
- *   once), and on failed connections, announcing each wait to `retry.onRetry` (retry.ts);
+ *   once), and on failed connections of the requests a second try cannot apply twice (idempotent methods
+ *   and keyed POSTs), announcing each wait to `retry.onRetry` (retry.ts);
  * - an answer that is not 2xx throws PalanqueApiError (errors.ts) instead of returning `{ error }`
  *   (unless `throwOnError: false`, openapi-fetch's own way).
  * Its calls are typed exactly (exact.ts: an unknown body field or parameter does not compile) against
@@ -15,6 +16,14 @@ import { PalanqueApiError } from './errors.js';
 import { retryingFetch, type RetryOptions } from './retry.js';
 import type { ExactClient } from './exact.js';
 import type { SdkPaths } from './sdk-paths.js';
+
+/**
+ * The POSTs sent without an Idempotency-Key: the server keeps no answer for them (a stored login would hold
+ * its key, a stored fingerprint would be a fast hash of a password: NEVER_STORED in src/http/idempotency.ts,
+ * which test/sdk-network-errors.test.ts holds this list to). A key would promise a replay that never
+ * comes, and without one retry.ts does not send them again after a failed connection.
+ */
+export const UNKEYED_POSTS: ReadonlySet<string> = new Set(['/api/auth/login', '/api/auth/signup/', '/api/auth/change_email/', '/api/auth/change_password/', '/api/auth/delete_account/', '/check/credential/']);
 
 export interface ApiClientOptions {
   /** Base URL of the API: `http://127.0.0.1:8000` locally, `https://<host>/v1` elsewhere, or the mock's. */
@@ -51,11 +60,11 @@ export function createApiClient({ baseUrl, token, deviceToken, fetch, retry = {}
 
 function conventions(currentToken: () => string | undefined, throwOnError: boolean): Middleware {
   return {
-    onRequest({ request }) {
+    onRequest({ request, schemaPath }) {
       const token = currentToken();
       if (token && !request.headers.has('Authorization')) request.headers.set('Authorization', `Token ${token}`);
       if (!request.headers.has('X-Request-Id')) request.headers.set('X-Request-Id', crypto.randomUUID());
-      if (request.method === 'POST' && !request.headers.has('Idempotency-Key')) request.headers.set('Idempotency-Key', crypto.randomUUID());
+      if (request.method === 'POST' && !UNKEYED_POSTS.has(schemaPath) && !request.headers.has('Idempotency-Key')) request.headers.set('Idempotency-Key', crypto.randomUUID());
       return request;
     },
     async onResponse({ request, response }) {

@@ -37,7 +37,12 @@ export class PalanqueApiError extends Error {
   }
 }
 
-/** The API could not be reached (refused, reset, timed out), after the client's own retries. */
+/**
+ * The API could not be reached (refused, reset, timed out), after the client's own retries. In a browser,
+ * a request that CORS refused fails the same way: fetch throws a bare TypeError ("Failed to fetch") and
+ * does not say which, so from a page of another origin the message names both causes and the origins
+ * to check. `cause` is what fetch threw.
+ */
 export class PalanqueNetworkError extends Error {
   override name = 'PalanqueNetworkError';
 
@@ -47,5 +52,15 @@ export class PalanqueNetworkError extends Error {
     override readonly cause: unknown,
   ) {
     super(message);
+  }
+
+  /** The error for a request whose fetch threw `cause`. */
+  static from(request: Request, cause: unknown): PalanqueNetworkError {
+    const api = new URL(request.url).origin;
+    // A page's origin (a browser, a worker); Node has none, and a same-origin call is never a CORS matter.
+    const page = (globalThis as { location?: { origin?: string } }).location?.origin;
+    const reason = (cause as Error | undefined)?.message;
+    const why = page && page !== api ? `network error or CORS refusal (${reason}): is this origin (${page}) in CORS_ORIGINS at ${api}?` : reason;
+    return new PalanqueNetworkError(`${request.method} ${request.url} failed: ${why}`, request.headers.get('X-Request-Id') ?? '', cause);
   }
 }

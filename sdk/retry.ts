@@ -3,7 +3,10 @@
  * already set, so every try of a POST carries the same key and the server applies it once).
  *
  * Only what may pass within moments is retried: a 429 or 503 whose `Retry-After` is short (at most
- * `maxRetryAfterMs`, 5 s by default; without the header, a short backoff), and a connection that failed.
+ * `maxRetryAfterMs`, 5 s by default; without the header, a short backoff), and a connection that failed,
+ * for the requests that a second try cannot apply twice (`mayResend`): a connection may fail after the
+ * server acted on the request (a reset, a lost answer), and in a browser a CORS refusal fails the same way.
+ * So a login, which the server keeps no Idempotency-Key for, is sent once.
  * A 429 or 503 asking for a longer wait (a locked login, a feature missing its configuration) is returned
  * at once, so the caller sees the server's message instead of waiting in silence. Every wait is announced
  * to `onRetry` before it starts, so a command line or a UI can say what it is waiting for.
@@ -55,9 +58,7 @@ export function retryingFetch(fetchImpl: typeof globalThis.fetch, options: Retry
       try {
         response = await fetchImpl(last ? request : request.clone());
       } catch (error) {
-        if (last || request.signal.aborted) {
-          throw new PalanqueNetworkError(`${request.method} ${request.url} failed: ${(error as Error).message}`, request.headers.get('X-Request-Id') ?? '', error);
-        }
+        if (last || request.signal.aborted || !mayResend(request)) throw PalanqueNetworkError.from(request, error);
         const waitMs = backoff(attempt);
         onRetry?.({ attempt: attempt + 1, waitMs, status: undefined, reason: connectionFailure(error), request });
         await sleep(waitMs, request.signal);
@@ -75,6 +76,16 @@ export function retryingFetch(fetchImpl: typeof globalThis.fetch, options: Retry
       await sleep(waitMs, request.signal);
     }
   };
+}
+
+/**
+ * Whether a request whose connection failed may be sent again: a POST only with an Idempotency-Key (the
+ * server applies it once; the client gives every POST one except those the server keeps none for, a login
+ * among them: UNKEYED_POSTS in client.ts), a PATCH never (not idempotent, and the server keys POSTs
+ * only), and the other methods fetch sends always (GET, HEAD, OPTIONS, PUT, DELETE: idempotent by RFC 9110 §9.2.2).
+ */
+export function mayResend({ method, headers }: Request): boolean {
+  return method === 'POST' ? headers.has('Idempotency-Key') : method !== 'PATCH';
 }
 
 /** `Retry-After` as seconds or as an HTTP date (RFC 9110 §10.2.3). */

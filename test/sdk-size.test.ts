@@ -12,7 +12,8 @@ import { expect, it } from 'vitest';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** The budgets: the SDK's own code (openapi-fetch aside), and everything a front end ships for it. */
-const OWN_CODE_BUDGET_BYTES = 4 * 1024;
+// 4.2 KB since issue 46 §5 (which requests are resent after a failed connection, the CORS hint).
+const OWN_CODE_BUDGET_BYTES = 4.5 * 1024;
 const SHIPPED_GZIP_BUDGET_BYTES = 5 * 1024;
 
 it('stays within its size budget', async () => {
@@ -30,5 +31,6 @@ it('lets a bundler drop the helpers an app does not import', async () => {
   const code = result.outputFiles[0]!.text;
   expect(code).toContain('Idempotency-Key');
   expect(code).not.toContain('/api/municipios/'); // the paging helpers
-  expect(code).not.toContain('/api/auth/login'); // login
+  // login (its path is in the client too, among the POSTs sent without an Idempotency-Key)
+  expect(code).not.toContain('unlock_token');
 });

@@ -186,9 +186,11 @@ export class IdempotencyStore {
  * an API key shown only once, and the fingerprint of a body with a password is a fast hash of that
  * password (guessable offline without the password hash's cost). Retrying them is safe anyway: a second login
  * issues a second key, a second password check checks again, a second password change finds the
- * current password changed (401), a second deletion finds its key revoked (401).
+ * current password changed (401), a second deletion finds its key revoked (401). The SDK sends them no key
+ * (UNKEYED_POSTS in sdk/client.ts, held to this list by test/sdk-network-errors.test.ts), and so does not
+ * resend them after a failed connection: a login resent might count one wrong password twice.
  */
-const NEVER_STORED = new Set(['login', 'checkCredential', 'changePassword', 'signUp', 'changeMyEmail', 'deleteMyAccount']);
+export const NEVER_STORED: ReadonlySet<string> = new Set(['login', 'checkCredential', 'changePassword', 'signUp', 'changeMyEmail', 'deleteMyAccount']);
 
 /**
  * Operations whose body is streamed to the handler, never held whole, so it has no fingerprint to tell a
