@@ -2,6 +2,7 @@
  * What the service shows to browsers and operators: security headers, CORS limited to the configured
  * front ends, Prometheus metrics behind a token, and the HTTP server's limits.
  */
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -66,6 +67,20 @@ describe('CORS', () => {
     expect(response.headers.get('access-control-allow-origin')).toBe(FRONT_END);
     const exposed = response.headers.get('access-control-expose-headers')?.split(',') ?? [];
     expect(exposed).toEqual(expect.arrayContaining(['X-Request-Id', 'Retry-After', 'RateLimit', 'Idempotent-Replayed']));
+  });
+
+  it('allows and exposes exactly the headers docs/security.md lists', async () => {
+    const page = readFileSync(new URL('../docs/security.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    /** The `names` in the parentheses after `lead`, lower-cased and sorted. */
+    const listed = (lead: string) => [...(page.match(new RegExp(`${lead} \\(([^)]*)\\)`))?.[1] ?? '').matchAll(/`([^`]+)`/g)].map(([, name]) => name!.toLowerCase()).sort();
+    const sent = (header: string | null) => (header ?? '').toLowerCase().split(',').sort();
+    const preflight = await fetch(`${app.baseUrl}/api/entidade/add/`, {
+      method: 'OPTIONS',
+      headers: { Origin: FRONT_END, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'if-match' },
+    });
+    const answer = await fetch(`${app.baseUrl}/api/municipios/?codigo_uf=53`, { headers: { Origin: FRONT_END } });
+    expect(listed('It allows the headers the contract uses')).toEqual(sent(preflight.headers.get('access-control-allow-headers')));
+    expect(listed('exposes those a front end reads')).toEqual(sent(answer.headers.get('access-control-expose-headers')));
   });
 
   it('gives nothing to other origins, and nothing at all when no origin is configured', async () => {
