@@ -16,6 +16,7 @@ import { pino } from 'pino';
 import { QueryTypes } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoKeysOf, fixedDemoKey, SANDBOX_ELECTIONS_TOKEN, SandboxSettingError, startSandbox, type DemoUser, type Sandbox } from '../src/sandbox/sandbox.js';
+import { bannerOf } from '../src/sandbox/banner.js';
 import { SHARED_MUNICIPIOS, startTestApp } from './helpers/app.js';
 import { createAdmin } from './helpers/accounts.js';
 import { expectError, request } from './helpers/http.js';
@@ -182,6 +183,19 @@ describe('resetSandbox', () => {
 });
 
 describe('the simulated providers', () => {
+  it("takes the banner's reply on a fresh sandbox: a recipient of the demo campaign answers SAIR before anything was sent (issue 46)", async () => {
+    // The banner prints this line (src/sandbox/banner.ts); it answered 404 until a campaign reached the number.
+    const line = bannerOf(sandbox).split('\n').find((text) => text.includes('/sandbox/replies'))!;
+    const [, body, address] = /curl -d '(.+)' (\S+)$/.exec(line.trim())!;
+    expect(sandbox.simulators!.sms.messages.filter((message) => message.to === JSON.parse(body!).from)).toEqual([]);
+    const reply = await fetch(address!, { method: 'POST', body });
+    expect(reply.status, await reply.clone().text()).toBe(200);
+    expect(await reply.json()).toMatchObject({ data: { from: JSON.parse(body!).from, opted_out: true } });
+    const [optOut] = await sandbox.server.sequelize.query<{ n: number }>('SELECT count(*) AS n FROM sms_opt_outs WHERE phone = :phone', { replacements: { phone: JSON.parse(body!).from }, type: QueryTypes.SELECT });
+    expect(Number(optOut!.n)).toBeGreaterThan(0);
+    await sandbox.reset();
+  });
+
   it('sends an SMS campaign through the provider, takes its signed receipts to delivered, and opts out a recipient who answers SAIR', async () => {
     const carlos = as(demo('carlos.pereira'));
     const campaign = (recipients: string) =>
@@ -203,8 +217,10 @@ describe('the simulated providers', () => {
     const second = await campaign('+5511987650000, +5511987650001');
     expect(second.body.data).toMatchObject({ accepted: 1, opted_out_skipped: 1 });
 
+    // A number nothing was sent to answers the demo credential's sender (knowSandboxAccount).
     const unknown = await fetch(`${sandbox.simulators!.sms.url}/sandbox/replies`, { method: 'POST', body: JSON.stringify({ from: '+5511900000000', body: 'Oi' }) });
-    expect(unknown.status).toBe(404);
+    expect(unknown.status).toBe(200);
+    expect(await unknown.json()).toMatchObject({ data: { from: '+5511900000000', opted_out: false } });
     await sandbox.reset();
   });
 

@@ -78,6 +78,12 @@ export interface SeedOptions {
   password?: string;
   /** SECRETS_KEY, to seal the SMS credential's auth token; unset, the SMS records are skipped. */
   secretsKey?: string;
+  /**
+   * The auth token the demo SMS credentials are given. Unset, a random one nobody knows (a real
+   * provider refuses it); the sandbox gives its provider simulator the one it sets, so a recipient of the
+   * demo campaign can answer on a fresh sandbox.
+   */
+  smsAuthToken?: string;
   /** The moment of the seed: the month of metrics ends on its hour. */
   now?: Date;
   /** The demo data (the project's `fixtures/` by default). */
@@ -427,8 +433,8 @@ class Seeder {
         provider: 'provider',
         account_id: fixture.account_id,
         sender_id: fixture.sender_id,
-        // The demo account is no real provider account: its token is random, and sending with it is refused.
-        secret_sealed: box.seal(randomBytes(16).toString('hex')),
+        // The demo account is no real provider account: its token is random (or the sandbox's simulator's), and a real provider refuses it.
+        secret_sealed: box.seal(this.options.smsAuthToken ?? randomBytes(16).toString('hex')),
         entity_id: fixture.entity_id === undefined ? null : this.mapped(this.entities, fixture.entity_id, 'entity'),
         footer: fixture.footer ?? null,
         created_by: this.user(fixture.created_by),

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import type { RequestHandler } from 'express';
 import { KEY_PREFIX } from '../accounts/tokens.js';
 import { loadConfig } from '../config.js';
+import { loadDemoFixtures } from '../demo/fixtures.js';
 import { seedDemoData, SeedError } from '../demo/seed.js';
 import type { Logger } from '../logger.js';
 import { startServer, type RunningServer, type ServerParts } from '../serve.js';
@@ -116,6 +117,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const url = base.PUBLIC_URL ?? `http://${host}:${port}`;
   const simulators = options.simulators === false ? undefined : await startSimulators(url, options.logger);
   const password = base.SANDBOX_PASSWORD || DEFAULT_SANDBOX_PASSWORD;
+  const smsAuthToken = randomBytes(16).toString('hex');
   try {
     const config = loadConfig({
       ...base,
@@ -146,7 +148,10 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       unimplemented: options.unimplemented,
       responseHeaders: options.responseHeaders,
       prepare: async (parts) => {
-        seeded = await seedAndSnapshot(parts, { password, secretsKey: config.secretsKey!, passwordHashCost: config.accounts.passwordHashCost }, demoKeys);
+        seeded = await seedAndSnapshot(parts, { password, secretsKey: config.secretsKey!, passwordHashCost: config.accounts.passwordHashCost, smsAuthToken }, demoKeys);
+        // A recipient of the demo campaign answers on a fresh sandbox (the banner's curl line): the
+        // simulator knows the demo credential's account, token and sender before anything is sent.
+        for (const credential of loadDemoFixtures().sms.credentials) simulators?.sms.knowSandboxAccount(credential.account_id, smsAuthToken, credential.sender_id);
       },
       // resetSandbox plugged in from here: the app itself refuses it (control/not-a-sandbox.ts).
       handlers: (parts) => sandboxHandlers((control = resettable(parts, seeded!.snapshot))),
@@ -183,7 +188,7 @@ function sandboxVapidKeys(base: NodeJS.ProcessEnv): Record<'VAPID_PUBLIC_KEY' | 
 /** Seeds the demo data, gives each demo user a key, and keeps a copy of the whole database to reset to. */
 async function seedAndSnapshot(
   parts: ServerParts,
-  settings: { password: string; secretsKey: string; passwordHashCost: number },
+  settings: { password: string; secretsKey: string; passwordHashCost: number; smsAuthToken: string },
   demoKeys: DemoKeys,
 ): Promise<{ users: DemoUser[]; snapshot: DatabaseSnapshot }> {
   if (parts.municipalities.size === 0) {

@@ -87,6 +87,8 @@ export class SmsProviderSimulator {
   private readonly timers = new Set<NodeJS.Timeout>();
   private loopback: LoopbackServer | undefined;
   private sandbox: { inboundWebhookUrl: string; deliveryDelayMs: number; onError: (error: Error) => void } | undefined;
+  /** The sender a reply answers when nothing was sent to its number (knowSandboxAccount). */
+  private sandboxSender: { accountSid: string; from: string } | undefined;
   url = '';
 
   /**
@@ -100,6 +102,16 @@ export class SmsProviderSimulator {
   /** Accepts requests of this account, authenticated with this auth token. */
   addAccount(accountSid: string, authToken: string): void {
     this.accounts.set(accountSid, authToken);
+  }
+
+  /**
+   * In sandbox mode, an account known before it sends (the demo credential the sandbox seeded), and its
+   * sender: a reply from a number nothing was sent to yet (a recipient of the seeded demo campaign, on a
+   * fresh sandbox) answers this sender, signed with this token.
+   */
+  knowSandboxAccount(accountSid: string, authToken: string, sender: string): void {
+    this.addAccount(accountSid, authToken);
+    this.sandboxSender = { accountSid, from: sender };
   }
 
   /**
@@ -286,8 +298,8 @@ export class SmsProviderSimulator {
     if (typeof reply.from !== 'string' || typeof reply.body !== 'string') {
       return { status: 400, body: { code: 21620, message: '"from" (a recipient\'s number) and "body" are required strings', status: 400 } };
     }
-    const answered = this.messages.findLast((message) => message.to === reply.from);
-    if (!answered) return { status: 404, body: { code: 20404, message: `No message was sent to ${reply.from}`, status: 404 } };
+    const answered = this.messages.findLast((message) => message.to === reply.from) ?? this.sandboxSender;
+    if (!answered) return { status: 404, body: { code: 20404, message: `No message was sent to ${reply.from}, and no demo account is known`, status: 404 } };
     const answer = await this.sendReply(this.sandbox!.inboundWebhookUrl, { accountSid: answered.accountSid, from: reply.from, to: answered.from, body: reply.body });
     return { status: answer.status, body: (await answer.json().catch(() => ({}))) as object };
   }
