@@ -185,7 +185,10 @@ describe('resetSandbox', () => {
 describe('the simulated providers', () => {
   it("takes the banner's reply on a fresh sandbox: a recipient of the demo campaign answers SAIR before anything was sent (issue 46)", async () => {
     // The banner prints this line (src/sandbox/banner.ts); it answered 404 until a campaign reached the number.
-    const line = bannerOf(sandbox).split('\n').find((text) => text.includes('/sandbox/replies'))!;
+    const banner = bannerOf(sandbox);
+    // The price it names is the simulator's (it said USD 0.0075 while the simulator billed BRL 0.08).
+    expect(banner).toContain('(priced BRL 0.08 a segment)');
+    const line = banner.split('\n').find((text) => text.includes('/sandbox/replies'))!;
     const [, body, address] = /curl -d '(.+)' (\S+)$/.exec(line.trim())!;
     expect(sandbox.simulators!.sms.messages.filter((message) => message.to === JSON.parse(body!).from)).toEqual([]);
     const reply = await fetch(address!, { method: 'POST', body });

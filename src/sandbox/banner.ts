@@ -1,5 +1,5 @@
 /** What a sandbox prints at start, for `npm run sandbox` and `npm run dev:hybrid -- --sandbox` alike. */
-import { SANDBOX_ELECTIONS_TOKEN, SANDBOX_SOCIALNET_APP_SECRET, SANDBOX_SOCIALNET_VERIFY_TOKEN, type Sandbox } from './sandbox.js';
+import { SANDBOX_ELECTIONS_TOKEN, SANDBOX_SMS_PRICE, SANDBOX_SOCIALNET_APP_SECRET, SANDBOX_SOCIALNET_VERIFY_TOKEN, type Sandbox } from './sandbox.js';
 
 export function bannerOf(sandbox: Sandbox): string {
   const width = Math.max(...sandbox.users.map((user) => user.username.length));
@@ -25,7 +25,7 @@ export function bannerOf(sandbox: Sandbox): string {
     lines.push(
       '',
       'Simulated providers (on loopback, nothing leaves this machine):',
-      `  SMS provider     ${simulators.sms.url}  delivers every message (priced USD 0.0075 a segment); a recipient answers with`,
+      `  SMS provider     ${simulators.sms.url}  delivers every message (priced ${SANDBOX_SMS_PRICE.unit} ${(-Number(SANDBOX_SMS_PRICE.perSegment)).toFixed(2)} a segment); a recipient answers with`,
       `                   curl -d '{"from":"+5511987654321","body":"SAIR"}' ${simulators.sms.url}/sandbox/replies`,
       `  messenger        ${simulators.messenger.url}  takes any connected Page's answers and delivers them; a person writes to a Page with`,
       `                   curl -d '{"page_id":"<page id>","sender_id":"6543210987654321","text":"Oi!"}' ${simulators.messenger.url}/sandbox/messages`,

@@ -37,6 +37,8 @@ export const DEFAULT_SANDBOX_PASSWORD = 'palanque-sandbox';
 export const SANDBOX_ELECTIONS_TOKEN = 'sandbox-elections-token';
 export const SANDBOX_SOCIALNET_VERIFY_TOKEN = 'sandbox-verify-token';
 export const SANDBOX_SOCIALNET_APP_SECRET = 'sandbox-app-secret';
+/** What the simulated SMS provider bills a segment, as a Brazilian gateway reports it (negative, in reais). */
+export const SANDBOX_SMS_PRICE = { perSegment: '-0.08000', unit: 'BRL' } as const;
 /** The origins of the usual local front-end dev servers (Vite, Create React App, Next.js), allowed by default. */
 export const SANDBOX_CORS_ORIGINS = ['http://localhost:5173', 'http://localhost:3000', 'http://127.0.0.1:5173', 'http://127.0.0.1:3000'];
 
@@ -237,7 +239,7 @@ async function startSimulators(url: string, logger: Logger): Promise<SandboxSimu
     onError: (error) => logger.warn({ err: error }, 'the SMS provider simulator could not deliver a receipt'),
   });
   // Priced as Brazilian gateways bill, in reais per segment (an illustrative R$ 0,08), so campaign reports show a cost in BRL.
-  sms.reportPrices({ perSegment: '-0.08000', unit: 'BRL' });
+  sms.reportPrices(SANDBOX_SMS_PRICE);
   const electionsPanel = new ElectionsPanelSimulator();
   electionsPanel.addToken(SANDBOX_ELECTIONS_TOKEN);
   const oauthProvider = (name: string) => {
