@@ -262,8 +262,8 @@ export function createApp(dependencies: AppDependencies): Express {
         : undefined,
       requestLogging(logger),
       rejectInvalidRequestId,
-      // The documentation page's scripts and styles (not operations of the contract), before the path guard.
-      docsAssets(config.basePath),
+      // The documentation page's scripts and styles and its guide (not operations of the contract), before the path guard.
+      docsAssets(config.basePath, contract),
       methodGuard(routes),
       fastPaths && !config.validateResponses
         ? readLane({

@@ -143,6 +143,32 @@ describe.each([
     expect(await head.text()).toBe('');
   });
 
+  it('serves the guide at /docs/guide: a page like /docs under the same policy, its links relative to /docs/', async () => {
+    const response = await fetch(`${server().baseUrl}${base}/docs/guide`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('content-security-policy')).toBe(DOCS_PAGE_CSP);
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('cache-control')).toBe('public, max-age=60');
+    const etag = response.headers.get('etag')!;
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    expect((await fetch(`${server().baseUrl}${base}/docs/guide`, { headers: { 'If-None-Match': etag } })).status).toBe(304);
+    const html = await response.text();
+    expect(html).toContain('<body data-view="guide">');
+    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.map(([, attributes]) => /src="([^"]+)"/.exec(attributes!)?.[1])).toEqual(['swagger-ui-bundle.js', 'palanque-docs.js']);
+    expect(scripts.every(([, , content]) => content!.trim() === '')).toBe(true);
+    const links = [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map(([, link]) => link!);
+    for (const link of links) {
+      expect(link, 'links are relative to the page').not.toMatch(/^(\/|[a-z]+:)/i);
+      const target = new URL(link, `http://host${base}/docs/guide`).pathname;
+      expect(target, link).toMatch(new RegExp(`^${base}/(docs|docs/[\\w.-]+|openapi\\.(json|yaml))$`));
+    }
+    expect(links).toContain('../docs');
+    expectError(await request(server().baseUrl, 'GET', `${base}/docs/guide/`), 404, 'not_found');
+    expectError(await request(server().baseUrl, 'POST', `${base}/docs/guide`, {}, {}), 405, 'method_not_allowed');
+  });
+
   it('redirects /docs/ to /docs, relatively', async () => {
     const response = await fetch(`${server().baseUrl}${base}/docs/`, { redirect: 'manual' });
     expect(response.status).toBe(301);
@@ -205,7 +231,10 @@ describe('in headless Chromium', { timeout: 90_000 }, () => {
   }
 
   /** Opens the page, recording every request the browser makes and every problem it reports. */
-  async function openDocs(url: string): Promise<{ page: Page; requests: string[]; problems: string[] }> {
+  async function openDocs(
+    url: string,
+    { viewport, ready = '.opblock' }: { viewport?: { width: number; height: number }; ready?: string } = {},
+  ): Promise<{ page: Page; requests: string[]; problems: string[] }> {
     if (!context) {
       throw new Error(
         `Chromium is not installed (${CHROMIUM} is missing), so the documentation page cannot be tested in a browser. ` +
@@ -213,6 +242,7 @@ describe('in headless Chromium', { timeout: 90_000 }, () => {
       );
     }
     const page = await context.newPage();
+    if (viewport) await page.setViewportSize(viewport);
     const requests: string[] = [];
     const problems: string[] = [];
     page.on('request', (sent) => requests.push(sent.url()));
@@ -228,7 +258,7 @@ describe('in headless Chromium', { timeout: 90_000 }, () => {
     expect(response?.status()).toBe(200);
     // Swagger UI has rendered the document once the operations are on the page: a few seconds on an
     // idle machine, more than 20 s when CI's other files load both cores.
-    await page.locator('.opblock').first().waitFor({ state: 'visible', timeout: 45_000 });
+    await page.locator(ready).first().waitFor({ state: 'visible', timeout: 45_000 });
     return { page, requests, problems };
   }
 
@@ -319,6 +349,157 @@ describe('in headless Chromium', { timeout: 90_000 }, () => {
       await list.locator('.execute').click();
       await expect.poll(() => list.locator('.live-responses-table tbody .response-col_status').first().textContent(), { timeout: 10_000 }).toContain('200');
       expect(requests).toContain(`${origin}${base}/api/municipios/`);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The first screen (issue 46 §3): the operations, not the guide
+// ---------------------------------------------------------------------------------------------
+
+/** The contract's introduction (many screens long), its sections, and the path of each operationId. */
+const introduction = (loadSpec() as { info: { description: string } }).info.description;
+const GUIDE_SECTIONS = introduction.split('\n').filter((line) => line.startsWith('## ')).map((line) => line.slice(3).trim());
+const PATH_OF = new Map(
+  Object.entries(spec.paths).flatMap(([path, item]) => Object.values(item).flatMap((operation) => (operation.operationId ? [[operation.operationId, path] as const] : []))),
+);
+/** A sentence deep in the introduction (its rate limits), which the operations' page no longer shows. */
+const DEEP_SENTENCE = 'Budgets are shared by all instances of a deployment.';
+const FIRST_SCREEN = { width: 1280, height: 800 };
+
+describe('the first screen of the documentation in headless Chromium', { timeout: 90_000 }, () => {
+  let context: BrowserContext;
+  let profile: string;
+  let screenshots: string;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) return;
+    profile = await mkdtemp(join(tmpdir(), 'palanque-chromium-'));
+    screenshots = process.env.DOCS_SCREENSHOT_DIR ?? (await mkdtemp(join(tmpdir(), 'palanque-docs-shots-')));
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: FIRST_SCREEN, timeout: 30_000 });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+    if (screenshots && !process.env.DOCS_SCREENSHOT_DIR) await rm(screenshots, { recursive: true, force: true });
+  });
+
+  /** Opens a page at 1280x800 and waits for `ready`, recording what the browser reports. */
+  async function open(url: string, ready: string): Promise<{ page: Page; requests: string[]; problems: string[] }> {
+    if (!context) throw new Error(`Chromium is not installed (${CHROMIUM} is missing): \`sudo apt-get install -y chromium\`.`);
+    const page = await context.newPage();
+    const requests: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (sent) => requests.push(sent.url()));
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') problems.push(`console ${message.type()}: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('response', (response) => {
+      if (response.status() >= 400) problems.push(`${response.status()} for ${response.url()}`);
+    });
+    expect((await page.goto(url, { waitUntil: 'load' }))?.status()).toBe(200);
+    await page.locator(ready).first().waitFor({ state: 'visible', timeout: 45_000 });
+    return { page, requests, problems };
+  }
+
+  /** Where an element is, and that it lies whole within the window as the page stands. */
+  async function expectOnScreen(page: Page, locator: Locator, what: string): Promise<void> {
+    expect(await locator.isVisible(), `${what} is visible`).toBe(true);
+    const box = await locator.boundingBox();
+    const scroll = await page.evaluate(() => window.scrollY);
+    expect(box, `${what} has a box`).not.toBeNull();
+    expect({ what, top: box!.y >= 0, bottom: box!.y + box!.height <= FIRST_SCREEN.height, right: box!.x + box!.width <= FIRST_SCREEN.width, scroll }).toEqual({
+      what,
+      top: true,
+      bottom: true,
+      right: true,
+      scroll: 0,
+    });
+  }
+
+  async function expectScreenshot(page: Page, file: string): Promise<void> {
+    await page.screenshot({ path: file });
+    const png = await readFile(file);
+    expect(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), `${file} is a PNG`).toBe(true);
+    expect((await stat(file)).size, `${file} shows something`).toBeGreaterThan(20_000);
+  }
+
+  it.each([
+    ['at the root', () => app, ''],
+    ['under BASE_PATH /v1', () => deployed, '/v1'],
+  ])('shows an operation, the filter and Authorize on the first screen %s, and links to the guide from it', async (_where, server, base) => {
+    const origin = server().baseUrl;
+    const { page, requests, problems } = await open(`${origin}${base}/docs`, '.opblock');
+    try {
+      await expectScreenshot(page, join(screenshots, `first-screen${base.replace('/', '-') || '-root'}.png`));
+      const operation = page.locator('.opblock').first();
+      await expectOnScreen(page, operation, 'the first operation');
+      const operationId = (await operation.locator('.opblock-summary-operation-id').textContent())!;
+      expect(PATH_OF.has(operationId), `${operationId} is an operation of the contract`).toBe(true);
+      expect(await operation.locator('.opblock-summary-path').getAttribute('data-path')).toBe(PATH_OF.get(operationId));
+      await expectOnScreen(page, page.locator('.operation-filter-input'), 'the filter');
+      await expectOnScreen(page, page.locator('.btn.authorize'), 'Authorize');
+
+      // The introduction is cut to its opening; the rest is the guide's.
+      const info = (await page.locator('.info').textContent())!;
+      expect(info).toContain('This document is the single source of truth');
+      expect(info).not.toContain(DEEP_SENTENCE);
+
+      // The filter narrows the list to a tag, login's among them, still on the first screen.
+      await page.locator('.operation-filter-input').fill('Login/Register');
+      const login = page.locator('.opblock').filter({ has: page.locator('.opblock-summary-operation-id', { hasText: /^login$/ }) });
+      await login.waitFor({ state: 'visible', timeout: 10_000 });
+      await expectOnScreen(page, login, 'login, once filtered');
+
+      const guideLink = page.locator('.info a', { hasText: 'Read the guide' });
+      await expectOnScreen(page, guideLink, 'the link to the guide');
+      await expectOnScreen(page, page.locator('.palanque-docs-bar a[href="docs/guide"]'), "the bar's link to the guide");
+      // Swagger UI opens the description's links in a tab of their own: the operations stay as they were.
+      const [guidePage] = await Promise.all([context.waitForEvent('page'), guideLink.click()]);
+      try {
+        guidePage.on('request', (sent) => requests.push(sent.url()));
+        guidePage.on('pageerror', (error) => problems.push(`guide page error: ${error.message}`));
+        await guidePage.locator('.info .description h2').first().waitFor({ state: 'visible', timeout: 45_000 });
+        expect(guidePage.url()).toBe(`${origin}${base}/docs/guide`);
+        const guide = (await guidePage.locator('.info .description').textContent())!;
+        expect(guide).toContain('This document is the single source of truth');
+        expect(guide).toContain(DEEP_SENTENCE);
+        expect(await guidePage.locator('.info .description h2').allTextContents()).toEqual(GUIDE_SECTIONS);
+        expect(await guidePage.locator('.opblock').count(), 'the guide is the introduction alone').toBe(0);
+      } finally {
+        await guidePage.close();
+      }
+
+      expect(requests.filter((url) => !url.startsWith(`${origin}${base}/`) && !url.startsWith('data:')), 'everything comes from under the base path').toEqual([]);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('links each of its sections from the first screen to its place in the guide', async () => {
+    const { page, problems } = await open(`${deployed.baseUrl}/v1/docs`, '.opblock');
+    try {
+      const section = page.locator('.info a', { hasText: 'Rate limits' });
+      await expectOnScreen(page, section, 'the link to the rate limits');
+      expect(await section.getAttribute('href')).toBe('docs/guide#rate-limits');
+      const [guidePage] = await Promise.all([context.waitForEvent('page'), section.click()]);
+      try {
+        guidePage.on('pageerror', (error) => problems.push(`guide page error: ${error.message}`));
+        const heading = guidePage.locator('h2#rate-limits');
+        await heading.waitFor({ state: 'visible', timeout: 45_000 });
+        // The guide goes to the section once its headings have their anchors.
+        await expect.poll(() => heading.boundingBox().then((box) => box !== null && box.y >= 0 && box.y < FIRST_SCREEN.height)).toBe(true);
+        expect(await guidePage.evaluate(() => window.scrollY)).toBeGreaterThan(FIRST_SCREEN.height);
+        expect(await heading.textContent()).toBe('Rate limits');
+      } finally {
+        await guidePage.close();
+      }
       expect(problems).toEqual([]);
     } finally {
       await page.close();
