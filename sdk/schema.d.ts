@@ -4798,7 +4798,10 @@ export interface paths {
         /**
          * Interactive API documentation (public)
          * @description An HTML page that renders this document with Swagger UI: every operation by tag, with its
-         *     parameters, bodies, responses and examples. Public: no key needed. Everything the page loads
+         *     parameters, bodies, responses and examples. It opens on the operations (the filter and Authorize
+         *     on the first screen), under the first paragraphs of the introduction and a link to each of its
+         *     sections in `/docs/guide`, the whole introduction (not an operation of this document, like the
+         *     page's assets). Public: no key needed. Everything the page loads
          *     comes from the same server, so it works without internet access: Swagger UI's script and
          *     styles and the page's own script under `/docs/` (not operations of this document), and the
          *     document from `openapi.json` next to the page. "Try it out" sends its requests to the server
