@@ -217,20 +217,26 @@ async function call(context: Context, operation: SpecOperation, { path, query, h
   }
 }
 
-/** `--all`: every page, one after the other (following `links.next`), printed as one list. */
+/**
+ * `--all`: every page, one after the other (following `links.next`), printed as one list: one table, or
+ * with `--json` one array of every page's items; with `--envelope`, an array of every page's whole answer.
+ */
 async function printAllPages(context: Context, operation: SpecOperation, path: Record<string, unknown>, query: Record<string, unknown>, header: Record<string, unknown>): Promise<void> {
   const progress = progressBar(COMMANDS[operation.operationId as OperationId].path.join(' '), 'pages', { json: context.output.json });
   const results: unknown[] = [];
+  const answers: unknown[] = [];
   try {
-    for await (const page of pagesOf(context, operation, path, query, header)) {
+    for await (const { page, answer } of pagesOf(context, operation, path, query, header)) {
       progress.setTotal(page.total_pages);
       progress.increment();
       results.push(...page.results);
+      answers.push(answer);
     }
   } finally {
     progress.stop();
   }
-  if (context.output.json) printJson(context.output, results);
+  if (context.output.envelope) printJson(context.output, answers);
+  else if (context.output.json) printJson(context.output, results);
   else {
     printRows(context.output, results);
     context.output.stdout.write(`${results.length} result(s)\n`);
@@ -239,10 +245,11 @@ async function printAllPages(context: Context, operation: SpecOperation, path: R
 
 type Page = { results: unknown[]; total_pages: number; links: { next?: string | null } };
 
-async function* pagesOf(context: Context, operation: SpecOperation, path: Record<string, unknown>, query: Record<string, unknown>, header: Record<string, unknown>): AsyncGenerator<Page> {
-  if (operation.operationId === 'listMunicipalities') {
-    // The SDK's own pager for the municipality list.
-    yield* municipalityPages(context.client, query as MunicipalityQuery);
+/** Each page, with the answer it came in (the envelope, as received). */
+async function* pagesOf(context: Context, operation: SpecOperation, path: Record<string, unknown>, query: Record<string, unknown>, header: Record<string, unknown>): AsyncGenerator<{ page: Page; answer: unknown }> {
+  if (operation.operationId === 'listMunicipalities' && !context.output.envelope) {
+    // The SDK's own pager for the municipality list (it gives the pages without their envelopes).
+    for await (const page of municipalityPages(context.client, query as MunicipalityQuery)) yield { page, answer: page };
     return;
   }
   let next: Record<string, unknown> | undefined = query;
@@ -250,7 +257,7 @@ async function* pagesOf(context: Context, operation: SpecOperation, path: Record
     const answer = await call(context, operation, { path, query: next, header, body: undefined });
     const page = answer && typeof answer === 'object' && 'data' in answer ? (answer as { data: unknown }).data : answer;
     if (!isPage(page)) throw new Error(`${operation.operationId} did not answer a page`);
-    yield page;
+    yield { page, answer };
     next = page.links.next ? Object.fromEntries(new URL(page.links.next).searchParams) : undefined;
   }
 }

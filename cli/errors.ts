@@ -9,6 +9,10 @@
  *   4  the API could not be reached (PalanqueNetworkError): refused, reset, timed out, after the retries
  *   5  an import was done but rejected lines (contacts import without --allow-rejects): the rest went in
  * 130  stopped by Ctrl-C (128 + SIGINT), after saying what was done
+ *
+ * With `--json` (or `--envelope`) the report is one line of JSON on stderr instead, the last one, for a
+ * script to read with `jq` as it reads stdout: `{"error":{"code","message","details"},"status",
+ * "request_id","exit_code"}` (status and request id when the API answered); the exit code is the same.
  */
 import { CommanderError } from 'commander';
 import { PalanqueApiError, PalanqueNetworkError } from '../sdk/index.js';
@@ -40,8 +44,25 @@ export class ReportedFailure extends Error {
   }
 }
 
-/** Writes what went wrong to stderr and returns the exit code. */
-export function reportError(error: unknown, stderr: NodeJS.WritableStream): number {
+/** The `error.code` of a JSON report that is not the API's, by exit code. */
+const CODE_OF_EXIT: Record<number, string> = {
+  [EXIT.failure]: 'failure',
+  [EXIT.usage]: 'usage_error',
+  [EXIT.api]: 'api_error',
+  [EXIT.network]: 'network_error',
+  [EXIT.rejected]: 'rejected_lines',
+  [EXIT.interrupted]: 'interrupted',
+};
+
+/** Whether a command line asks for JSON (`--json` or `--envelope` before any `--`): its errors are then JSON too. */
+export function wantsJson(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--json' || arg === '--envelope');
+}
+
+/** Writes what went wrong to stderr (as one line of JSON with `json`) and returns the exit code. */
+export function reportError(error: unknown, stderr: NodeJS.WritableStream, { json = false }: { json?: boolean } = {}): number {
+  if (json) return reportJson(error, stderr);
   if (error instanceof CommanderError) {
     // commander has already written its message (or the help); only the code is ours to choose.
     return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
@@ -81,6 +102,34 @@ export function reportError(error: unknown, stderr: NodeJS.WritableStream): numb
   }
   stderr.write(`error: ${error instanceof Error ? (process.env.PALANQUE_DEBUG ? error.stack : error.message) : String(error)}\n`);
   return EXIT.failure;
+}
+
+/** `reportError` under `--json`: one JSON object on one line. */
+function reportJson(error: unknown, stderr: NodeJS.WritableStream): number {
+  let exitCode: number;
+  let report: Record<string, unknown>;
+  if (error instanceof CommanderError) {
+    if (error.exitCode === 0) return EXIT.ok; // --help, --version: nothing went wrong
+    exitCode = EXIT.usage;
+    // A group named without its command: commander's message is only a marker of the help it printed.
+    const message = error.code === 'commander.help' ? 'a command is needed here (add --help to list them)' : error.message.replace(/^error: /, '');
+    report = { error: { code: 'usage_error', message, details: [] } };
+  } else if (error instanceof PalanqueApiError) {
+    exitCode = isMissingArgument(error) ? EXIT.usage : EXIT.api;
+    report = { error: { code: error.code, message: error.message, details: error.details }, status: error.status, ...(error.requestId ? { request_id: error.requestId } : {}) };
+  } else if (error instanceof PalanqueNetworkError) {
+    exitCode = EXIT.network;
+    const cause = describeCause(error.cause);
+    report = { error: { code: 'network_error', message: `${error.message}${cause ? ` (${cause})` : ''}`, details: [] }, ...(error.requestId ? { request_id: error.requestId } : {}) };
+  } else if (error instanceof UsageError || error instanceof ReportedFailure) {
+    exitCode = error instanceof UsageError ? EXIT.usage : error.exitCode;
+    report = { error: { code: CODE_OF_EXIT[exitCode] ?? 'failure', message: error.message, details: [] } };
+  } else {
+    exitCode = EXIT.failure;
+    report = { error: { code: 'failure', message: error instanceof Error ? error.message : String(error), details: [] } };
+  }
+  stderr.write(`${JSON.stringify({ ...report, exit_code: exitCode })}\n`);
+  return exitCode;
 }
 
 /** The server's 400 for a parameter the command line left out: the user's mistake, like commander's own. */

@@ -1,9 +1,12 @@
 /**
  * What commands print. By default tables for people (cli-table3): a list becomes one row per item, an
- * object one row per field, a page gets a footer with its position. With `--json` the answer's `data` is
- * printed, one JSON document, for scripts and `jq`: what a command prints is what the matching command
- * takes back (`entities get --json > c.json`, then `entities add --file c.json`). `--envelope` prints the
- * whole envelope instead (`success`, `data`, `message`, `request_id`).
+ * object one row per field, a page gets a footer with its position; compliance warnings are printed in
+ * full under the table, never cut to a cell. With `--json` the answer's `data` is printed, one JSON
+ * document, for scripts and `jq`: what a command prints is what the matching command takes back
+ * (`entities get --json > c.json`, then `entities add --file c.json`), and a page of a list is its array
+ * of items (`accounts list --json | jq '.[]'`; `--all` gives every page's in one array). `--envelope`
+ * prints the whole answer as it was received instead (`success`, `data` with a page's `count` and
+ * `links`, `message`, `request_id`).
  */
 import Table from 'cli-table3';
 
@@ -50,10 +53,15 @@ export function printAnswer(output: Output, body: unknown): void {
   printValue(output, body);
 }
 
-/** What `--json` prints of an API answer: its `data`, or the whole envelope with `--envelope` (an answer that is no envelope, as is). */
+/**
+ * What `--json` prints of an API answer: its `data`, a page's items only (a script pipes them to `jq '.[]'`;
+ * the page's count and links are `--envelope`'s), or the whole answer as received with `--envelope` (an
+ * answer that is no envelope, as is).
+ */
 export function jsonOf(output: Pick<Output, 'envelope'>, body: unknown): unknown {
-  if (!output.envelope && isEnvelope(body)) return body.data ?? null;
-  return body ?? null;
+  if (output.envelope) return body ?? null;
+  const data = isEnvelope(body) ? (body.data ?? null) : (body ?? null);
+  return isPage(data) ? data.results : data;
 }
 
 /** A payload as a table: a page, a list, an object or a single value. */
@@ -70,8 +78,9 @@ export function printValue(output: Output, value: unknown): void {
   }
   if (value && typeof value === 'object') {
     const table = new Table({ chars: COMPACT, style: STYLE });
-    for (const [key, field] of Object.entries(value)) table.push({ [key]: cell(field, 100) });
+    for (const [key, field] of Object.entries(value)) table.push({ [key]: cell(briefOf(field), 100) });
     output.stdout.write(table.toString() + '\n');
+    printWarnings(output, value as Record<string, unknown>);
     return;
   }
   output.stdout.write(`${String(value)}\n`);
@@ -92,10 +101,45 @@ export function printRows(output: Output, rows: unknown[]): void {
   const scalar = (key: string) => objects.every((row) => row[key] === null || row[key] === undefined || typeof row[key] !== 'object');
   const columns = [...keys.filter(scalar), ...keys.filter((key) => !scalar(key))].slice(0, MAX_COLUMNS);
   const table = new Table({ head: columns, chars: COMPACT, style: STYLE });
-  for (const row of objects) table.push(columns.map((key) => cell(row[key], MAX_CELL)));
+  for (const row of objects) table.push(columns.map((key) => cell(briefOf(row[key]), MAX_CELL)));
   output.stdout.write(table.toString() + '\n');
   const hidden = keys.filter((key) => !columns.includes(key));
   if (hidden.length > 0) output.stdout.write(`(${hidden.length} more field(s): ${hidden.join(', ')}; use --json to see them)\n`);
+}
+
+/** A compliance warning (SmsComplianceWarning: a campaign's `warnings`, a preview's `compliance.warnings`). */
+interface Warning {
+  rule: string;
+  message: string;
+}
+
+function warningsIn(value: unknown): Warning[] | undefined {
+  const isWarning = (item: unknown) => Boolean(item && typeof item === 'object' && typeof (item as Warning).rule === 'string' && typeof (item as Warning).message === 'string');
+  return Array.isArray(value) && value.length > 0 && value.every(isWarning) ? (value as Warning[]) : undefined;
+}
+
+/** A field's warnings, itself a list of them or an object holding one (`compliance: { warnings }`). */
+function fieldWarnings(field: unknown): Warning[] | undefined {
+  return warningsIn(field) ?? (field && typeof field === 'object' ? warningsIn((field as Record<string, unknown>).warnings) : undefined);
+}
+
+/** A cell's value with its warnings named by rule: their messages (up to 1000 characters each) do not fit a cell. */
+function briefOf(field: unknown): unknown {
+  if (warningsIn(field)) return (field as Warning[]).map((warning) => warning.rule);
+  if (field && typeof field === 'object' && !Array.isArray(field) && warningsIn((field as Record<string, unknown>).warnings)) {
+    return { ...field, warnings: (field as { warnings: Warning[] }).warnings.map((warning) => warning.rule) };
+  }
+  return field;
+}
+
+/** Each warning of an object's fields in full under its table, one per line, so none is cut. */
+function printWarnings(output: Output, value: Record<string, unknown>): void {
+  for (const [key, field] of Object.entries(value)) {
+    const warnings = fieldWarnings(field);
+    if (!warnings) continue;
+    const title = key === 'warnings' ? 'warnings' : `${key}.warnings`;
+    output.stdout.write(`${title}:\n${warnings.map((warning) => `  - ${warning.rule}: ${warning.message.replace(/\s*\n\s*/g, ' ')}`).join('\n')}\n`);
+  }
 }
 
 function cell(value: unknown, width: number): string {

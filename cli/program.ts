@@ -9,7 +9,7 @@ import { addAdminCommands } from './admin/commands.js';
 import { addApiCommands } from './api-commands.js';
 import { completionScript } from './completion.js';
 import { DEFAULT_MOCK_URL } from './context.js';
-import { EXIT, EXIT_CODES_HELP, reportError } from './errors.js';
+import { EXIT, EXIT_CODES_HELP, reportError, wantsJson } from './errors.js';
 import { withExamples } from './examples.js';
 import { addSessionCommands } from './session.js';
 
@@ -34,9 +34,12 @@ Configuration:
   --mock uses $PALANQUE_MOCK_URL, else ${DEFAULT_MOCK_URL}.
 
 Output:
-  Tables by default. --json prints the answer's data (a list with --all), so what one command prints
-  another takes back with --file; --envelope prints the API's whole answer. A 429 or 503 is retried only
-  when its Retry-After is at most 5 s, each wait said on stderr; a longer one ends the command at once.
+  Tables by default. --json prints the answer's data, a page of a list as its array of items (every page's
+  with --all: palanque accounts list --all --json | jq '.[]'), so what one command prints another takes
+  back with --file; --envelope prints the API's whole answer (a page's count and links included). Under
+  either, an error is one line of JSON on stderr ({"error":{"code","message","details"},"status",...}).
+  A 429 or 503 is retried only when its Retry-After is at most 5 s, each wait said on stderr; a longer one
+  ends the command at once.
 
 ${EXIT_CODES_HELP}`;
 
@@ -53,15 +56,22 @@ function version(): string {
   return '0.0.0';
 }
 
-export function buildProgram(): Command {
-  const program = new Command('palanque')
+/**
+ * The command tree. With `jsonErrors` (the command line asks for --json), commander's own messages are
+ * not written: run() reports its errors as one JSON line, as every other error.
+ */
+export function buildProgram({ jsonErrors = false }: { jsonErrors?: boolean } = {}): Command {
+  const program = new Command('palanque');
+  // Before any subcommand exists: each copies its parent's output settings when it is created.
+  if (jsonErrors) program.configureOutput({ writeErr: () => undefined, outputError: () => undefined });
+  program
     .description("Palanque's admin command line: every operation of the API, through the SDK, and the database tasks.")
     .version(version(), '-V, --version')
     .addOption(new Option('-p, --profile <name>', 'the profile of the configuration file to use').env('PALANQUE_PROFILE'))
     .option('--base-url <url>', "the server's base URL (default: the profile's, else http://127.0.0.1:8000)")
     .option('--mock', `talk to the Prism mock of the spec (npm run mock) at $PALANQUE_MOCK_URL or ${DEFAULT_MOCK_URL}`)
-    .option('--json', "print the answer's data as JSON (what --file takes back), or the result as JSON, for scripts")
-    .option('--envelope', 'print the whole JSON envelope the API answered (success, data, message, request_id)')
+    .option('--json', "print the answer's data as JSON (what --file takes back; a page of a list as its array of items), or the result as JSON, for scripts; errors as one JSON line on stderr")
+    .option('--envelope', 'print the whole JSON envelope the API answered (success, data with a page\'s count and links, message, request_id)')
     .option('--no-retry', 'do not retry a failed connection, a 429 or a 503')
     .option('--request-id <id>', 'the X-Request-Id to send (one is generated otherwise)')
     .option('--idempotency-key <key>', 'the Idempotency-Key of a POST (one is generated otherwise)')
@@ -91,11 +101,13 @@ export function buildProgram(): Command {
 
 /** Runs a command line (`process.argv`) and returns the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  // From the words themselves: a command line commander refuses is never parsed into options.
+  const json = wantsJson(argv.slice(2));
+  const program = buildProgram({ jsonErrors: json });
   try {
     await program.parseAsync(argv);
     return EXIT.ok;
   } catch (error) {
-    return reportError(error, process.stderr);
+    return reportError(error, process.stderr, { json });
   }
 }

@@ -70,7 +70,11 @@ export async function sendInBatches(context: Context, body: Record<string, unkno
   const entries = recipientEntries(written);
   if (!text) throw new UsageError('sms send needs the message: --message <text> (or mensagem.mensagem in --file/--data)');
   if (entries.length === 0) throw new UsageError('sms send needs recipients: --to <numbers>, --to-file <path> (or mensagem.recipient_list_str in --file/--data)');
-  if (body.titulo === undefined || body.credencial === undefined) throw new UsageError('sms send needs --title and --credential (or titulo and credencial in --file/--data)');
+  // Only what is missing is named: a user who gave --credential must not be told to give it.
+  const missing = [['titulo', '--title'], ['credencial', '--credential']].filter(([field]) => body[field!] === undefined);
+  if (missing.length > 0) {
+    throw new UsageError(`sms send needs ${missing.map(([, flag]) => flag).join(' and ')} (or ${missing.map(([field]) => field).join(' and ')} in --file/--data)`);
+  }
 
   const identity = { recipients: written, text, credential: Number(body.credencial) };
   const journalPath = journalPathOf(context.configFile, identity);

@@ -25,7 +25,7 @@ import { createShutdown } from './lifecycle.js';
 import type { Logger } from './logger.js';
 import { createAccounts, type Accounts } from './accounts/index.js';
 import { revocationChannel } from './accounts/revocations.js';
-import { ensureFirstAdmin } from './accounts/first-admin.js';
+import { adminCliOf, ensureFirstAdmin } from './accounts/first-admin.js';
 import { createMailer } from './mail/mailer.js';
 import { statusSourcesOf } from './control/status.js';
 import { startupSteps } from './startup-steps.js';
@@ -36,6 +36,7 @@ import { readerOf } from './db/reader.js';
 import { MunicipalityCatalog } from './municipalities/catalog.js';
 import { importMunicipalities } from './municipalities/import.js';
 import { defineMunicipalityModel, loadAllMunicipalities, municipalitiesFingerprint } from './municipalities/model.js';
+import { projectRoot } from './project-root.js';
 
 export interface ServerParts {
   sequelize: Sequelize;
@@ -142,7 +143,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
   steps.done('domains ready');
   await options.prepare?.({ sequelize, accounts, domains, jobs, municipalities, logger });
   // After `prepare`: the sandbox's demo users make the first admin unnecessary.
-  if (config.role !== 'api') await ensureFirstAdmin(accounts.users, config.firstAdmin, logger, undefined, accounts.audit);
+  // The CLI commands it prints name this server's address: the CLI's own default may be another.
+  if (config.role !== 'api') await ensureFirstAdmin(accounts.users, config.firstAdmin, logger, undefined, accounts.audit, adminCliOf(projectRoot, localUrlOf(config)));
 
   const parts: ServerParts = { sequelize, accounts, domains, jobs, municipalities, logger };
   const idempotencyKeys = new IdempotencyStore(sequelize, {
@@ -236,6 +238,16 @@ export async function startServer(config: Config, logger: Logger, options: Start
 export function startLine(url: string, onTerminal: boolean): string | undefined {
   if (!onTerminal) return undefined;
   return `Palanque API on ${url}/ (documentation: ${url}/docs). Ctrl-C stops it.`;
+}
+
+/**
+ * The address a command line on this machine reaches the server at, known before it listens: a wildcard
+ * host (0.0.0.0, ::) is reached on loopback. PORT=0 (a port the system picks, tests only) is known only
+ * once listening: `<port>` then stands for the one the `listening on` line gives.
+ */
+export function localUrlOf(config: Pick<Config, 'host' | 'port' | 'basePath'>): string {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port === 0 ? '<port>' : config.port}${config.basePath}`;
 }
 
 /**

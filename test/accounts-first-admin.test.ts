@@ -242,7 +242,9 @@ describe('the server process on its first start', () => {
           output: () => stdout + stderr,
         });
         expect(stdout, 'no password on a pipe').not.toMatch(/password: \S/);
-        expect(stdout).toContain('palanque user set-password admin');
+        // Run from its sources, the server names the CLI's sources and the project's tsx, by their paths (test/cli-first-start.test.ts runs them).
+        expect(stdout).toContain(`${projectRoot}node_modules/.bin/tsx ${projectRoot}cli/palanque.ts user set-password admin`);
+        expect(stdout).toContain(`auth reset-password --email <its e-mail> --base-url http://127.0.0.1:${port}`);
 
         // The reader falls behind: the pipe fills while the server logs the requests, then it stops.
         child.stdout.pause();

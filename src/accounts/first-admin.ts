@@ -7,8 +7,14 @@
  * `palanque user set-password <username>` on the server's database, or a reset link by e-mail. No secret
  * is ever logged or written to a file; a password is stored only as a hash. The creation is an audit event
  * (`account_created`, `details.via: first_start`), as every platform admin's is.
+ *
+ * The commands it prints work as written, from any folder (adminCliOf): `npm install` puts no `palanque` on
+ * the PATH (npm links a package's bin for the packages that depend on it, never for itself), and `npx
+ * palanque` reinstalls the project into npm's cache at its first use, running its `prepare` script (a
+ * failed first try leaves that cache broken), so they name the CLI by its path, with the server's own address.
  */
-import { writeSync } from 'node:fs';
+import { existsSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { isatty } from 'node:tty';
 import type { Logger } from '../logger.js';
 import type { AuditLog } from './audit-log.js';
@@ -28,6 +34,30 @@ export interface FirstAdminOutput {
   print: (text: string) => void;
 }
 
+/** How a person at this server's terminal runs the admin CLI, and the server's address for it. */
+export interface AdminCli {
+  /** The words that run `palanque` there: `node /srv/palanque/dist/cli/palanque.js`. */
+  command: string;
+  /** This server's address, for `--base-url` (the CLI would otherwise go to its profile's, or 127.0.0.1:8000). */
+  baseUrl?: string;
+}
+
+/**
+ * How the admin CLI runs beside a server of the project at `root`: built (`npm start` builds first, the
+ * image is built), node runs dist/cli/palanque.js; run from its sources (`npm run dev`, tsx), the CLI's
+ * sources through the project's tsx, so both are the same version. Absolute paths: no folder to be in.
+ */
+export function adminCliOf(root: string, baseUrl: string, fromSources = import.meta.url.endsWith('.ts')): AdminCli {
+  const tsx = join(root, 'node_modules', '.bin', 'tsx');
+  if (fromSources && existsSync(tsx)) return { command: `${shellWord(tsx)} ${shellWord(join(root, 'cli', 'palanque.ts'))}`, baseUrl };
+  return { command: `node ${shellWord(join(root, 'dist', 'cli', 'palanque.js'))}`, baseUrl };
+}
+
+/** A word as a POSIX shell reads it back: quoted when it holds anything but plain path characters. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
+}
+
 /** A hash no password matches (verifyPassword knows only `$argon2id$` and `$scrypt$`): the admin waits for one. */
 export const NO_PASSWORD_HASH = '!no-password-set';
 
@@ -45,6 +75,7 @@ export async function ensureFirstAdmin(
   logger: Logger,
   output: FirstAdminOutput = stdout,
   audit?: Pick<AuditLog, 'record'>,
+  cli: AdminCli = { command: 'palanque' },
 ): Promise<boolean> {
   if ((await users.count()) > 0) return false;
   const generated = settings.password === undefined && output.terminal ? newReadablePassword() : undefined;
@@ -59,29 +90,37 @@ export async function ensureFirstAdmin(
     throw error;
   }
   logger.info({ username: settings.username, email: settings.email }, 'first admin created');
-  if (generated !== undefined) output.print(banner(settings, generated));
+  if (generated !== undefined) output.print(banner(settings, generated, cli));
   if (password === undefined) {
     logger.warn(
       { username: settings.username, email: settings.email },
       `the first admin has no password yet (stdout is not a terminal, so none was generated to be shown): ` +
-        `set one with \`palanque user set-password ${settings.username}\` on this server's database (its DATABASE_URL), ` +
-        `or have a reset link mailed with \`palanque auth reset-password --email <its e-mail>\`; ` +
+        `set one with \`${cli.command} user set-password ${settings.username}\` on this server's database (its DATABASE_URL), ` +
+        `or have a reset link mailed with \`${cli.command} auth reset-password --email <its e-mail>${baseUrlOption(cli)}\`; ` +
         `or set ADMIN_PASSWORD before the first start`,
     );
   }
   return true;
 }
 
-function banner(settings: FirstAdminSettings, password: string): string {
+function baseUrlOption(cli: AdminCli): string {
+  return cli.baseUrl ? ` --base-url ${shellWord(cli.baseUrl)}` : '';
+}
+
+/** The password, and each command on a line of its own, to be copied as it is. */
+function banner(settings: FirstAdminSettings, password: string, cli: AdminCli): string {
+  const username = shellWord(settings.username);
   return (
     '\n' +
     '  The first admin account was created. Its password is shown only this once:\n\n' +
     `    username: ${settings.username}\n` +
     `    password: ${password}\n\n` +
-    `  Log in and change it: palanque login -u ${settings.username}, then palanque password\n` +
+    '  Log in with the admin command line and change it:\n' +
+    `    ${cli.command} login -u ${username}${baseUrlOption(cli)}\n` +
+    `    ${cli.command} password\n` +
     '  or change it with the admin command line, on this server\'s database (its DATABASE_URL):\n' +
-    `    palanque user set-password ${settings.username}\n` +
-    `  or have a reset link mailed: palanque auth reset-password --email ${settings.email}\n` +
+    `    ${cli.command} user set-password ${username}\n` +
+    `  or have a reset link mailed: ${cli.command} auth reset-password --email ${shellWord(settings.email)}${baseUrlOption(cli)}\n` +
     '  (Set ADMIN_USERNAME and ADMIN_PASSWORD to choose them instead.)\n\n'
   );
 }
