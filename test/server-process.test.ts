@@ -136,10 +136,10 @@ async function startServerProcess(env: Record<string, string>): Promise<ServerPr
   return server;
 }
 
-/** The admin CLI (cli/palanque.ts, through tsx) with this environment and standard input. */
-function runCli(args: string[], env: Record<string, string>, input: string): Promise<{ code: number | null; output: string }> {
+/** A command with this environment and standard input, from the project's folder. */
+function runCommand(command: string, args: string[], env: Record<string, string>, input: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/palanque.ts', ...args], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -357,14 +357,17 @@ describe('npm start (src/server.ts as a process)', () => {
       expect(first.lines).toContainEqual(expect.objectContaining({ msg: 'first admin created', username: 'admin', service: 'palanque' }));
       const howTo = first.lines.find((line) => messageOf(line).startsWith('the first admin has no password yet'));
       expect(howTo, first.output()).toMatchObject({ level: 40, username: 'admin' });
-      expect(messageOf(howTo!)).toContain('`palanque user set-password admin`');
+      // The CLI named by its path, as written runnable from any folder (issue 46 §4: no palanque on the PATH).
+      const named = /`([^`]*\/cli\/palanque\.(?:ts|js) user set-password admin)`/.exec(messageOf(howTo!))?.[1];
+      expect(named, messageOf(howTo!)).toBeDefined();
       // Without SECRETS_KEY (development) idempotent answers are kept in clear: said once, at start.
       expect(first.lines.filter((line) => /^SECRETS_KEY is not set/.test(messageOf(line) ?? '')), first.output()).toHaveLength(1);
       expect(await first.stop('SIGTERM')).toEqual({ code: 0, signal: null });
 
       // What the line says to do, on the same database.
       const password = 'a-senha-escolhida-pelo-admin';
-      const cli = await runCli(['user', 'set-password', 'admin', '--password-stdin'], { DATABASE_URL: database.url, PASSWORD_HASH_COST: '12', LOG_LEVEL: 'warn' }, `${password}\n`);
+      const [command, ...words] = named!.split(' ');
+      const cli = await runCommand(command!, [...words, '--password-stdin'], { DATABASE_URL: database.url, PASSWORD_HASH_COST: '12', LOG_LEVEL: 'warn' }, `${password}\n`);
       expect(cli.code, cli.output).toBe(0);
 
       const second = await startServerProcess(env);
