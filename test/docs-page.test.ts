@@ -197,44 +197,47 @@ it('serves nothing of the documentation outside the base path', async () => {
 // In a browser
 // ---------------------------------------------------------------------------------------------
 
-describe('in headless Chromium', { timeout: 90_000 }, () => {
-  let context: BrowserContext;
-  let profile: string;
-  let screenshots: string;
-
+/**
+ * A Chromium profile of its own for the describe block that calls it, at `viewport`, closed with the
+ * block. Without the browser, `context()` is undefined and each browser test fails with how to install
+ * it (see openDocs and open); none is skipped.
+ */
+function chromiumProfile(viewport: { width: number; height: number }): { context(): BrowserContext | undefined; screenshots(): string } {
+  let context: BrowserContext | undefined;
+  let profile: string | undefined;
+  let screenshots = '';
   beforeAll(async () => {
-    // Without the browser, each browser test fails with how to install it (see openDocs); none is skipped.
     if (!existsSync(CHROMIUM)) return;
     profile = await mkdtemp(join(tmpdir(), 'palanque-chromium-'));
     // DOCS_SCREENSHOT_DIR keeps the screenshots for a person to look at; otherwise they go with the temp dir.
     screenshots = process.env.DOCS_SCREENSHOT_DIR ?? (await mkdtemp(join(tmpdir(), 'palanque-docs-shots-')));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1280, height: 900 },
-      timeout: 30_000,
-    });
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport, timeout: 30_000 });
   });
-
   afterAll(async () => {
     await context?.close();
     if (profile) await rm(profile, { recursive: true, force: true });
     if (screenshots && !process.env.DOCS_SCREENSHOT_DIR) await rm(screenshots, { recursive: true, force: true });
   });
+  return { context: () => context, screenshots: () => screenshots };
+}
 
-  async function expectScreenshot(page: Page, file: string): Promise<void> {
-    await page.screenshot({ path: file });
-    const png = await readFile(file);
-    expect(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), `${file} is a PNG`).toBe(true);
-    expect((await stat(file)).size, `${file} shows something`).toBeGreaterThan(20_000);
-  }
+/** Takes a screenshot to `file` and checks it is a PNG that shows something. */
+async function expectScreenshot(page: Page, file: string): Promise<void> {
+  await page.screenshot({ path: file });
+  const png = await readFile(file);
+  expect(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), `${file} is a PNG`).toBe(true);
+  expect((await stat(file)).size, `${file} shows something`).toBeGreaterThan(20_000);
+}
+
+describe('in headless Chromium', { timeout: 90_000 }, () => {
+  const browser = chromiumProfile({ width: 1280, height: 900 });
 
   /** Opens the page, recording every request the browser makes and every problem it reports. */
   async function openDocs(
     url: string,
     { viewport, ready = '.opblock' }: { viewport?: { width: number; height: number }; ready?: string } = {},
   ): Promise<{ page: Page; requests: string[]; problems: string[] }> {
+    const context = browser.context();
     if (!context) {
       throw new Error(
         `Chromium is not installed (${CHROMIUM} is missing), so the documentation page cannot be tested in a browser. ` +
@@ -308,7 +311,7 @@ describe('in headless Chromium', { timeout: 90_000 }, () => {
     try {
       expect(await page.locator('.info .title').textContent()).toContain('Palanque API');
       const name = `docs${base.replace('/', '-') || '-root'}`;
-      await expectScreenshot(page, join(screenshots, `${name}-top.png`));
+      await expectScreenshot(page, join(browser.screenshots(), `${name}-top.png`));
 
       const rendered = await scrollThrough(page);
       expect(rendered.operations.size).toBe(OPERATION_COUNT);
@@ -316,7 +319,7 @@ describe('in headless Chromium', { timeout: 90_000 }, () => {
 
       // The operations of the municipality list's tag; the list itself, with its path and operationId.
       await scrollUntil(page, '.opblock-tag[data-tag="Location"]');
-      await expectScreenshot(page, join(screenshots, `${name}-operations.png`));
+      await expectScreenshot(page, join(browser.screenshots(), `${name}-operations.png`));
       const list = await scrollUntil(page, '#operations-Location-listMunicipalities');
       await expect.poll(() => list.locator('.opblock-summary-path').getAttribute('data-path')).toBe('/api/municipios/');
       await expect.poll(() => list.locator('.opblock-summary-operation-id').textContent()).toBe('listMunicipalities');
@@ -371,25 +374,11 @@ const DEEP_SENTENCE = 'Budgets are shared by all instances of a deployment.';
 const FIRST_SCREEN = { width: 1280, height: 800 };
 
 describe('the first screen of the documentation in headless Chromium', { timeout: 90_000 }, () => {
-  let context: BrowserContext;
-  let profile: string;
-  let screenshots: string;
-
-  beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) return;
-    profile = await mkdtemp(join(tmpdir(), 'palanque-chromium-'));
-    screenshots = process.env.DOCS_SCREENSHOT_DIR ?? (await mkdtemp(join(tmpdir(), 'palanque-docs-shots-')));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: FIRST_SCREEN, timeout: 30_000 });
-  });
-
-  afterAll(async () => {
-    await context?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
-    if (screenshots && !process.env.DOCS_SCREENSHOT_DIR) await rm(screenshots, { recursive: true, force: true });
-  });
+  const browser = chromiumProfile(FIRST_SCREEN);
 
   /** Opens a page at 1280x800 and waits for `ready`, recording what the browser reports. */
   async function open(url: string, ready: string): Promise<{ page: Page; requests: string[]; problems: string[] }> {
+    const context = browser.context();
     if (!context) throw new Error(`Chromium is not installed (${CHROMIUM} is missing): \`sudo apt-get install -y chromium\`.`);
     const page = await context.newPage();
     const requests: string[] = [];
@@ -422,13 +411,6 @@ describe('the first screen of the documentation in headless Chromium', { timeout
     });
   }
 
-  async function expectScreenshot(page: Page, file: string): Promise<void> {
-    await page.screenshot({ path: file });
-    const png = await readFile(file);
-    expect(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), `${file} is a PNG`).toBe(true);
-    expect((await stat(file)).size, `${file} shows something`).toBeGreaterThan(20_000);
-  }
-
   it.each([
     ['at the root', () => app, ''],
     ['under BASE_PATH /v1', () => deployed, '/v1'],
@@ -436,7 +418,7 @@ describe('the first screen of the documentation in headless Chromium', { timeout
     const origin = server().baseUrl;
     const { page, requests, problems } = await open(`${origin}${base}/docs`, '.opblock');
     try {
-      await expectScreenshot(page, join(screenshots, `first-screen${base.replace('/', '-') || '-root'}.png`));
+      await expectScreenshot(page, join(browser.screenshots(), `first-screen${base.replace('/', '-') || '-root'}.png`));
       const operation = page.locator('.opblock').first();
       await expectOnScreen(page, operation, 'the first operation');
       const operationId = (await operation.locator('.opblock-summary-operation-id').textContent())!;
@@ -460,7 +442,7 @@ describe('the first screen of the documentation in headless Chromium', { timeout
       await expectOnScreen(page, guideLink, 'the link to the guide');
       await expectOnScreen(page, page.locator('.palanque-docs-bar a[href="docs/guide"]'), "the bar's link to the guide");
       // Swagger UI opens the description's links in a tab of their own: the operations stay as they were.
-      const [guidePage] = await Promise.all([context.waitForEvent('page'), guideLink.click()]);
+      const [guidePage] = await Promise.all([browser.context()!.waitForEvent('page'), guideLink.click()]);
       try {
         guidePage.on('request', (sent) => requests.push(sent.url()));
         guidePage.on('pageerror', (error) => problems.push(`guide page error: ${error.message}`));
@@ -488,7 +470,7 @@ describe('the first screen of the documentation in headless Chromium', { timeout
       const section = page.locator('.info a', { hasText: 'Rate limits' });
       await expectOnScreen(page, section, 'the link to the rate limits');
       expect(await section.getAttribute('href')).toBe('docs/guide#rate-limits');
-      const [guidePage] = await Promise.all([context.waitForEvent('page'), section.click()]);
+      const [guidePage] = await Promise.all([browser.context()!.waitForEvent('page'), section.click()]);
       try {
         guidePage.on('pageerror', (error) => problems.push(`guide page error: ${error.message}`));
         const heading = guidePage.locator('h2#rate-limits');
